@@ -1,0 +1,146 @@
+/* emu/cfg.h — the resolved configuration of one run.
+ *
+ * Filled by cfg_load() from an INI file plus command-line overrides; every key has a
+ * default (see cfg_keys.h, the one table that drives parsing, printing and help).
+ * All times are int64 nanoseconds, rates are bits per second, sizes bytes,
+ * probabilities in [0, 1].  The struct owns no heap memory: it can be copied and
+ * is inherited by forked workers as is.
+ */
+#ifndef EMU_CFG_H
+#define EMU_CFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CFG_MAX_WORKERS 64
+#define CFG_MAX_LINKS 256	/* [link A-B] sections */
+#define CFG_MAX_DECAY 8
+#define CFG_STR 256
+
+enum cfg_device { DEV_CPU, DEV_CUDA, DEV_AUTO };
+enum cfg_notify { NOTIFY_AUTO, NOTIFY_IO_URING, NOTIFY_FUTEX };
+enum cfg_compute { COMPUTE_FLOPS, COMPUTE_MEASURED };
+
+enum net_loss { LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT, LOSS_STATE };
+enum net_unit { UNIT_MESSAGE, UNIT_PACKET };
+enum net_dist { DIST_UNIFORM, DIST_NORMAL, DIST_PARETO };
+enum net_transport { TRANSPORT_UNRELIABLE, TRANSPORT_RELIABLE };
+
+/* The network model of one directed link ([net] gives the default for all links). */
+struct net_cfg {
+	enum net_loss loss;
+	double loss_p;		/* bernoulli: drop probability; gilbert: p (good->bad) */
+	double ge_r;		/* gilbert: r (bad->good); netem default 1 - p */
+	double ge_1h;		/* gilbert: 1-h, loss probability in the bad state; default 1 */
+	double ge_1k;		/* gilbert: 1-k, loss probability in the good state; default 0 */
+	double p13, p31, p32, p23, p14;	/* state: netem's 4-state transition probabilities */
+	enum net_unit unit;
+	int64_t mtu;		/* bytes per packet when unit = packet */
+	int64_t latency;	/* ns */
+	int64_t jitter;		/* ns */
+	enum net_dist distribution;
+	double bandwidth;	/* bit/s; 0 = unlimited */
+	enum net_transport transport;
+	int64_t timeout;	/* ns: unreliable receiver gives up */
+	int64_t rto;		/* ns: reliable first retransmission timeout */
+	int64_t rto_max;	/* ns: cap of the doubling rto */
+};
+
+/* A [link A-B] section: overrides of the directed link A -> B. */
+struct cfg_link {
+	int src, dst;
+	int line;		/* where the section starts, for messages */
+	uint64_t set;		/* bit k: key k of the net table was given */
+	struct net_cfg net;	/* given keys; the rest is filled from [net] by cfg_link_net() */
+};
+
+enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOINTSPAR_LARS };
+enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
+enum cfg_on_miss { MISS_OWN, MISS_ZERO };
+enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
+enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
+enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
+enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR };
+
+struct cfg {
+	char path[CFG_STR];	/* the INI file, for messages */
+	struct {
+		char name[CFG_STR];
+		int workers;		/* 1..64, default 16 */
+		uint64_t seed;
+		char output[CFG_STR];	/* run directory; default runs/NAME */
+		enum cfg_device device;
+		enum cfg_notify notify;
+		int threads;		/* BLAS threads per worker */
+		int64_t ring_size;	/* bytes per directed ring */
+	} run;
+	struct net_cfg net;
+	int nlinks;
+	struct cfg_link links[CFG_MAX_LINKS];
+	struct {
+		enum cfg_algo algorithm;
+		char model[32];		/* mlp lenet resnet20..110 lstm linreg */
+		int epochs;
+		int64_t max_steps;	/* 0 = epochs decide */
+		int batch;		/* per worker */
+		double lr;		/* base learning rate for one worker */
+		enum cfg_lr_scaling lr_scaling;
+		double warmup_epochs;
+		int ndecay;
+		double decay_epochs[CFG_MAX_DECAY];
+		double decay_factor;
+		double momentum;
+		double weight_decay;
+		int log_every;		/* steps between train.csv lines */
+		int eval_every;		/* steps between evaluations; 0 = each epoch */
+		enum cfg_compute compute;
+		double device_flops;	/* FLOP/s of the modelled device (compute = flops) */
+		double compute_scale;	/* factor on measured time (compute = measured) */
+	} train;
+	struct {
+		enum cfg_dataset dataset;
+		char dir[CFG_STR];
+		enum cfg_shard shard;
+		double alpha;		/* dirichlet concentration */
+		int64_t train_limit;	/* 0 = whole set */
+		int64_t test_limit;
+		int64_t synthetic_size;	/* samples in a synthetic training set */
+	} data;
+	struct {
+		enum cfg_block_map block_map;
+	} rps;
+	struct {
+		enum cfg_on_miss on_miss;
+	} allreduce;
+	struct {
+		double beta;
+		double weight_decay;
+		int adversaries;
+		enum cfg_adversary adversary;
+	} signum;
+	struct {
+		double budget;		/* s: expected number of layers per step */
+		double p_min;
+		double alpha;		/* bandit step size */
+		double trust;		/* LARS trust coefficient */
+		double lars_eps;
+	} jointspar;
+};
+
+/* Load FILE, apply overrides ("section.key=value", in order; for a link section
+ * "link A-B.key=value").  On error writes one "FILE:LINE: ..." (or "argument N: ...")
+ * message to err and returns -EINVAL; returns 0 on success. */
+int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],
+	     char *err, size_t errlen);
+/* Defaults only (used by tests and by cfg_load before parsing). */
+void cfg_defaults(struct cfg *c);
+/* The network model of directed link src -> dst: [net] with [link src-dst] applied. */
+void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
+/* Write the fully resolved configuration as an INI file that cfg_load accepts again. */
+int cfg_print(const struct cfg *c, FILE *f);
+/* The key reference (emu help keys, emu help SECTION). */
+void cfg_help(FILE *f, const char *section);
+
+#endif

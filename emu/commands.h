@@ -1,0 +1,13 @@
+/* emu/commands.h — the subcommands behind emu/main.c.  Each returns the process exit
+ * code: 0 success, 1 a run that failed, 2 usage or configuration error, 128+sig when
+ * interrupted. */
+#ifndef EMU_COMMANDS_H
+#define EMU_COMMANDS_H
+
+#include "emu/cfg.h"
+
+int cmd_run(const struct cfg *c);		/* emu/train.c: the distributed run */
+int bench_net(int argc, char **argv);		/* emu/bench_net.c: rings, notify, exchange */
+int bench_nn(int argc, char **argv);		/* emu/bench_nn.c: nn step against PyTorch */
+
+#endif

@@ -1,0 +1,37 @@
+/* emu/notify.h — sleeping on and waking shared futex words.
+ *
+ * Mode io_uring: IORING_OP_FUTEX_WAITV / IORING_OP_FUTEX_WAKE submissions (kernel 6.7+),
+ * SQE fields filled by hand in one wrapper because Debian's liburing 2.3 has no helpers.
+ * Mode futex: the futex_waitv(2) and futex(2) syscalls.  NOTIFY_AUTO tries io_uring and
+ * falls back when it is unavailable (seccomp, old kernel).  Futexes are shared (the words
+ * live in MAP_SHARED memory), never FUTEX2_PRIVATE.  One notify per process, created
+ * after fork.
+ */
+#ifndef EMU_NOTIFY_H
+#define EMU_NOTIFY_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include "emu/cfg.h"
+
+#define NOTIFY_MAX_WORDS 128	/* FUTEX_WAITV_MAX */
+
+struct notify {
+	enum cfg_notify mode;		/* NOTIFY_IO_URING or NOTIFY_FUTEX once initialised */
+	void *uring;			/* struct io_uring *, io_uring mode only */
+	uint64_t waits, wakes;		/* counters, for tests and benchmarks */
+};
+
+/* Returns 0 or -errno (forcing io_uring where it is unavailable gives -ENOSYS). */
+int notify_init(struct notify *n, enum cfg_notify mode);
+void notify_free(struct notify *n);
+const char *notify_mode_name(enum cfg_notify mode);
+
+/* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none).
+ * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR. */
+int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
+		const uint32_t expect[], int64_t timeout_ns);
+/* Wake every sleeper on word. */
+void notify_wake(struct notify *n, _Atomic uint32_t *word);
+
+#endif

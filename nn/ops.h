@@ -1,0 +1,110 @@
+/* nn/ops.h — the ops every backend implements, as one table of function pointers.
+ *
+ * Layout: activations are NCHW, row-major; B = batch.  Weights: linear (Cout, Cin),
+ * conv (K, C, kh, kw).  Every pointer is memory of the backend (host memory for the
+ * CPU backends).  Backward functions accumulate nothing: they overwrite their outputs,
+ * and any output pointer may be NULL to skip that gradient (JointSpar skips weight
+ * gradients of unsampled layers; the first layer needs no input gradient).
+ *
+ * Two CPU backends share these signatures: nn_ops_ref (plain loops, double
+ * accumulators: the test oracle) and nn_ops_cpu (OpenBLAS sgemm, im2col, vectorisable
+ * loops).  A CUDA backend (cuBLAS, cuDNN) slots in as a third table.
+ */
+#ifndef NN_OPS_H
+#define NN_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nn_conv_shape {
+	int B, C, H, W;		/* input */
+	int K, kh, kw;		/* filters */
+	int stride, pad;
+	int OH, OW;		/* output: (H + 2*pad - kh) / stride + 1 */
+};
+void nn_conv_shape_init(struct nn_conv_shape *s, int B, int C, int H, int W, int K,
+			int k, int stride, int pad);
+
+struct nn_pool_shape {
+	int B, C, H, W, k, stride, pad, OH, OW;
+};
+void nn_pool_shape_init(struct nn_pool_shape *s, int B, int C, int H, int W, int k,
+			int stride, int pad);
+
+struct nn_ops {
+	const char *name;
+	/* Memory of the backend. */
+	void *(*alloc)(size_t bytes);	/* zeroed; NULL on failure */
+	void (*free)(void *p);
+	void (*upload)(void *dst, const void *host_src, size_t bytes);
+	void (*download)(void *host_dst, const void *src, size_t bytes);
+
+	/* out (B,Cout) = in (B,Cin) W^T + b;  b may be NULL */
+	void (*linear_fwd)(float *out, const float *in, const float *w, const float *b,
+			   int B, int Cin, int Cout);
+	void (*linear_bwd)(float *din, float *dw, float *db, const float *dout,
+			   const float *in, const float *w, int B, int Cin, int Cout);
+
+	/* Scratch floats the conv functions need (im2col); ws may be NULL if 0. */
+	size_t (*conv_ws_floats)(const struct nn_conv_shape *s);
+	void (*conv_fwd)(float *out, const float *in, const float *w, const float *b,
+			 const struct nn_conv_shape *s, float *ws);
+	void (*conv_bwd)(float *din, float *dw, float *db, const float *dout,
+			 const float *in, const float *w, const struct nn_conv_shape *s, float *ws);
+
+	/* Batch norm over (B, C, HW).  train != 0: batch statistics, saved in
+	 * save_mean/save_invstd, running stats updated as r = (1-m) r + m x (unbiased var);
+	 * train == 0: running statistics. */
+	void (*bn_fwd)(float *out, const float *in, const float *gamma, const float *beta,
+		       float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+		       int B, int C, int HW, float momentum, float eps, int train);
+	void (*bn_bwd)(float *din, float *dgamma, float *dbeta, const float *dout,
+		       const float *in, const float *gamma, const float *save_mean,
+		       const float *save_invstd, int B, int C, int HW);
+
+	void (*relu_fwd)(float *out, const float *in, size_t n);
+	void (*relu_bwd)(float *din, const float *dout, const float *out, size_t n);
+	/* out = a + b (residual join); backward is a copy for each input */
+	void (*add_fwd)(float *out, const float *a, const float *b, size_t n);
+
+	/* argmax (int32, index into the input plane) saved for backward */
+	void (*maxpool_fwd)(float *out, int32_t *argmax, const float *in,
+			    const struct nn_pool_shape *s);
+	void (*maxpool_bwd)(float *din, const float *dout, const int32_t *argmax,
+			    const struct nn_pool_shape *s);
+	void (*avgpool_fwd)(float *out, const float *in, const struct nn_pool_shape *s);
+	void (*avgpool_bwd)(float *din, const float *dout, const struct nn_pool_shape *s);
+	/* global average pool: (B,C,HW) -> (B,C) */
+	void (*gap_fwd)(float *out, const float *in, int B, int C, int HW);
+	void (*gap_bwd)(float *din, const float *dout, int B, int C, int HW);
+
+	/* Mean softmax cross-entropy over the batch; dlogits = (softmax - onehot) / B.
+	 * Returns the mean loss; correct (may be NULL) gets the count of argmax == y. */
+	float (*xent_fwd_bwd)(float *dlogits, const float *logits, const int32_t *y,
+			      int B, int K, int *correct);
+
+	/* out (B,T,D) = table[tokens]; backward scatters-adds into dtable (zeroed first) */
+	void (*embed_fwd)(float *out, const int32_t *tokens, const float *table,
+			  int B, int T, int D);
+	void (*embed_bwd)(float *dtable, const float *dout, const int32_t *tokens,
+			  int B, int T, int D, int V);
+
+	/* One-layer LSTM over (B,T,D) input, hidden size Hd, zero initial state, gate order
+	 * i,f,g,o (as PyTorch): wx (4Hd, D), wh (4Hd, Hd), b (4Hd).  out gets the last
+	 * hidden state (B,Hd); cache (nn_lstm_cache_floats) keeps what backward needs. */
+	void (*lstm_fwd)(float *out, float *cache, const float *in, const float *wx,
+			 const float *wh, const float *b, int B, int T, int D, int Hd);
+	void (*lstm_bwd)(float *din, float *dwx, float *dwh, float *db, const float *dout,
+			 const float *cache, const float *in, const float *wx, const float *wh,
+			 int B, int T, int D, int Hd);
+};
+
+size_t nn_lstm_cache_floats(int B, int T, int Hd);
+
+extern const struct nn_ops nn_ops_ref;	/* nn/ops_ref*.c: the oracle */
+extern const struct nn_ops nn_ops_cpu;	/* nn/ops_cpu*.c: OpenBLAS */
+#ifdef EMU_CUDA
+extern const struct nn_ops nn_ops_cuda;	/* nn/cuda/ */
+#endif
+
+#endif

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Runs every test program (build/tests/test_*) and every shell test (tests/*.test.sh)
+# under a timeout, one at a time, and counts them: exit 0 passes, 77 skips (the test
+# prints why), anything else fails.  Output of failing and skipped tests is shown.
+# Usage: tests/run.sh [NAME-PATTERN]      env: BUILD (default build), TEST_TIMEOUT (s)
+BUILD=${BUILD:-build}
+pattern=${1:-}
+timeout_s=${TEST_TIMEOUT:-300}
+export EMU="$PWD/$BUILD/emu" SRCDIR="$PWD" BUILD
+pass=0 fail=0 skip=0 failed=""
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for t in "$BUILD"/tests/test_* tests/*.test.sh; do
+	[ -e "$t" ] || continue
+	name=$(basename "$t")
+	case "$name" in *"$pattern"*) ;; *) continue ;; esac
+	start=$(date +%s)
+	case "$t" in
+	*.sh) timeout -k 5 "$timeout_s" sh "$t" >"$log" 2>&1 ;;
+	*) timeout -k 5 "$timeout_s" "$t" >"$log" 2>&1 ;;
+	esac
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	case $rc in
+	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)" ;;
+	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$log")" ;;
+	*) fail=$((fail + 1)); failed="$failed $name"
+	   echo "FAIL $name (exit $rc, ${secs}s)"; sed 's/^/    /' "$log" | tail -n 40 ;;
+	esac
+done
+[ -n "$failed" ] && echo "failed:$failed"
+[ -n "${EMU_TEST_TALLY:-}" ] && echo "$pass $fail $skip" >>"$EMU_TEST_TALLY"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
