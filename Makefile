@@ -5,8 +5,12 @@
 #   make SANITIZE=1      ASan + UBSan build in build-san/
 #   make test            install deps, build, run every test (tests/run.sh)
 #   make demo            install deps, run ini/quickstart.ini, draw its plot
+#   make paper           the RPS paper's drop-rate sweep and its figures
+#   make tta             time to accuracy: reliable all-reduce against unreliable RPS
 #   make bench           network benchmark (emu bench net)
 #   make bench-nn        nn training-step benchmark against PyTorch
+#   make bench-train     harness overhead against the ideal (emu bench train)
+#   make plots           figures of whatever runs exist under runs/
 #   make install PREFIX=/usr/local
 
 CC       ?= cc
@@ -32,13 +36,13 @@ CFLAGS   += -DEMU_VERSION='"$(VERSION)"'
 
 EMU_SRC  := $(filter-out emu/main.c,$(wildcard emu/*.c))
 NN_SRC   := $(wildcard nn/*.c)
-EMU_OBJ  := $(EMU_SRC:%.c=$(BUILD)/%.o)
-NN_OBJ   := $(NN_SRC:%.c=$(BUILD)/%.o)
+EMU_OBJ  := $(EMU_SRC:%.c=$(BUILD)/obj/%.o)
+NN_OBJ   := $(NN_SRC:%.c=$(BUILD)/obj/%.o)
 
 ifeq ($(CUDA),1)
 NVCC     ?= nvcc
 CU_SRC   := $(wildcard nn/cuda/*.cu)
-CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
+CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
 CFLAGS   += -DEMU_CUDA=1 -I/usr/local/cuda/include
 LDLIBS   += -L/usr/local/cuda/lib64 -lcudart -lcublas -lcudnn -lstdc++
 endif
@@ -46,14 +50,14 @@ endif
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check-build demo bench bench-nn plots install clean help
+.PHONY: all deps test demo paper tta bench bench-nn bench-train plots install clean help
 all: $(BUILD)/emu
 
-$(BUILD)/%.o: %.c $(wildcard emu/*.h nn/*.h) Makefile
+$(BUILD)/obj/%.o: %.c $(wildcard emu/*.h nn/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/nn/cuda/%.o: nn/cuda/%.cu $(wildcard nn/*.h nn/cuda/*.cuh)
+$(BUILD)/obj/nn/cuda/%.o: nn/cuda/%.cu $(wildcard nn/*.h nn/cuda/*.cuh)
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -I. -Xcompiler -Wall,-Werror -c -o $@ $<
 
@@ -61,7 +65,7 @@ $(BUILD)/libemu.a: $(EMU_OBJ) $(NN_OBJ) $(CU_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/emu: $(BUILD)/emu/main.o $(BUILD)/libemu.a
+$(BUILD)/emu: $(BUILD)/obj/emu/main.o $(BUILD)/libemu.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libemu.a $(wildcard tests/*.h)
@@ -78,8 +82,16 @@ test: deps
 demo: deps
 	$(MAKE) --no-print-directory $(BUILD)/emu
 	$(BUILD)/emu run ini/quickstart.ini
-	gnuplot -e "runs='runs/quickstart'; out='runs/quickstart/quickstart.png'" plots/accuracy.gp
-	@echo "plot: runs/quickstart/quickstart.png"
+	@scripts/plots
+
+# The RPS paper's sweep (about 20 minutes) and the time-to-accuracy pair.
+paper: deps $(BUILD)/emu
+	scripts/paper $(BUILD)/emu
+
+tta: deps $(BUILD)/emu
+	$(BUILD)/emu run ini/tta-allreduce-reliable.ini
+	$(BUILD)/emu run ini/tta-rps-unreliable.ini
+	@scripts/plots
 
 bench: deps $(BUILD)/emu
 	$(BUILD)/emu bench net
@@ -87,6 +99,9 @@ bench: deps $(BUILD)/emu
 bench-nn: $(BUILD)/emu
 	@scripts/install-deps bench
 	$(BUILD)/emu bench nn
+
+bench-train: deps $(BUILD)/emu
+	$(BUILD)/emu bench train
 
 plots:
 	@scripts/plots

@@ -77,6 +77,7 @@ struct cfg {
 		int64_t ring_size;	/* bytes per directed ring */
 	} run;
 	struct net_cfg net;
+	uint64_t net_set;	/* bit k: key k of the net table was given in [net] (cfg_keys.h) */
 	int nlinks;
 	struct cfg_link links[CFG_MAX_LINKS];
 	struct {
@@ -107,6 +108,10 @@ struct cfg {
 		int64_t train_limit;	/* 0 = whole set */
 		int64_t test_limit;
 		int64_t synthetic_size;	/* samples in a synthetic training set */
+		int dim;		/* features of a synthetic set */
+		int classes;		/* classes of the gaussian set */
+		double noise;		/* label noise (std) of the linreg set */
+		int seq_len;		/* tokens per text sample */
 	} data;
 	struct {
 		enum cfg_block_map block_map;
@@ -134,13 +139,20 @@ struct cfg {
  * message to err and returns -EINVAL; returns 0 on success. */
 int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],
 	     char *err, size_t errlen);
+/* cfg_load, numbering the overrides in messages from argbase ("argument N"): main
+ * passes the argv index of the first override. */
+int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const overrides[],
+		  int argbase, char *err, size_t errlen);
 /* Defaults only (used by tests and by cfg_load before parsing). */
 void cfg_defaults(struct cfg *c);
 /* The network model of directed link src -> dst: [net] with [link src-dst] applied. */
 void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
 /* Write the fully resolved configuration as an INI file that cfg_load accepts again. */
 int cfg_print(const struct cfg *c, FILE *f);
-/* The key reference (emu help keys, emu help SECTION). */
-void cfg_help(FILE *f, const char *section);
+/* The key reference (emu help keys; emu help SECTION for one section, "link" or
+ * "link A-B" for links); -EINVAL for an unknown section. */
+int cfg_help(FILE *f, const char *section);
+/* The same reference as one Markdown table (README.md, between the keys markers). */
+void cfg_help_markdown(FILE *f);
 
 #endif

@@ -9,5 +9,6 @@
 int cmd_run(const struct cfg *c);		/* emu/train.c: the distributed run */
 int bench_net(int argc, char **argv);		/* emu/bench_net.c: rings, notify, exchange */
 int bench_nn(int argc, char **argv);		/* emu/bench_nn.c: nn step against PyTorch */
+int bench_train(int argc, char **argv);		/* emu/bench_train.c: harness overhead */
 
 #endif

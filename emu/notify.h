@@ -20,7 +20,11 @@ struct notify {
 	enum cfg_notify mode;		/* NOTIFY_IO_URING or NOTIFY_FUTEX once initialised */
 	void *uring;			/* struct io_uring *, io_uring mode only */
 	uint64_t waits, wakes;		/* counters, for tests and benchmarks */
+	int64_t spin_ns;		/* ring_*_all spin this long before sleeping;
+					 * notify_init sets NOTIFY_SPIN_NS, 0 = sleep at once */
 };
+
+#define NOTIFY_SPIN_NS 5000
 
 /* Returns 0 or -errno (forcing io_uring where it is unavailable gives -ENOSYS). */
 int notify_init(struct notify *n, enum cfg_notify mode);
@@ -31,7 +35,7 @@ const char *notify_mode_name(enum cfg_notify mode);
  * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR. */
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		const uint32_t expect[], int64_t timeout_ns);
-/* Wake every sleeper on word. */
+/* Wake every sleeper on word.  (notify_wait and notify_wake count into waits/wakes.) */
 void notify_wake(struct notify *n, _Atomic uint32_t *word);
 
 #endif

@@ -26,7 +26,8 @@ struct ring {
 	uint8_t data[];
 };
 
-/* Bytes of shared memory for a ring of `size` data bytes (a power of two). */
+/* Bytes of shared memory for a ring of `size` data bytes (a power of two, < 4 GiB:
+ * the low 32 bits of head then never repeat while a sleeper looks at them). */
 size_t ring_footprint(size_t size);
 void ring_init(struct ring *r, size_t size);
 
@@ -40,8 +41,19 @@ size_t ring_writable(struct ring *r);
 _Atomic uint32_t *ring_head_word(struct ring *r);
 _Atomic uint32_t *ring_tail_word(struct ring *r);
 
-/* Blocking: spin briefly, then sleep through nt until all n bytes moved. */
+/* Blocking: spin for nt->spin_ns, then sleep through nt until all n bytes moved. */
 void ring_write_all(struct ring *r, const void *src, size_t n, struct notify *nt);
 void ring_read_all(struct ring *r, void *dst, size_t n, struct notify *nt);
+
+/* For a consumer that sleeps on several rings in one notify_wait: announce the sleep
+ * (head_waiting = 1, then a full fence), and get the head word's value to pass as
+ * `expect`.  Check ring_readable() after arming and before sleeping; disarm after
+ * waking.  The producer side is the same with tail: ring_arm_write/ring_disarm_write.
+ * Without arming, a peer never issues a wake; a wake clears the flag, so arm again
+ * before every sleep. */
+uint32_t ring_arm_read(struct ring *r);
+void ring_disarm_read(struct ring *r);
+uint32_t ring_arm_write(struct ring *r);
+void ring_disarm_write(struct ring *r);
 
 #endif

@@ -31,6 +31,7 @@ struct nn_layer {
 };
 
 struct nn_node;			/* private to nn/model*.c */
+struct nn_exec;			/* private to nn/model*.c */
 
 struct nn_model {
 	const struct nn_ops *ops;
@@ -46,6 +47,7 @@ struct nn_model {
 	struct nn_node *nodes;
 	void *arena;		/* activations, gradients, scratch: one allocation */
 	float *logits;		/* (B, nclasses) after nn_forward */
+	struct nn_exec *exec;	/* plan and run-time scratch (host memory) */
 };
 
 /* Names: mlp lenet resnet20 resnet32 resnet44 resnet56 resnet110 lstm logreg linreg.

@@ -25,6 +25,8 @@ struct nn_conv_shape {
 void nn_conv_shape_init(struct nn_conv_shape *s, int B, int C, int H, int W, int K,
 			int k, int stride, int pad);
 
+/* Pooling windows k x k; OH = (H + 2*pad - k) / stride + 1 (floor, as PyTorch).
+ * Requires pad < k, so that every window holds at least one input element. */
 struct nn_pool_shape {
 	int B, C, H, W, k, stride, pad, OH, OW;
 };
@@ -45,7 +47,8 @@ struct nn_ops {
 	void (*linear_bwd)(float *din, float *dw, float *db, const float *dout,
 			   const float *in, const float *w, int B, int Cin, int Cout);
 
-	/* Scratch floats the conv functions need (im2col); ws may be NULL if 0. */
+	/* Scratch floats the conv functions need (im2col); ws may be NULL if 0.  One ws
+	 * serves fwd and bwd of the shape; it holds nothing between calls. */
 	size_t (*conv_ws_floats)(const struct nn_conv_shape *s);
 	void (*conv_fwd)(float *out, const float *in, const float *w, const float *b,
 			 const struct nn_conv_shape *s, float *ws);
@@ -54,7 +57,10 @@ struct nn_ops {
 
 	/* Batch norm over (B, C, HW).  train != 0: batch statistics, saved in
 	 * save_mean/save_invstd, running stats updated as r = (1-m) r + m x (unbiased var);
-	 * train == 0: running statistics. */
+	 * train == 0: running statistics.  normalisation uses the biased batch variance:
+	 * invstd = 1/sqrt(var + eps).  In training run_mean/run_var may be NULL (no update),
+	 * save_mean/save_invstd may be NULL (not kept); in eval the save_* are unused.
+	 * bn_bwd needs the save_* of a training forward (batch statistics). */
 	void (*bn_fwd)(float *out, const float *in, const float *gamma, const float *beta,
 		       float *run_mean, float *run_var, float *save_mean, float *save_invstd,
 		       int B, int C, int HW, float momentum, float eps, int train);
@@ -62,12 +68,16 @@ struct nn_ops {
 		       const float *in, const float *gamma, const float *save_mean,
 		       const float *save_invstd, int B, int C, int HW);
 
+	/* The elementwise ops (relu, add) may run in place: out == in, din == dout. */
 	void (*relu_fwd)(float *out, const float *in, size_t n);
+	/* din = dout where out > 0, else 0 */
 	void (*relu_bwd)(float *din, const float *dout, const float *out, size_t n);
 	/* out = a + b (residual join); backward is a copy for each input */
 	void (*add_fwd)(float *out, const float *a, const float *b, size_t n);
 
-	/* argmax (int32, index into the input plane) saved for backward */
+	/* Max pooling ignores padding (as -inf); argmax (int32, h*W + w in the input plane;
+	 * the first maximum in row-major window order wins) is saved for backward.
+	 * Average pooling divides by k*k, padding included (PyTorch's count_include_pad). */
 	void (*maxpool_fwd)(float *out, int32_t *argmax, const float *in,
 			    const struct nn_pool_shape *s);
 	void (*maxpool_bwd)(float *din, const float *dout, const int32_t *argmax,
@@ -78,8 +88,9 @@ struct nn_ops {
 	void (*gap_fwd)(float *out, const float *in, int B, int C, int HW);
 	void (*gap_bwd)(float *din, const float *dout, int B, int C, int HW);
 
-	/* Mean softmax cross-entropy over the batch; dlogits = (softmax - onehot) / B.
-	 * Returns the mean loss; correct (may be NULL) gets the count of argmax == y. */
+	/* Mean softmax cross-entropy over the batch; dlogits = (softmax - onehot) / B
+	 * (dlogits may be NULL: loss only).  Labels are in [0, K).  Returns the mean loss;
+	 * correct (may be NULL) gets the count of argmax == y (first maximum wins). */
 	float (*xent_fwd_bwd)(float *dlogits, const float *logits, const int32_t *y,
 			      int B, int K, int *correct);
 
@@ -100,6 +111,27 @@ struct nn_ops {
 };
 
 size_t nn_lstm_cache_floats(int B, int T, int Hd);
+
+/* The sequence ops live in nn/ops_seq_ref.c and nn/ops_seq_cpu.c (another module);
+ * both tables point at them. */
+void nn_embed_fwd_ref(float *out, const int32_t *tokens, const float *table, int B, int T,
+		      int D);
+void nn_embed_bwd_ref(float *dtable, const float *dout, const int32_t *tokens, int B, int T,
+		      int D, int V);
+void nn_lstm_fwd_ref(float *out, float *cache, const float *in, const float *wx,
+		     const float *wh, const float *b, int B, int T, int D, int Hd);
+void nn_lstm_bwd_ref(float *din, float *dwx, float *dwh, float *db, const float *dout,
+		     const float *cache, const float *in, const float *wx, const float *wh,
+		     int B, int T, int D, int Hd);
+void nn_embed_fwd_cpu(float *out, const int32_t *tokens, const float *table, int B, int T,
+		      int D);
+void nn_embed_bwd_cpu(float *dtable, const float *dout, const int32_t *tokens, int B, int T,
+		      int D, int V);
+void nn_lstm_fwd_cpu(float *out, float *cache, const float *in, const float *wx,
+		     const float *wh, const float *b, int B, int T, int D, int Hd);
+void nn_lstm_bwd_cpu(float *din, float *dwx, float *dwh, float *db, const float *dout,
+		     const float *cache, const float *in, const float *wx, const float *wh,
+		     int B, int T, int D, int Hd);
 
 extern const struct nn_ops nn_ops_ref;	/* nn/ops_ref*.c: the oracle */
 extern const struct nn_ops nn_ops_cpu;	/* nn/ops_cpu*.c: OpenBLAS */

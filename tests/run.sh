@@ -16,7 +16,7 @@ for t in "$BUILD"/tests/test_* tests/*.test.sh; do
 	case "$name" in *"$pattern"*) ;; *) continue ;; esac
 	start=$(date +%s)
 	case "$t" in
-	*.sh) timeout -k 5 "$timeout_s" sh "$t" >"$log" 2>&1 ;;
+	*.sh) timeout -k 5 "$timeout_s" bash "$t" >"$log" 2>&1 ;;
 	*) timeout -k 5 "$timeout_s" "$t" >"$log" 2>&1 ;;
 	esac
 	rc=$?

@@ -1,0 +1,54 @@
+/* emu/jointspar_bandit.h — JointSpar's layer sampling probabilities and their bandit.
+ *
+ * Reconstruction of Liu & Mozafari (ICML 2022) from its abstract and the authors' earlier
+ * bandit sampling rule (the full paper was not at hand):
+ *   - p_l in [p_min, 1], sum_l p_l = s (the budget: expected layers per step), start s/L;
+ *   - each step layer l is sampled iff u_l < p_l, u_l uniform in [0, 1);
+ *   - EXP3-style update from the sampled layers' gradient norms:
+ *       loss   l_l = (L^2/p_min^2 - |g_l|^2/p_l^2) / (L^2/p_min^2)   in [0, 1]
+ *       weight w_l = p_l exp(-alpha l_l / p_l)   (sampled; unsampled: w_l = p_l)
+ *     where L is the running maximum of the layer-gradient norms seen so far.  The issue's
+ *     loss is unnormalised; dividing by its range L^2/p_min^2 keeps alpha a step size
+ *     that does not depend on the gradients' scale, as EXP3 assumes losses in [0, 1];
+ *   - p = the KL projection of w onto {sum q = s, p_min <= q <= 1}: q_l = clip(c w_l,
+ *     p_min, 1) with c found by bisection.
+ * The uniforms u_l are keyed by (seed, step, layer) and NOT by worker: every worker uses
+ * the same u_l ("coupled" sampling).  Each worker's layer l is still a Bernoulli(p_l) of
+ * its own p, so its rescaled gradient stays unbiased, but workers with similar p sample
+ * nearly the same layers, so the union a server averages (and the reply it broadcasts)
+ * holds about s layers, not nearly all of them: both directions carry about s/L of the
+ * dense bytes.  Independent per-worker draws would make the replies nearly dense.
+ */
+#ifndef EMU_JOINTSPAR_BANDIT_H
+#define EMU_JOINTSPAR_BANDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jointspar_bandit {
+	int nlayers;
+	double budget;		/* s, clamped to [nlayers * p_min, nlayers] */
+	double p_min, alpha;
+	double gmax;		/* L: running max of layer-gradient norms (0 before any) */
+	double *p;		/* nlayers probabilities; owned */
+	double *w;		/* nlayers scratch weights; same allocation as p */
+};
+
+/* budget > 0, 0 < p_min <= 1, alpha >= 0.  Returns 0, -EINVAL or -ENOMEM. */
+int jointspar_bandit_init(struct jointspar_bandit *b, int nlayers, double budget,
+			  double p_min, double alpha);
+void jointspar_bandit_free(struct jointspar_bandit *b);
+
+/* The uniform u_l of (seed, step, layer), the same on every worker. */
+double jointspar_uniform(uint64_t seed, int64_t step, int layer);
+/* sampled[l] = u_l < p_l.  Returns the number of layers sampled. */
+int jointspar_sample(const struct jointspar_bandit *b, uint64_t seed, int64_t step,
+		     uint8_t *sampled);
+/* One bandit step: norm2[l] = |g_l|^2 of the (unscaled) gradient of every sampled layer
+ * (ignored for the others). */
+void jointspar_bandit_update(struct jointspar_bandit *b, const uint8_t *sampled,
+			     const double *norm2);
+/* q = clip(c w, p_min, 1) with sum q = s (w_l > 0; requires n p_min <= s <= n). */
+void jointspar_project(double *q, const double *w, int n, double s, double p_min);
+
+#endif

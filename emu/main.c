@@ -1,0 +1,180 @@
+/* emu/main.c — the command line: run, check, bench, help.
+ * Exit codes: 0 ok, 1 a failed run, 2 usage or configuration error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/cfg.h"
+#include "emu/cfg_keys.h"
+#include "emu/commands.h"
+
+#ifndef EMU_VERSION
+#define EMU_VERSION "unknown"
+#endif
+
+static const char usage[] =
+	"usage: emu COMMAND [ARGS]\n"
+	"\n"
+	"  emu run FILE.ini [section.key=value ...]    run the experiment FILE.ini describes\n"
+	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
+	"  emu bench net|nn|train [ARGS]               benchmarks (emu help bench)\n"
+	"  emu help [run|check|bench|keys|SECTION]     this text, or more about one topic\n"
+	"  emu --version\n"
+	"\n"
+	"Exit codes: 0 ok, 1 the run failed, 2 usage or configuration error.\n";
+
+static const char help_run[] =
+	"usage: emu run FILE.ini [section.key=value ...]\n"
+	"\n"
+	"Forks one worker process per emulated GPU (run.workers), connects them through\n"
+	"shared-memory rings whose messages pass through the [net] loss/delay model, trains\n"
+	"the [train] model in every worker and writes CSV logs to run.output (default\n"
+	"runs/NAME).  Arguments after the file override its keys, in order, e.g.\n"
+	"  emu run x.ini net.loss=bernoulli net.loss_p=1% 'link 0-1.latency=5ms'\n"
+	"A configuration error prints FILE:LINE: what is wrong, and exits 2 before anything\n"
+	"runs.  Same file, same overrides, same seed: same numbers.\n";
+
+static const char help_check[] =
+	"usage: emu check FILE.ini [section.key=value ...]\n"
+	"\n"
+	"Loads FILE.ini and the overrides exactly as 'emu run' would, and prints the fully\n"
+	"resolved configuration as INI: every key, defaults filled in, each with its unit.\n"
+	"The output is itself a valid input that resolves to the same configuration, so\n"
+	"  emu check x.ini > resolved.ini\n"
+	"records what a run used.  Exit 0 if the configuration is valid, else 2.\n";
+
+static const char help_bench[] =
+	"usage: emu bench net [ARGS]   rings, notification and exchange throughput\n"
+	"       emu bench nn [ARGS]    nn training step against PyTorch\n"
+	"       emu bench train [ARGS] harness overhead against the ideal\n"
+	"\n"
+	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
+	"for --help.\n";
+
+static int load(struct cfg *c, int argc, char **argv)
+{
+	char err[2048];
+
+	if (argc < 3) {
+		fprintf(stderr, "emu %s: missing FILE.ini; expected emu %s FILE.ini "
+			"[section.key=value ...]\n", argv[1], argv[1]);
+		return 2;
+	}
+	if (cfg_load_args(c, argv[2], argc - 3, argv + 3, 3, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const char *topic = argc > 2 ? argv[2] : NULL;
+
+	if (!topic) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc > 4 || (argc == 4 && (strcmp(topic, "keys") || strcmp(argv[3], "--markdown")))) {
+		fprintf(stderr, "emu help: unexpected argument '%s'; expected emu help TOPIC "
+			"(or emu help keys --markdown)\n", argv[argc - 1]);
+		return 2;
+	}
+	if (!strcmp(topic, "run"))
+		fputs(help_run, stdout);
+	else if (!strcmp(topic, "check"))
+		fputs(help_check, stdout);
+	else if (!strcmp(topic, "bench"))
+		fputs(help_bench, stdout);
+	else if (!strcmp(topic, "keys") && argc == 4)
+		cfg_help_markdown(stdout);
+	else if (!strcmp(topic, "keys"))
+		cfg_help(stdout, NULL);
+	else if (cfg_help(stdout, topic)) {
+		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, bench, keys or "
+			"a section: run, net, link, train, data, rps, allreduce, signum, "
+			"jointspar\n", topic);
+		return 2;
+	}
+	return fflush(stdout) ? 1 : 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	int r;
+
+	if (!c) {
+		fprintf(stderr, "emu: out of memory\n");
+		return 1;
+	}
+	r = load(c, argc, argv);
+	if (!r && (cfg_print(c, stdout) || fflush(stdout))) {
+		fprintf(stderr, "emu check: cannot write the configuration to stdout\n");
+		r = 1;
+	}
+	free(c);
+	return r;
+}
+
+static int cmd_run_file(int argc, char **argv)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	int r;
+
+	if (!c) {
+		fprintf(stderr, "emu: out of memory\n");
+		return 1;
+	}
+	r = load(c, argc, argv);
+	if (!r)
+		r = cmd_run(c);
+	free(c);
+	return r;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[2], "net"))
+		return bench_net(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[2], "nn"))
+		return bench_nn(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[2], "train"))
+		return bench_train(argc - 2, argv + 2);
+	fprintf(stderr, "emu bench: %s%s%s; expected emu bench net|nn|train [ARGS]\n",
+		argc >= 3 ? "unknown benchmark '" : "missing benchmark",
+		argc >= 3 ? argv[2] : "", argc >= 3 ? "'" : "");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const cmds[] = { "run", "check", "bench", "help" };
+	const char *near;
+
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(2, argv);
+	if (!strcmp(argv[1], "--version")) {
+		printf("emu %s\n", EMU_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run_file(argc, argv);
+	if (!strcmp(argv[1], "check"))
+		return cmd_check(argc, argv);
+	if (!strcmp(argv[1], "bench"))
+		return cmd_bench(argc, argv);
+	if (!strcmp(argv[1], "help"))
+		return cmd_help(argc, argv);
+	near = cfg_suggest(argv[1], cmds, sizeof(cmds) / sizeof(cmds[0]));
+	if (near)
+		fprintf(stderr, "emu: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
+	else
+		fprintf(stderr, "emu: unknown command '%s'; expected run, check, bench or help "
+			"(emu --help)\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,97 @@
+/* emu/notify.c — notify modes: io_uring (notify_uring.c) or the futex syscalls. */
+#include "emu/notify.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/notify_uring.h"
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449	/* the same number on every architecture */
+#endif
+
+int notify_init(struct notify *n, enum cfg_notify mode)
+{
+	int ret = -ENOSYS;
+
+	memset(n, 0, sizeof(*n));
+	n->spin_ns = NOTIFY_SPIN_NS;
+	if (mode == NOTIFY_IO_URING || mode == NOTIFY_AUTO) {
+		ret = notify_uring_init(&n->uring);
+		if (ret == 0) {
+			n->mode = NOTIFY_IO_URING;
+			return 0;
+		}
+		if (mode == NOTIFY_IO_URING)
+			return ret;
+	}
+	n->mode = NOTIFY_FUTEX;
+	return 0;
+}
+
+void notify_free(struct notify *n)
+{
+	if (n->mode == NOTIFY_IO_URING)
+		notify_uring_free(n->uring);
+	n->uring = NULL;
+}
+
+const char *notify_mode_name(enum cfg_notify mode)
+{
+	switch (mode) {
+	case NOTIFY_AUTO: return "auto";
+	case NOTIFY_IO_URING: return "io_uring";
+	case NOTIFY_FUTEX: return "futex";
+	}
+	return "?";
+}
+
+static int futex_waitv_sys(int count, _Atomic uint32_t *const words[], const uint32_t expect[],
+			   int64_t timeout_ns)
+{
+	struct futex_waitv v[NOTIFY_MAX_WORDS];
+	struct timespec ts, *tsp = NULL;
+
+	for (int i = 0; i < count; i++)
+		v[i] = (struct futex_waitv){ .val = expect[i], .uaddr = (uintptr_t)words[i],
+					     .flags = FUTEX_32 };
+	if (timeout_ns >= 0) {
+		/* futex_waitv takes an absolute deadline */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		int64_t ns = ts.tv_nsec + timeout_ns % 1000000000;
+		ts.tv_sec += timeout_ns / 1000000000 + ns / 1000000000;
+		ts.tv_nsec = ns % 1000000000;
+		tsp = &ts;
+	}
+	if (syscall(SYS_futex_waitv, v, (unsigned)count, 0, tsp, CLOCK_MONOTONIC) >= 0)
+		return 0;
+	if (errno == EAGAIN)
+		return 0;	/* a word already differed */
+	return -errno;
+}
+
+int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
+		const uint32_t expect[], int64_t timeout_ns)
+{
+	if (count < 1 || count > NOTIFY_MAX_WORDS)
+		return -EINVAL;
+	n->waits++;
+	if (n->mode == NOTIFY_IO_URING)
+		return notify_uring_wait(n->uring, count, words, expect, timeout_ns);
+	return futex_waitv_sys(count, words, expect, timeout_ns);
+}
+
+void notify_wake(struct notify *n, _Atomic uint32_t *word)
+{
+	n->wakes++;
+	if (n->mode == NOTIFY_IO_URING && notify_uring_wake(n->uring, word) == 0)
+		return;
+	/* futex mode, or a full submission queue: the syscall does the same job */
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}

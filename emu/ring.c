@@ -1,0 +1,207 @@
+/* emu/ring.c — SPSC byte ring (see ring.h).
+ *
+ * Lost wake-ups are excluded by a Dekker pair of full fences: the producer stores head,
+ * fences, then loads head_waiting; the consumer stores head_waiting, fences, then loads
+ * head.  At least one of them sees the other's store: either the producer wakes, or the
+ * consumer finds the data and does not sleep.  The kernel's futex compare closes the
+ * window between the consumer's check and its sleep.  The same holds for tail.
+ * The waker clears the flag it acts on, so a sleeper costs one wake, not one per write
+ * while it is being scheduled back in; a sleeper re-arms before every sleep.
+ */
+#include "emu/ring.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "emu/notify.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "futex words are the low halves");
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+size_t ring_footprint(size_t size)
+{
+	return (sizeof(struct ring) + size + 63) & ~(size_t)63;
+}
+
+void ring_init(struct ring *r, size_t size)
+{
+	atomic_init(&r->head, 0);
+	atomic_init(&r->head_waiting, 0);
+	atomic_init(&r->tail, 0);
+	atomic_init(&r->tail_waiting, 0);
+	r->size = size;
+}
+
+_Atomic uint32_t *ring_head_word(struct ring *r)
+{
+	return (_Atomic uint32_t *)(void *)&r->head;
+}
+
+_Atomic uint32_t *ring_tail_word(struct ring *r)
+{
+	return (_Atomic uint32_t *)(void *)&r->tail;
+}
+
+size_t ring_readable(struct ring *r)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+
+	return head - atomic_load_explicit(&r->tail, memory_order_relaxed);
+}
+
+size_t ring_writable(struct ring *r)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+
+	return r->size - (atomic_load_explicit(&r->head, memory_order_relaxed) - tail);
+}
+
+size_t ring_write(struct ring *r, const void *src, size_t n, struct notify *nt)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	size_t space = r->size - (head - tail), off = head & (r->size - 1), first;
+
+	if (n > space)
+		n = space;
+	if (n == 0)
+		return 0;
+	first = r->size - off < n ? r->size - off : n;
+	memcpy(r->data + off, src, first);
+	memcpy(r->data, (const uint8_t *)src + first, n - first);
+	atomic_store_explicit(&r->head, head + n, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->head_waiting, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&r->head_waiting, 0, memory_order_relaxed))
+		notify_wake(nt, ring_head_word(r));
+	return n;
+}
+
+size_t ring_read(struct ring *r, void *dst, size_t n, struct notify *nt)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	size_t avail = head - tail, off = tail & (r->size - 1), first;
+
+	if (n > avail)
+		n = avail;
+	if (n == 0)
+		return 0;
+	first = r->size - off < n ? r->size - off : n;
+	memcpy(dst, r->data + off, first);
+	memcpy((uint8_t *)dst + first, r->data, n - first);
+	atomic_store_explicit(&r->tail, tail + n, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->tail_waiting, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&r->tail_waiting, 0, memory_order_relaxed))
+		notify_wake(nt, ring_tail_word(r));
+	return n;
+}
+
+uint32_t ring_arm_read(struct ring *r)
+{
+	atomic_store_explicit(&r->head_waiting, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return (uint32_t)atomic_load_explicit(&r->head, memory_order_acquire);
+}
+
+void ring_disarm_read(struct ring *r)
+{
+	atomic_store_explicit(&r->head_waiting, 0, memory_order_relaxed);
+}
+
+uint32_t ring_arm_write(struct ring *r)
+{
+	atomic_store_explicit(&r->tail_waiting, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return (uint32_t)atomic_load_explicit(&r->tail, memory_order_acquire);
+}
+
+void ring_disarm_write(struct ring *r)
+{
+	atomic_store_explicit(&r->tail_waiting, 0, memory_order_relaxed);
+}
+
+/* Spin for at most nt->spin_ns until ready(r); then sleep on the peer's word. */
+static void wait_until(struct ring *r, struct notify *nt, size_t (*ready)(struct ring *),
+		       uint32_t (*arm)(struct ring *), void (*disarm)(struct ring *),
+		       _Atomic uint32_t *word)
+{
+	if (nt->spin_ns > 0) {
+		int64_t deadline = now_ns() + nt->spin_ns;
+
+		for (unsigned i = 1;; i++) {
+			if (ready(r))
+				return;
+			cpu_relax();
+			if (i % 64 == 0 && now_ns() > deadline)
+				break;
+		}
+	}
+	for (;;) {
+		uint32_t seen = arm(r);
+
+		if (ready(r))
+			break;
+		notify_wait(nt, 1, &word, &seen, -1);
+	}
+	disarm(r);
+}
+
+/* Chunks of a quarter ring let producer and consumer copy at the same time. */
+static size_t chunk(const struct ring *r, size_t n)
+{
+	size_t c = r->size / 4 > 4096 ? r->size / 4 : r->size;
+
+	return n < c ? n : c;
+}
+
+void ring_write_all(struct ring *r, const void *src, size_t n, struct notify *nt)
+{
+	const uint8_t *p = src;
+
+	while (n > 0) {
+		size_t k = ring_write(r, p, chunk(r, n), nt);
+
+		if (k == 0) {
+			wait_until(r, nt, ring_writable, ring_arm_write, ring_disarm_write,
+				   ring_tail_word(r));
+			continue;
+		}
+		p += k;
+		n -= k;
+	}
+}
+
+void ring_read_all(struct ring *r, void *dst, size_t n, struct notify *nt)
+{
+	uint8_t *p = dst;
+
+	while (n > 0) {
+		size_t k = ring_read(r, p, n, nt);
+
+		if (k == 0) {
+			wait_until(r, nt, ring_readable, ring_arm_read, ring_disarm_read,
+				   ring_head_word(r));
+			continue;
+		}
+		p += k;
+		n -= k;
+	}
+}

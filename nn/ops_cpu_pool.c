@@ -1,0 +1,127 @@
+/* nn/ops_cpu_pool.c — pooling in float.  Windows are clipped to the input once per
+ * output (no per-element bounds tests); backward scatters into a zeroed din. */
+#include <string.h>
+#include "nn/ops_impl.h"
+
+/* The rows [h0, h1) and columns [w0, w1) of the window of output (oh, ow). */
+static void pool_window(const struct nn_pool_shape *s, int oh, int ow, int *h0, int *h1,
+			int *w0, int *w1)
+{
+	*h0 = oh * s->stride - s->pad, *w0 = ow * s->stride - s->pad;
+	*h1 = *h0 + s->k, *w1 = *w0 + s->k;
+	if (*h0 < 0)
+		*h0 = 0;
+	if (*w0 < 0)
+		*w0 = 0;
+	if (*h1 > s->H)
+		*h1 = s->H;
+	if (*w1 > s->W)
+		*w1 = s->W;
+}
+
+void nn_cpu_maxpool_fwd(float *out, int32_t *argmax, const float *in,
+			const struct nn_pool_shape *s)
+{
+	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
+		const float *restrict x = in + p * s->H * s->W;
+		float *restrict o = out + p * s->OH * s->OW;
+		int32_t *restrict am = argmax + p * s->OH * s->OW;
+
+		for (int oh = 0; oh < s->OH; oh++)
+			for (int ow = 0; ow < s->OW; ow++) {
+				int h0, h1, w0, w1, best = -1;
+
+				pool_window(s, oh, ow, &h0, &h1, &w0, &w1);
+				for (int h = h0; h < h1; h++)
+					for (int w = w0; w < w1; w++)
+						if (best < 0 || x[h * s->W + w] > x[best])
+							best = h * s->W + w;
+				o[oh * s->OW + ow] = best < 0 ? 0.0f : x[best];
+				am[oh * s->OW + ow] = best;
+			}
+	}
+}
+
+void nn_cpu_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
+			const struct nn_pool_shape *s)
+{
+	const size_t ohw = (size_t)s->OH * s->OW, hw = (size_t)s->H * s->W;
+
+	memset(din, 0, (size_t)s->B * s->C * hw * sizeof(float));
+	for (size_t p = 0; p < (size_t)s->B * s->C; p++)
+		for (size_t o = 0; o < ohw; o++)
+			if (argmax[p * ohw + o] >= 0)
+				din[p * hw + argmax[p * ohw + o]] += dout[p * ohw + o];
+}
+
+void nn_cpu_avgpool_fwd(float *out, const float *in, const struct nn_pool_shape *s)
+{
+	const float scale = 1.0f / (float)(s->k * s->k);
+
+	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
+		const float *restrict x = in + p * s->H * s->W;
+		float *restrict o = out + p * s->OH * s->OW;
+
+		for (int oh = 0; oh < s->OH; oh++)
+			for (int ow = 0; ow < s->OW; ow++) {
+				int h0, h1, w0, w1;
+				float acc = 0.0f;
+
+				pool_window(s, oh, ow, &h0, &h1, &w0, &w1);
+				for (int h = h0; h < h1; h++)
+					for (int w = w0; w < w1; w++)
+						acc += x[h * s->W + w];
+				o[oh * s->OW + ow] = acc * scale;
+			}
+	}
+}
+
+void nn_cpu_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shape *s)
+{
+	const float scale = 1.0f / (float)(s->k * s->k);
+
+	memset(din, 0, (size_t)s->B * s->C * s->H * s->W * sizeof(float));
+	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
+		float *restrict x = din + p * s->H * s->W;
+		const float *restrict d = dout + p * s->OH * s->OW;
+
+		for (int oh = 0; oh < s->OH; oh++)
+			for (int ow = 0; ow < s->OW; ow++) {
+				int h0, h1, w0, w1;
+				float g = d[oh * s->OW + ow] * scale;
+
+				pool_window(s, oh, ow, &h0, &h1, &w0, &w1);
+				for (int h = h0; h < h1; h++)
+					for (int w = w0; w < w1; w++)
+						x[h * s->W + w] += g;
+			}
+	}
+}
+
+void nn_cpu_gap_fwd(float *out, const float *in, int B, int C, int HW)
+{
+	for (size_t p = 0; p < (size_t)B * C; p++) {
+		const float *restrict x = in + p * HW;
+		float acc[NN_CPU_VL] = { 0 }, sum = 0.0f;
+		int t = 0;
+
+		for (; t + NN_CPU_VL <= HW; t += NN_CPU_VL)
+			for (int j = 0; j < NN_CPU_VL; j++)
+				acc[j] += x[t + j];
+		for (; t < HW; t++)
+			sum += x[t];
+		for (int j = 0; j < NN_CPU_VL; j++)
+			sum += acc[j];
+		out[p] = sum / (float)HW;
+	}
+}
+
+void nn_cpu_gap_bwd(float *din, const float *dout, int B, int C, int HW)
+{
+	for (size_t p = 0; p < (size_t)B * C; p++) {
+		float g = dout[p] / (float)HW;
+
+		for (int t = 0; t < HW; t++)
+			din[p * HW + t] = g;
+	}
+}

@@ -1,0 +1,79 @@
+/* nn/ops_ref_norm.c — reference batch norm over (B, C, HW), statistics in double. */
+#include <math.h>
+#include "nn/ops_impl.h"
+
+#define AT(n, c, i) (((size_t)(n) * C + (c)) * HW + (i))
+
+void nn_ref_bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
+		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+		   int B, int C, int HW, float momentum, float eps, int train)
+{
+	const double N = (double)B * HW;
+
+	for (int c = 0; c < C; c++) {
+		double mean, invstd;
+
+		if (train) {
+			double sum = 0.0, sq = 0.0;
+
+			for (int n = 0; n < B; n++)
+				for (int i = 0; i < HW; i++)
+					sum += in[AT(n, c, i)];
+			mean = sum / N;
+			for (int n = 0; n < B; n++)
+				for (int i = 0; i < HW; i++) {
+					double d = in[AT(n, c, i)] - mean;
+
+					sq += d * d;
+				}
+			invstd = 1.0 / sqrt(sq / N + eps);
+			if (save_mean)
+				save_mean[c] = (float)mean;
+			if (save_invstd)
+				save_invstd[c] = (float)invstd;
+			if (run_mean)
+				run_mean[c] = (float)((1.0 - momentum) * run_mean[c] + momentum * mean);
+			if (run_var)
+				run_var[c] = (float)((1.0 - momentum) * run_var[c] +
+						     momentum * sq / (N > 1 ? N - 1 : 1));
+		} else {
+			mean = run_mean[c];
+			invstd = 1.0 / sqrt((double)run_var[c] + eps);
+		}
+		for (int n = 0; n < B; n++)
+			for (int i = 0; i < HW; i++)
+				out[AT(n, c, i)] = (float)(gamma[c] * (in[AT(n, c, i)] - mean) * invstd +
+							   beta[c]);
+	}
+}
+
+/* With xh = (x - mean) invstd:  dbeta = sum dout,  dgamma = sum dout xh,
+ * din = gamma invstd (dout - dbeta/N - xh dgamma/N). */
+void nn_ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+		   const float *in, const float *gamma, const float *save_mean,
+		   const float *save_invstd, int B, int C, int HW)
+{
+	const double N = (double)B * HW;
+
+	for (int c = 0; c < C; c++) {
+		double mean = save_mean[c], invstd = save_invstd[c], sd = 0.0, sdx = 0.0;
+
+		for (int n = 0; n < B; n++)
+			for (int i = 0; i < HW; i++) {
+				sd += dout[AT(n, c, i)];
+				sdx += dout[AT(n, c, i)] * ((in[AT(n, c, i)] - mean) * invstd);
+			}
+		if (dbeta)
+			dbeta[c] = (float)sd;
+		if (dgamma)
+			dgamma[c] = (float)sdx;
+		if (din)
+			for (int n = 0; n < B; n++)
+				for (int i = 0; i < HW; i++) {
+					double xh = (in[AT(n, c, i)] - mean) * invstd;
+
+					din[AT(n, c, i)] = (float)(gamma[c] * invstd *
+								   (dout[AT(n, c, i)] - sd / N - xh * sdx / N));
+				}
+	}
+}

@@ -1,0 +1,32 @@
+/* nn/optim.h — the optimiser pieces the algorithms share, on flat float vectors. */
+#ifndef NN_OPTIM_H
+#define NN_OPTIM_H
+
+#include <stddef.h>
+
+/* x -= lr * (g + wd * x) */
+void optim_sgd(float *x, const float *g, size_t n, float lr, float wd);
+/* v = beta * v + g  (PyTorch's SGD momentum, no dampening) */
+void optim_momentum(float *v, const float *g, size_t n, float beta);
+/* v = (1 - beta) * g + beta * v  (Signum's momentum) */
+void optim_ema(float *v, const float *g, size_t n, float beta);
+/* LARS trust ratio of one layer: trust * |w| / (|g| + wd * |w| + eps); 1 if |w| or |g| is 0 */
+float optim_lars_ratio(const float *w, const float *g, size_t n, float trust, float wd,
+		       float eps);
+double optim_norm2(const float *v, size_t n);	/* squared Euclidean norm, double accumulator */
+
+/* Learning-rate schedule of Goyal et al. (2017): base * (nworkers if linear scaling), a
+ * linear warm-up from base (one worker's rate) to the scaled rate over warmup_epochs,
+ * then multiplied by factor at each epoch in decay[] (sorted).  epoch is fractional. */
+struct lr_schedule {
+	double base;
+	int nworkers;
+	int linear_scaling;
+	double warmup_epochs;
+	int ndecay;
+	const double *decay;
+	double factor;
+};
+double lr_at(const struct lr_schedule *s, double epoch);
+
+#endif

@@ -1,0 +1,6 @@
+# Test accuracy of the mean model against epoch, one line per run.
+load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+set title "Test accuracy"
+set xlabel "epoch"
+set ylabel "test accuracy (%)"
+plot for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r)

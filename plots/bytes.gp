@@ -1,0 +1,7 @@
+# Test accuracy against bytes sent by all workers (communication cost).
+load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+set title "Test accuracy against bytes sent"
+set xlabel "bytes sent by all workers (MiB)"
+set ylabel "test accuracy (%)"
+set logscale x
+plot for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r)

@@ -1,0 +1,8 @@
+# Consensus distance (1/N) sum |x_i - mean x|^2 against epoch: how far replicas drift.
+load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+set title "Consensus distance"
+set xlabel "epoch"
+set ylabel "(1/N) sum |x_i - x_mean|^2"
+set logscale y
+set key top left
+plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r)

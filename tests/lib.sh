@@ -1,0 +1,41 @@
+# tests/lib.sh — shared by the shell tests: a scratch directory that is removed at exit,
+# running emu, reading CSV columns.  Sourced; expects EMU and SRCDIR (tests/run.sh).
+set -eu
+: "${EMU:?run through tests/run.sh}" "${SRCDIR:?}"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "skip: $*"; exit 77; }
+
+# A small synthetic experiment: 4 workers, Gaussian mixture, an MLP, a few hundred steps.
+small_ini() {
+	cat >"$1" <<INI
+[run]
+name = small
+workers = 4
+seed = 7
+[net]
+loss = none
+[train]
+algorithm = rps
+model = mlp
+epochs = 4
+batch = 16
+lr = 0.05
+lr_scaling = none
+log_every = 5
+[data]
+dataset = gaussian
+synthetic_size = 2048
+dim = 16
+classes = 4
+INI
+}
+
+# Value of column NAME (by header) in the last line of CSV file.
+last_col() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {v=$k} END{print v}' "$1"; }
+# Column NAME of every line, one per line.
+col() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {print $k}' "$1"; }
+# The CSV without the wall-clock column (what must be identical across runs).
+no_wall() { awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="wall_s") k=i} {s=""; for(i=1;i<=NF;i++) if(i!=k) s=s (s==""?"":",") $i; print s}' "$1"; }

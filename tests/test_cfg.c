@@ -1,0 +1,516 @@
+/* tests/test_cfg.c — units, defaults, overrides, links, and the round trip
+ * cfg_print -> cfg_load for every ini/NAME.ini and for randomly perturbed configs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu/cfg.h"
+#include "emu/cfg_keys.h"
+#include "emu/units.h"
+
+static char why[512];
+
+static void test_durations(void **state)
+{
+	int64_t ns;
+
+	assert_int_equal(units_duration("5ms", &ns, why, sizeof(why)), 0);
+	assert_int_equal(ns, 5000000);
+	assert_int_equal(units_duration("1.5us", &ns, why, sizeof(why)), 0);
+	assert_int_equal(ns, 1500);
+	assert_int_equal(units_duration("0.1s", &ns, why, sizeof(why)), 0);
+	assert_int_equal(ns, 100000000);	/* exact, not 0.1 * 1e9 in floating point */
+	assert_int_equal(units_duration("2e-3s", &ns, why, sizeof(why)), 0);
+	assert_int_equal(ns, 2000000);
+	assert_int_equal(units_duration("3usec", &ns, why, sizeof(why)), 0);
+	assert_int_equal(ns, 3000);
+	assert_int_equal(units_duration("9223372036854775807ns", &ns, why, sizeof(why)), 0);
+	assert_int_equal(ns, INT64_MAX);
+	assert_int_equal(units_duration("9223372036854775808ns", &ns, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_duration("10000000000s", &ns, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "too large"));
+	assert_int_equal(units_duration("5", &ns, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "missing unit"));
+	assert_int_equal(units_duration("1.5ns", &ns, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_duration("5 ms", &ns, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_duration("ms", &ns, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_duration("", &ns, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_duration("0x10ms", &ns, why, sizeof(why)), -EINVAL);
+}
+
+static void test_rates_sizes_probs(void **state)
+{
+	double d;
+	int64_t b;
+
+	assert_int_equal(units_rate("10Gbit", &d, why, sizeof(why)), 0);
+	assert_true(d == 1e10);
+	assert_int_equal(units_rate("2.5mbit", &d, why, sizeof(why)), 0);
+	assert_true(d == 2.5e6);
+	assert_int_equal(units_rate("1Kbit", &d, why, sizeof(why)), 0);
+	assert_true(d == 1000);		/* SI, as tc */
+	assert_int_equal(units_rate("1Mbps", &d, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "bytes per second"));
+	assert_int_equal(units_rate("100", &d, why, sizeof(why)), -EINVAL);
+
+	assert_int_equal(units_size("1MiB", &b, why, sizeof(why)), 0);
+	assert_int_equal(b, 1 << 20);
+	assert_int_equal(units_size("1.5KiB", &b, why, sizeof(why)), 0);
+	assert_int_equal(b, 1536);
+	assert_int_equal(units_size("1500B", &b, why, sizeof(why)), 0);
+	assert_int_equal(b, 1500);
+	assert_int_equal(units_size("1MB", &b, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_size("0.3B", &b, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_size("1kib", &b, why, sizeof(why)), -EINVAL);
+
+	assert_int_equal(units_prob("5%", &d, why, sizeof(why)), 0);
+	assert_true(d == 0.05);		/* the same double as "0.05" */
+	assert_int_equal(units_prob("0.1%", &d, why, sizeof(why)), 0);
+	assert_true(d == 0.001);
+	assert_int_equal(units_prob("100%", &d, why, sizeof(why)), 0);
+	assert_true(d == 1);
+	assert_int_equal(units_prob("5 %", &d, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_prob("5%%", &d, why, sizeof(why)), -EINVAL);
+
+	assert_int_equal(units_flops("10T", &d, why, sizeof(why)), 0);
+	assert_true(d == 1e13);
+	assert_int_equal(units_flops("1e13", &d, why, sizeof(why)), 0);
+	assert_true(d == 1e13);
+	assert_int_equal(units_flops("10P", &d, why, sizeof(why)), -EINVAL);
+
+	assert_int_equal(units_double("1e999", &d, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_double("nan", &d, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_double("inf", &d, why, sizeof(why)), -EINVAL);
+}
+
+static void test_ints_bools(void **state)
+{
+	int64_t v;
+	uint64_t u;
+	bool b;
+
+	assert_int_equal(units_int("-12", &v, why, sizeof(why)), 0);
+	assert_int_equal(v, -12);
+	assert_int_equal(units_int("1.0", &v, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_int("1e3", &v, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_int("12abc", &v, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_int("99999999999999999999", &v, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_uint("18446744073709551615", &u, why, sizeof(why)), 0);
+	assert_true(u == UINT64_MAX);
+	assert_int_equal(units_uint("18446744073709551616", &u, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_uint("-1", &u, why, sizeof(why)), -EINVAL);
+	assert_int_equal(units_bool("Yes", &b, why, sizeof(why)), 0);
+	assert_true(b);
+	assert_int_equal(units_bool("0", &b, why, sizeof(why)), 0);
+	assert_false(b);
+	assert_int_equal(units_bool("maybe", &b, why, sizeof(why)), -EINVAL);
+}
+
+/* Formatting then parsing gives back the very same value. */
+static void test_format_round_trip(void **state)
+{
+	char buf[UNITS_BUF];
+	uint64_t x = 88172645463325252ULL;
+
+	for (int i = 0; i < 20000; i++) {
+		double d, back;
+		int64_t n, nb;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		memcpy(&d, &x, sizeof(d));
+		if (!isfinite(d))
+			continue;
+		units_fmt_double(d, buf, sizeof(buf));
+		assert_int_equal(units_double(buf, &back, why, sizeof(why)), 0);
+		assert_memory_equal(&d, &back, sizeof(d));
+		d = fabs(d);
+		if (d < 1e300) {
+			units_fmt_rate(d, buf, sizeof(buf));
+			assert_int_equal(units_rate(buf, &back, why, sizeof(why)), 0);
+			assert_true(back == d);
+			units_fmt_flops(d, buf, sizeof(buf));
+			assert_int_equal(units_flops(buf, &back, why, sizeof(why)), 0);
+			assert_true(back == d);
+		}
+		n = (int64_t)(x >> (i % 64));
+		units_fmt_duration(n, buf, sizeof(buf));
+		assert_int_equal(units_duration(buf, &nb, why, sizeof(why)), 0);
+		assert_int_equal(n, nb);
+		n = (int64_t)(x >> (i % 64) >> 1) << (i % 31);
+		n = n < 0 ? -n : n;
+		units_fmt_size(n, buf, sizeof(buf));
+		assert_int_equal(units_size(buf, &nb, why, sizeof(why)), 0);
+		assert_int_equal(n, nb);
+	}
+	units_fmt_duration(5000000, buf, sizeof(buf));
+	assert_string_equal(buf, "5ms");
+	units_fmt_rate(2.5e9, buf, sizeof(buf));
+	assert_string_equal(buf, "2500Mbit");
+	units_fmt_size(1 << 20, buf, sizeof(buf));
+	assert_string_equal(buf, "1MiB");
+}
+
+static void test_defaults(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c)), *s = malloc(sizeof(*s));
+
+	/* every default parses, and every key has a type-sized field */
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		void *base = strcmp(k->section, "net") ? (void *)s : (void *)&s->net;
+
+		if (k->def && cfg_key_parse(k, base, k->def, why, sizeof(why)))
+			fail_msg("default of %s.%s: %s", k->section, k->name, why);
+		assert_non_null(k->help);
+		if (k->type == CFG_T_ENUM || k->type == CFG_T_INT)
+			assert_int_equal(k->size, sizeof(int));
+		if (k->type == CFG_T_DOUBLE || k->type == CFG_T_PROB || k->type == CFG_T_RATE)
+			assert_int_equal(k->size, sizeof(double));
+		if (k->type == CFG_T_DURATION || k->type == CFG_T_SIZE || k->type == CFG_T_I64)
+			assert_int_equal(k->size, sizeof(int64_t));
+	}
+	assert_int_equal(CFG_NKEYS, (int)cfg_nkeys);
+	cfg_defaults(c);
+	assert_string_equal(c->run.name, "run");
+	assert_int_equal(c->run.workers, 16);
+	assert_string_equal(c->run.output, "");
+	assert_int_equal(c->run.ring_size, 1 << 20);
+	assert_int_equal(c->net.loss, LOSS_NONE);
+	assert_int_equal(c->net.mtu, 1500);
+	assert_int_equal(c->net.timeout, 10000000);
+	assert_int_equal(c->net.rto, 1000000);
+	assert_int_equal(c->net.rto_max, 100000000);
+	assert_int_equal(c->net.distribution, DIST_NORMAL);
+	assert_true(c->net.ge_r == 1 && c->net.ge_1h == 1 && c->net.ge_1k == 0);
+	assert_true(c->net.p31 == 1 && c->net.p23 == 1 && c->net.p13 == 0);
+	assert_string_equal(c->train.model, "lenet");
+	assert_int_equal(c->train.ndecay, 0);
+	assert_true(c->train.device_flops == 1e13);
+	assert_true(c->jointspar.lars_eps == 1e-9);
+	assert_string_equal(c->data.dir, "/usr/share/datasets/fashion-mnist");
+	free(c);
+	free(s);
+}
+
+static const char *tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t ? t : "/tmp";
+}
+
+static void write_file(char *path, size_t n, const char *text)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, n, "%s/test_cfg.XXXXXX", tmpdir());
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int load_text(struct cfg *c, const char *text, int n, char *const *ov, char *err,
+		     size_t errlen)
+{
+	char path[256];
+	int r;
+
+	write_file(path, sizeof(path), text);
+	r = cfg_load(c, path, n, ov, err, errlen);
+	unlink(path);
+	return r;
+}
+
+static void test_links_and_overrides(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	struct net_cfg n;
+	char err[1024];
+	char *ov[] = { "link 2-0.latency=5ms", "net.jitter=1us", "net.jitter=2us",
+		       "train.decay_epochs=3, 7"};
+
+	assert_int_equal(load_text(c, "[run]\nworkers = 4\n"
+				   "[net]\nloss = gilbert\n  loss_p = 10%   ; indented, comment\n"
+				   "latency = 1ms\n"
+				   "[link 0-1]\nloss_p = 0.2\n"
+				   "[link 1-0]\nge_r = 0.5\nlatency = 3ms\n",
+				   4, ov, err, sizeof(err)), 0);
+	assert_true(c->net.loss_p == 0.1);
+	assert_true(c->net.ge_r == 1 - 0.1);		/* netem: r = 1 - p when omitted */
+	assert_int_equal(c->net.jitter, 2000);		/* later override wins */
+	assert_int_equal(c->train.ndecay, 2);
+	assert_true(c->train.decay_epochs[0] == 3 && c->train.decay_epochs[1] == 7);
+	assert_int_equal(c->nlinks, 3);
+
+	cfg_link_net(c, 0, 1, &n);
+	assert_int_equal(n.loss, LOSS_GILBERT);		/* from [net] */
+	assert_true(n.loss_p == 0.2);
+	assert_true(n.ge_r == 1 - 0.2);			/* derived from the link's own p */
+	assert_int_equal(n.latency, 1000000);
+	assert_int_equal(n.jitter, 2000);		/* [net] override reaches links */
+	cfg_link_net(c, 1, 0, &n);
+	assert_true(n.ge_r == 0.5 && n.loss_p == 0.1);
+	assert_int_equal(n.latency, 3000000);
+	cfg_link_net(c, 2, 0, &n);			/* a link made by an override */
+	assert_int_equal(n.latency, 5000000);
+	cfg_link_net(c, 0, 2, &n);			/* no section: [net] as is */
+	assert_int_equal(n.latency, 1000000);
+	assert_true(n.ge_r == c->net.ge_r);
+
+	/* a given [net] ge_r is inherited, not re-derived from the link's p */
+	assert_int_equal(load_text(c, "[net]\nloss = gilbert\nge_r = 0.3\n[link 0-1]\nloss_p = 0.2\n",
+				   0, NULL, err, sizeof(err)), 0);
+	cfg_link_net(c, 0, 1, &n);
+	assert_true(n.ge_r == 0.3);
+
+	/* errors name the argument, counted from 1 by cfg_load */
+	assert_int_equal(load_text(c, "", 2, (char *[]){ "net.latency=1ms", "net.loss=x" }, err,
+				   sizeof(err)), -EINVAL);
+	assert_string_equal(err, "argument 2 (net.loss=x): unknown value 'x'; expected one of "
+			    "none, bernoulli, gilbert, state");
+	assert_int_equal(load_text(c, "[net]\n\n# c\nlatency = 5\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":4: net.latency: missing unit"));
+	free(c);
+}
+
+/* Every key compares equal between a and b (bit for bit; strings as strings). */
+static void assert_same(const struct cfg *a, const struct cfg *b)
+{
+	struct net_cfg na, nb;
+
+	for (size_t i = 0; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		const char *pa = strcmp(k->section, "net") ? (const char *)a : (const char *)&a->net;
+		const char *pb = strcmp(k->section, "net") ? (const char *)b : (const char *)&b->net;
+
+		if (k->type == CFG_T_STR || k->type == CFG_T_CHOICE)
+			assert_string_equal(pa + k->off, pb + k->off);
+		else if (k->type == CFG_T_LIST)
+			assert_memory_equal(pa + k->off, pb + k->off,
+					    sizeof(double) * (size_t)a->train.ndecay);
+		else if (memcmp(pa + k->off, pb + k->off, k->size))
+			fail_msg("%s.%s differs after the round trip", k->section, k->name);
+	}
+	assert_int_equal(a->train.ndecay, b->train.ndecay);
+	assert_int_equal(a->nlinks, b->nlinks);
+	for (int i = 0; i < a->nlinks; i++) {
+		assert_int_equal(a->links[i].src, b->links[i].src);
+		assert_int_equal(a->links[i].dst, b->links[i].dst);
+		cfg_link_net(a, a->links[i].src, a->links[i].dst, &na);
+		cfg_link_net(b, a->links[i].src, a->links[i].dst, &nb);
+		assert_memory_equal(&na, &nb, sizeof(na));
+	}
+}
+
+/* print(a) -> load -> b: same configuration, and print(b) is print(a). */
+static void round_trip(const struct cfg *a, const char *what)
+{
+	struct cfg *b = malloc(sizeof(*b));
+	char *t1 = NULL, *t2 = NULL, path[256], err[1024];
+	size_t n1, n2;
+	FILE *f = open_memstream(&t1, &n1);
+
+	assert_int_equal(cfg_print(a, f), 0);
+	fclose(f);
+	write_file(path, sizeof(path), t1);
+	if (cfg_load(b, path, 0, NULL, err, sizeof(err)))
+		fail_msg("%s: printed config does not load: %s", what, err);
+	unlink(path);
+	assert_same(a, b);
+	f = open_memstream(&t2, &n2);
+	assert_int_equal(cfg_print(b, f), 0);
+	fclose(f);
+	assert_string_equal(t1, t2);
+	free(t1);
+	free(t2);
+	free(b);
+}
+
+static void test_round_trip_ini(void **state)
+{
+	const char *src = getenv("SRCDIR");
+	char dir[512], path[1024], err[1024];
+	struct cfg *c = malloc(sizeof(*c));
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/ini", src ? src : ".");
+	d = opendir(dir);
+	if (!d)
+		skip();
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 5 || strcmp(e->d_name + len - 4, ".ini"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (cfg_load(c, path, 0, NULL, err, sizeof(err)))
+			fail_msg("%s", err);
+		round_trip(c, path);
+		n++;
+	}
+	closedir(d);
+	assert_true(n > 0);
+	free(c);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+	return *s;
+}
+
+static double urand(uint64_t *s)
+{
+	return (double)(rnd(s) >> 11) / 9007199254740992.0;
+}
+
+/* A random valid value of k as text. */
+static void random_value(const struct cfg_key *k, uint64_t *s, char *buf, size_t n)
+{
+	double span = k->hi - k->lo;
+	size_t cnt = 0;
+
+	switch (k->type) {
+	case CFG_T_INT:
+	case CFG_T_I64:
+		snprintf(buf, n, "%.0f", k->lo + (double)(rnd(s) % (uint64_t)(span < 1000 ? span + 1 : 1000)));
+		break;
+	case CFG_T_U64:
+		snprintf(buf, n, "%" PRIu64, rnd(s));
+		break;
+	case CFG_T_DOUBLE:
+	case CFG_T_FLOPS:
+		snprintf(buf, n, "%.17g", k->lo + (span > 1e6 ? 1e6 : span) * (0.001 + 0.998 * urand(s)));
+		break;
+	case CFG_T_PROB:
+		if (rnd(s) & 1)
+			snprintf(buf, n, "%.6g%%", 0.001 + 99.998 * urand(s));
+		else
+			snprintf(buf, n, "%.17g", 0.001 + 0.998 * urand(s));
+		break;
+	case CFG_T_DURATION:
+		snprintf(buf, n, "%" PRIu64 "%s", 1 + rnd(s) % 999, (const char *[]){ "ns", "us", "ms" }[rnd(s) % 3]);
+		break;
+	case CFG_T_RATE:
+		snprintf(buf, n, "%.4g%s", 1 + 998 * urand(s), (const char *[]){ "bit", "Kbit", "Mbit", "Gbit" }[rnd(s) % 4]);
+		break;
+	case CFG_T_SIZE:
+		if (k->flags & CFG_POW2)
+			snprintf(buf, n, "%dKiB", 4 << (rnd(s) % 10));
+		else
+			snprintf(buf, n, "%" PRIu64 "B", (uint64_t)k->lo + rnd(s) % 100000);
+		break;
+	case CFG_T_STR:
+		for (size_t i = 0, len = 1 + rnd(s) % 20; i < len && i + 1 < n; i++)
+			buf[i] = "abcxyz/_-.0123"[rnd(s) % 14], buf[i + 1] = 0;
+		break;
+	case CFG_T_CHOICE:
+	case CFG_T_ENUM:
+		while (k->names[cnt])
+			cnt++;
+		snprintf(buf, n, "%s", k->names[rnd(s) % cnt]);
+		break;
+	case CFG_T_LIST: {
+		size_t len = 0, m = rnd(s) % 9;
+		double v = 0;
+
+		buf[0] = 0;
+		for (size_t i = 0; i < m; i++) {
+			v += 0.5 + 10 * urand(s);
+			len += (size_t)snprintf(buf + len, n - len, "%s%.17g", i ? "," : "", v);
+		}
+		break;
+	}
+	}
+}
+
+static void test_round_trip_random(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c)), *scratch = malloc(sizeof(*scratch));
+	enum { NOV = CFG_NKEYS + 40 };
+	char (*text)[300] = malloc(NOV * sizeof(*text)), err[1024], val[256];
+	char *ov[NOV];
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	const struct cfg_key *kw = cfg_key_find("run", "workers");
+
+	for (int iter = 0; iter < 150; iter++) {
+		int n = 0, workers = 0;
+
+		for (size_t i = 0; i < cfg_nkeys; i++) {
+			const struct cfg_key *k = &cfg_keys[i];
+
+			if (rnd(&s) % 3 == 0 && k != kw)
+				continue;
+			random_value(k, &s, val, sizeof(val));
+			if (k == kw)
+				workers = atoi(val) < 2 ? 2 : atoi(val);
+			if (!strcmp(k->name, "adversaries"))
+				continue;	/* below, once workers is known */
+			if (!strcmp(k->name, "rto_max"))
+				snprintf(val, sizeof(val), "60s");	/* rto <= rto_max */
+			snprintf(text[n], sizeof(text[n]), "%s.%s=%s", k->section, k->name,
+				 k == kw ? "" : val);
+			if (k == kw)
+				snprintf(text[n] + strlen(text[n]), 16, "%d", workers);
+			/* the override lands in the field a direct parse fills */
+			if (!strcmp(k->section, "net"))
+				assert_int_equal(cfg_key_parse(k, &scratch->net, val, why, sizeof(why)), 0);
+			else if (cfg_key_parse(k, scratch, val, why, sizeof(why)))
+				fail_msg("%s: %s", text[n], why);
+			ov[n] = text[n];
+			n++;
+		}
+		snprintf(text[n], sizeof(text[n]), "signum.adversaries=%d", (int)(rnd(&s) % (uint64_t)workers));
+		ov[n] = text[n];
+		n++;
+		for (int l = 0, nl = (int)(rnd(&s) % 4); l < nl; l++) {
+			const struct cfg_key *k = &cfg_keys[rnd(&s) % (CFG_NNET - 2)];	/* not rto* */
+			int a = (int)(rnd(&s) % (uint64_t)workers), b = (a + 1) % workers;
+
+			random_value(k, &s, val, sizeof(val));
+			snprintf(text[n], sizeof(text[n]), "link %d-%d.%s=%s", a, b, k->name, val);
+			ov[n] = text[n];
+			n++;
+		}
+		if (cfg_load(c, "/dev/null", n, ov, err, sizeof(err)))
+			fail_msg("random config %d does not load: %s", iter, err);
+		assert_int_equal(c->run.workers, workers);
+		round_trip(c, "random");
+	}
+	free(text);
+	free(scratch);
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_rates_sizes_probs),
+		cmocka_unit_test(test_ints_bools),
+		cmocka_unit_test(test_format_round_trip),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_links_and_overrides),
+		cmocka_unit_test(test_round_trip_ini),
+		cmocka_unit_test(test_round_trip_random),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,179 @@
+/* tests/test_model_grad.c — whole-model gradients against finite differences of the
+ * loss, for every model type at tiny sizes, on the reference backend (double
+ * accumulators).  Central differences: (L(p + h) - L(p - h)) / 2h for a sample of
+ * parameters of every layer; tolerance atol + rtol |g|.  Batch norm runs in train mode,
+ * so the loss is a function of the whole batch, as the backward pass assumes. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "nn/model.h"
+
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+static double unif(uint64_t *s)
+{
+	return (double)lcg(s) / (double)(1ull << 31);
+}
+
+struct fd_case {
+	const char *name;
+	struct nn_input in;
+	int B;
+	int per_layer;		/* parameters checked per layer */
+};
+
+static float loss_of(struct nn_model *m, const float *x, const int32_t *tok, const void *y,
+		     int B)
+{
+	return nn_forward(m, x, tok, y, B, true, NULL);
+}
+
+static void check_model(const struct fd_case *c)
+{
+	const struct nn_ops *ops = &nn_ops_ref;
+	struct nn_model m;
+	const struct nn_input *in = &c->in;
+	int B = c->B;
+	uint64_t s = getenv("FD_S") ? strtoull(getenv("FD_S"), 0, 10) : 12345;
+
+	if (in->T && (!ops->lstm_fwd || !ops->embed_fwd)) {
+		printf("%s: the reference backend has no lstm/embed ops yet: not checked\n",
+		       c->name);
+		return;
+	}
+	assert_int_equal(nn_model_init(&m, c->name, in, ops, B, s), 0);
+	float *x = NULL, *target = malloc((size_t)B * sizeof(float));
+	int32_t *tok = NULL, *y = malloc((size_t)B * sizeof(int32_t));
+	assert_non_null(target);
+	assert_non_null(y);
+	if (in->T) {
+		tok = malloc((size_t)B * in->T * sizeof(int32_t));
+		assert_non_null(tok);
+		for (int i = 0; i < B * in->T; i++)
+			tok[i] = (int32_t)(lcg(&s) % (uint64_t)in->vocab);
+	} else {
+		size_t n = (size_t)B * in->C * in->H * in->W;
+		x = malloc(n * sizeof(float));
+		assert_non_null(x);
+		for (size_t i = 0; i < n; i++)
+			x[i] = (float)(2 * unif(&s) - 1);
+	}
+	for (int i = 0; i < B; i++) {
+		y[i] = (int32_t)(lcg(&s) % (uint64_t)in->nclasses);
+		target[i] = (float)(2 * unif(&s) - 1);
+	}
+	const void *lab = in->regression ? (const void *)target : (const void *)y;
+
+	loss_of(&m, x, tok, lab, B);
+	nn_backward(&m, NULL);
+	float *g = malloc(m.nparams * sizeof(float));
+	assert_non_null(g);
+	memcpy(g, m.grads, m.nparams * sizeof(float));
+
+	int checked = 0, bad = 0;
+	double worst = 0;
+	for (int l = 0; l < m.nlayers; l++) {
+		const struct nn_layer *L = &m.layers[l];
+		for (int k = 0; k < c->per_layer; k++) {
+			/* the first and last parameter of the layer, then random ones */
+			size_t i = L->off + (k == 0 ? 0 : k == 1 ? L->size - 1 :
+						  lcg(&s) % L->size);
+			/* several step sizes, the best counts: a relu or maxpool kink, or the
+			 * curvature of batch norm over a tiny batch, spoils a large step, float
+			 * rounding of the loss a small one; a wrong gradient fails them all */
+			static const double hs[] = {1e-3, 3e-4, 1e-4};
+			double err = INFINITY, tol = 0, fd = 0;
+			for (int t = 0; t < 3 && !(err <= tol); t++) {
+				float p0 = m.params[i];
+				double h = hs[t] * fmax(1.0, fabs(p0));
+				m.params[i] = (float)(p0 + h);
+				double hp = (double)m.params[i] - p0;
+				double lp = loss_of(&m, x, tok, lab, B);
+				m.params[i] = (float)(p0 - h);
+				double hm = p0 - (double)m.params[i];
+				double lm = loss_of(&m, x, tok, lab, B);
+				m.params[i] = p0;
+				fd = (lp - lm) / (hp + hm);
+				/* a few float ulps of the loss over the step, plus 3% */
+				tol = 3e-7 * fmax(1.0, fabs(lp)) / h + 3e-2 * fabs(g[i]);
+				err = fabs(fd - g[i]);
+			}
+			checked++;
+			if (err / tol > worst)
+				worst = err / tol;
+			if (err > tol) {
+				bad++;
+				printf("%s: %s param %zu: backward %.6g, finite difference %.6g\n",
+				       c->name, L->name, i - L->off, g[i], fd);
+			}
+		}
+	}
+	printf("%s: %d parameters checked, worst error/tolerance %.3f\n", c->name, checked,
+	       worst);
+	if (bad)
+		fail_msg("%s: %d of %d gradients disagree with finite differences", c->name, bad,
+			 checked);
+	free(g);
+	free(x);
+	free(tok);
+	free(y);
+	free(target);
+	nn_model_free(&m);
+}
+
+static void test_mlp(void **state)
+{
+	struct fd_case c = {"mlp", {.C = 1, .H = 4, .W = 4, .nclasses = 3}, 3, 12};
+	check_model(&c);
+}
+
+static void test_lenet(void **state)
+{
+	struct fd_case c = {"lenet", {.C = 1, .H = 12, .W = 12, .nclasses = 3}, 2, 10};
+	check_model(&c);
+}
+
+static void test_resnet20(void **state)
+{
+	struct fd_case c = {"resnet20", {.C = 1, .H = 8, .W = 8, .nclasses = 3}, 2, 4};
+	check_model(&c);
+}
+
+static void test_lstm(void **state)
+{
+	struct fd_case c = {"lstm", {.T = 5, .vocab = 7, .nclasses = 3}, 3, 12};
+	check_model(&c);
+}
+
+static void test_logreg(void **state)
+{
+	struct fd_case c = {"logreg", {.C = 2, .H = 3, .W = 3, .nclasses = 4}, 4, 12};
+	check_model(&c);
+}
+
+static void test_linreg(void **state)
+{
+	struct fd_case c = {"linreg", {.C = 1, .H = 2, .W = 3, .nclasses = 1,
+				       .regression = true}, 5, 7};
+	check_model(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mlp),	 cmocka_unit_test(test_lenet),
+		cmocka_unit_test(test_resnet20), cmocka_unit_test(test_lstm),
+		cmocka_unit_test(test_logreg),	 cmocka_unit_test(test_linreg),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

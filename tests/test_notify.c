@@ -1,0 +1,208 @@
+/* tests/test_notify.c — notify_wait/notify_wake in both modes, across processes. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "emu/notify.h"
+
+#define NWORDS 100
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static enum cfg_notify modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
+
+static void test_init_mode(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	struct notify n;
+
+	assert_int_equal(notify_init(&n, mode), 0);
+	assert_int_equal(n.mode, mode);
+	assert_string_equal(notify_mode_name(n.mode), mode == NOTIFY_FUTEX ? "futex" : "io_uring");
+	notify_free(&n);
+}
+
+static void test_differs_returns_at_once(void **state)
+{
+	struct notify n;
+	_Atomic uint32_t w = 5;
+	_Atomic uint32_t *words[1] = { &w };
+	uint32_t expect = 4;
+	int64_t t0;
+
+	assert_int_equal(notify_init(&n, *(enum cfg_notify *)*state), 0);
+	t0 = now_ns();
+	assert_int_equal(notify_wait(&n, 1, words, &expect, -1), 0);	/* would hang if wrong */
+	assert_true(now_ns() - t0 < 100000000);
+	notify_free(&n);
+}
+
+static void test_timeout(void **state)
+{
+	struct notify n;
+	_Atomic uint32_t w[3] = { 1, 2, 3 };
+	_Atomic uint32_t *words[3] = { &w[0], &w[1], &w[2] };
+	uint32_t expect[3] = { 1, 2, 3 };
+	int64_t t0, dt;
+
+	assert_int_equal(notify_init(&n, *(enum cfg_notify *)*state), 0);
+	for (int rep = 0; rep < 3; rep++) {
+		t0 = now_ns();
+		assert_int_equal(notify_wait(&n, 3, words, expect, 30000000), -ETIMEDOUT);
+		dt = now_ns() - t0;
+		assert_true(dt >= 29000000);
+		assert_true(dt < 1000000000);
+	}
+	/* After timeouts, a differing word still returns at once: no stale completion
+	 * is mistaken for this wait's, and none is missing either. */
+	w[1] = 9;
+	assert_int_equal(notify_wait(&n, 3, words, expect, 2000000000), 0);
+	w[1] = 2;
+	/* And after that early return, the next wait really waits its full timeout. */
+	t0 = now_ns();
+	assert_int_equal(notify_wait(&n, 3, words, expect, 20000000), -ETIMEDOUT);
+	assert_true(now_ns() - t0 >= 19000000);
+	notify_free(&n);
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* A child sleeps on NWORDS shared words; the parent changes and wakes one of them. */
+static void wake_one_of_many(enum cfg_notify mode, int which, int64_t child_timeout)
+{
+	_Atomic uint32_t *w = mmap(NULL, NWORDS * sizeof(*w), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct notify n;
+	int status;
+	pid_t pid;
+
+	assert_true(w != MAP_FAILED);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		_Atomic uint32_t *words[NWORDS];
+		uint32_t expect[NWORDS];
+		int ret;
+
+		if (notify_init(&n, mode) < 0)
+			_exit(10);
+		for (int i = 0; i < NWORDS; i++) {
+			words[i] = &w[i];
+			expect[i] = 0;
+		}
+		ret = notify_wait(&n, NWORDS, words, expect, child_timeout);
+		if (ret == -ETIMEDOUT)
+			_exit(11);
+		if (ret != 0)
+			_exit(12);
+		_exit(atomic_load(&w[which]) == 1 ? 0 : 13);
+	}
+	assert_int_equal(notify_init(&n, mode), 0);
+	/* Wake only once the child sleeps, so that the wake path is what is tested. */
+	for (int i = 0; i < 2000 && proc_state(pid) != 'S'; i++)
+		usleep(1000);
+	usleep(20000);
+	assert_int_equal(proc_state(pid), 'S');
+	atomic_store(&w[which], 1);
+	notify_wake(&n, &w[which]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(n.wakes, 1);
+	notify_free(&n);
+	munmap(w, NWORDS * sizeof(*w));
+}
+
+static void test_wake_any_of_many(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+
+	wake_one_of_many(mode, 57, -1);
+	wake_one_of_many(mode, 0, 5000000000);
+	wake_one_of_many(mode, NWORDS - 1, 5000000000);
+}
+
+/* A wake with nobody waiting is harmless and does not disturb the next wait. */
+static void test_wake_without_sleeper(void **state)
+{
+	struct notify n;
+	_Atomic uint32_t w = 0;
+	_Atomic uint32_t *words[1] = { &w };
+	uint32_t expect = 0;
+
+	assert_int_equal(notify_init(&n, *(enum cfg_notify *)*state), 0);
+	for (int i = 0; i < 20; i++)
+		notify_wake(&n, &w);
+	assert_int_equal(notify_wait(&n, 1, words, &expect, 10000000), -ETIMEDOUT);
+	assert_int_equal(notify_wait(&n, 0, words, &expect, 0), -EINVAL);
+	notify_free(&n);
+}
+
+static void test_auto_picks_a_mode(void **state)
+{
+	struct notify n;
+
+	assert_int_equal(notify_init(&n, NOTIFY_AUTO), 0);
+	assert_true(n.mode == NOTIFY_IO_URING || n.mode == NOTIFY_FUTEX);
+	assert_int_equal(n.spin_ns, NOTIFY_SPIN_NS);
+	notify_free(&n);
+}
+
+#define MODE_TESTS(m)                                                        \
+	cmocka_unit_test_prestate(test_init_mode, &modes[m]),                 \
+	cmocka_unit_test_prestate(test_differs_returns_at_once, &modes[m]),   \
+	cmocka_unit_test_prestate(test_timeout, &modes[m]),                   \
+	cmocka_unit_test_prestate(test_wake_any_of_many, &modes[m]),          \
+	cmocka_unit_test_prestate(test_wake_without_sleeper, &modes[m])
+
+int main(void)
+{
+	const struct CMUnitTest uring_tests[] = { MODE_TESTS(0) };
+	const struct CMUnitTest futex_tests[] = {
+		MODE_TESTS(1),
+		cmocka_unit_test(test_auto_picks_a_mode),
+	};
+	int fails = 0, ret;
+	struct notify n;
+
+	ret = notify_init(&n, NOTIFY_IO_URING);
+	if (ret == 0) {
+		notify_free(&n);
+		fails += cmocka_run_group_tests_name("notify io_uring", uring_tests, NULL, NULL);
+	} else {
+		printf("notify io_uring: unavailable (%s), futex mode only\n", strerror(-ret));
+	}
+	fails += cmocka_run_group_tests_name("notify futex", futex_tests, NULL, NULL);
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,413 @@
+/* tests/test_ring.c — the SPSC ring, in one process and between two, in both notify modes. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "emu/notify.h"
+#include "emu/region.h"
+#include "emu/ring.h"
+
+static enum cfg_notify modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t s = seed * 2654435761ULL + 1;
+
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(xorshift(&s) >> 24);
+}
+
+static struct region *make_region(int n, size_t ring_size)
+{
+	struct region_params p = { .nworkers = n, .ring_size = ring_size,
+				   .log_ring_size = 4096, .snapshot_bytes = 100 };
+	struct region *rg = region_create(&p);
+
+	assert_non_null(rg);
+	return rg;
+}
+
+/* --- one process --------------------------------------------------------------- */
+
+static void test_nonblocking_counts_and_wrap(void **state)
+{
+	struct region *rg = make_region(2, 64);	/* the smallest ring: 64 bytes */
+	struct ring *r = region_ring(rg, 0, 1);
+	struct notify nt;
+	uint8_t in[200], out[200];
+	size_t total_in = 0, total_out = 0;
+
+	assert_int_equal(notify_init(&nt, NOTIFY_FUTEX), 0);
+	assert_int_equal(r->size, 64);
+	assert_int_equal(ring_readable(r), 0);
+	assert_int_equal(ring_writable(r), 64);
+	fill(in, sizeof(in), 7);
+	assert_int_equal(ring_write(r, in, 100, &nt), 64);	/* only what fits */
+	assert_int_equal(ring_write(r, in, 1, &nt), 0);
+	assert_int_equal(ring_readable(r), 64);
+	assert_int_equal(ring_read(r, out, 13, &nt), 13);
+	assert_memory_equal(out, in, 13);
+	/* Odd-sized steps so every offset of the ring is a wrap point at some time. */
+	total_in = 64;
+	total_out = 13;
+	for (int i = 0; i < 500; i++) {
+		uint8_t chunk[64];
+		size_t w = (size_t)(i * 7 % 61) + 1, k;
+
+		for (size_t j = 0; j < w; j++)
+			chunk[j] = (uint8_t)((total_in + j) * 31 + 5);
+		k = ring_write(r, chunk, w, &nt);
+		assert_true(k <= w);
+		assert_int_equal(ring_readable(r), total_in + k - total_out);
+		total_in += k;
+		size_t rd = ring_read(r, out, (size_t)(i * 11 % 53) + 1, &nt);
+		for (size_t j = 0; j < rd; j++) {
+			size_t pos = total_out + j;
+			uint8_t want = pos < 64 ? in[pos] : (uint8_t)(pos * 31 + 5);
+
+			assert_int_equal(out[j], want);
+		}
+		total_out += rd;
+		assert_int_equal(ring_writable(r), 64 - (total_in - total_out));
+	}
+	assert_true(total_out > 5000);
+	assert_int_equal(nt.wakes, 0);	/* nobody announced a sleep: no syscalls */
+	notify_free(&nt);
+	region_destroy(rg);
+}
+
+static int count_memfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], target[300];
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += strncmp(target, "/memfd:", 7) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_region_layout(void **state)
+{
+	int before = count_memfds();
+	struct region *rg = make_region(5, 1000);	/* rounded up to 1024 */
+	uint8_t seen[5][5] = { { 0 } };
+
+	assert_int_equal(count_memfds(), before);	/* the mapping keeps the memory */
+	assert_int_equal(region_nworkers(rg), 5);
+	assert_int_equal(region_snapshot_bytes(rg), 100);
+	assert_int_equal(*region_stop(rg), 0);
+	/* Every ring is separate: write a tag into each, read them all back. */
+	for (int s = 0; s < 5; s++)
+		for (int d = 0; d < 5; d++) {
+			struct ring *r;
+
+			if (s == d)
+				continue;
+			r = region_ring(rg, s, d);
+			assert_int_equal(r->size, 1024);
+			assert_int_equal((uintptr_t)r % 64, 0);
+			uint8_t tag = (uint8_t)(s * 5 + d);
+
+			assert_int_equal(ring_write(r, &tag, 1, NULL), 1);
+		}
+	for (int s = 0; s < 5; s++)
+		for (int d = 0; d < 5; d++) {
+			uint8_t tag;
+
+			if (s == d)
+				continue;
+			assert_int_equal(ring_readable(region_ring(rg, s, d)), 1);
+			assert_int_equal(ring_read(region_ring(rg, s, d), &tag, 1, NULL), 1);
+			assert_int_equal(tag, s * 5 + d);
+			seen[s][d] = 1;
+		}
+	for (int w = 0; w < 5; w++) {
+		struct worker_slot *sl = region_slot(rg, w);
+		uint8_t *snap = region_snapshot(rg, w);
+
+		assert_int_equal((uintptr_t)sl % 64, 0);
+		assert_int_equal((uintptr_t)snap % 64, 0);
+		memset(snap, w + 1, 100);
+		assert_int_equal(region_log_ring(rg, w)->size, 4096);
+		assert_int_equal(ring_readable(region_log_ring(rg, w)), 0);
+		assert_int_equal(sl->pid, 0);
+	}
+	for (int w = 0; w < 5; w++)
+		assert_int_equal(((uint8_t *)region_snapshot(rg, w))[99], w + 1);
+	assert_int_equal(seen[4][3], 1);
+	region_destroy(rg);
+
+	struct region_params bad = { .nworkers = 0, .ring_size = 4096 };
+	errno = 0;
+	assert_null(region_create(&bad));
+	assert_int_equal(errno, EINVAL);
+}
+
+/* --- two processes ------------------------------------------------------------- */
+
+struct stream_params {
+	size_t ring_size;
+	int messages;
+	size_t max_len;		/* payload lengths are drawn in [0, max_len] */
+	int64_t spin_ns;
+};
+
+/* Producer: [u32 len][payload][u64 fnv1a(payload)] per message. */
+static int produce(struct ring *r, enum cfg_notify mode, const struct stream_params *sp)
+{
+	struct notify nt;
+	uint64_t s = 12345;
+	uint8_t *buf = malloc(sp->max_len + 1);
+
+	if (!buf || notify_init(&nt, mode) < 0)
+		return 10;
+	nt.spin_ns = sp->spin_ns;
+	for (int m = 0; m < sp->messages; m++) {
+		uint32_t len = (uint32_t)(xorshift(&s) % (sp->max_len + 1));
+		uint64_t sum;
+
+		fill(buf, len, (uint64_t)m);
+		sum = fnv1a(buf, len);
+		ring_write_all(r, &len, sizeof(len), &nt);
+		ring_write_all(r, buf, len, &nt);
+		ring_write_all(r, &sum, sizeof(sum), &nt);
+	}
+	notify_free(&nt);
+	free(buf);
+	return 0;
+}
+
+static void stream(enum cfg_notify mode, const struct stream_params *sp)
+{
+	struct region *rg = make_region(2, sp->ring_size);
+	struct ring *r = region_ring(rg, 1, 0);
+	struct notify nt;
+	uint64_t s = 12345, rs = 99;
+	uint8_t *buf = malloc(sp->max_len + 1), *want = malloc(sp->max_len + 1);
+	int status;
+	pid_t pid;
+
+	assert_non_null(buf);
+	assert_non_null(want);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(20);	/* a lost wake-up hangs: turn it into a failure */
+		_exit(produce(r, mode, sp));
+	}
+	assert_int_equal(notify_init(&nt, mode), 0);
+	nt.spin_ns = sp->spin_ns;
+	alarm(20);
+	for (int m = 0; m < sp->messages; m++) {
+		uint32_t len, expect_len = (uint32_t)(xorshift(&s) % (sp->max_len + 1));
+		uint64_t sum;
+		size_t got = 0;
+
+		ring_read_all(r, &len, sizeof(len), &nt);
+		assert_int_equal(len, expect_len);
+		while (got < len) {	/* reads of random size: partial reads of messages */
+			size_t k = 1 + xorshift(&rs) % (len - got);
+
+			ring_read_all(r, buf + got, k, &nt);
+			got += k;
+		}
+		ring_read_all(r, &sum, sizeof(sum), &nt);
+		assert_true(sum == fnv1a(buf, len));
+		fill(want, len, (uint64_t)m);
+		assert_memory_equal(buf, want, len);
+	}
+	alarm(0);
+	assert_int_equal(ring_readable(r), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	notify_free(&nt);
+	free(buf);
+	free(want);
+	region_destroy(rg);
+}
+
+static int mode_available(enum cfg_notify mode)
+{
+	struct notify nt;
+
+	if (notify_init(&nt, mode) < 0)
+		return 0;
+	notify_free(&nt);
+	return 1;
+}
+
+static void test_random_messages(void **state)
+{
+	struct stream_params sp = { .ring_size = 65536, .messages = 3000, .max_len = 20000,
+				    .spin_ns = NOTIFY_SPIN_NS };
+
+	stream(*(enum cfg_notify *)*state, &sp);
+}
+
+/* A 64-byte ring: every message wraps and back-pressure stops the producer all the time. */
+static void test_tiny_ring_backpressure(void **state)
+{
+	struct stream_params sp = { .ring_size = 64, .messages = 300, .max_len = 1001,
+				    .spin_ns = NOTIFY_SPIN_NS };
+
+	stream(*(enum cfg_notify *)*state, &sp);
+}
+
+/* Messages far larger than the ring stream through in pieces. */
+static void test_huge_messages(void **state)
+{
+	struct stream_params sp = { .ring_size = 4096, .messages = 6, .max_len = 3 << 20,
+				    .spin_ns = NOTIFY_SPIN_NS };
+
+	stream(*(enum cfg_notify *)*state, &sp);
+}
+
+/* No spinning at all: every empty or full ring goes to sleep, so a lost wake-up (a
+ * missing fence in the Dekker pair) would hang this test within its alarm. */
+static void test_sleep_only_pingpong(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	struct region *rg = make_region(2, 4096);
+	struct ring *ab = region_ring(rg, 0, 1), *ba = region_ring(rg, 1, 0);
+	struct notify nt;
+	int status, n = 5000;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint64_t v;
+
+		alarm(20);
+		if (notify_init(&nt, mode) < 0)
+			_exit(10);
+		nt.spin_ns = 0;
+		for (int i = 0; i < n; i++) {
+			ring_read_all(ab, &v, sizeof(v), &nt);
+			v += 1;
+			ring_write_all(ba, &v, sizeof(v), &nt);
+		}
+		_exit(0);
+	}
+	assert_int_equal(notify_init(&nt, mode), 0);
+	nt.spin_ns = 0;
+	alarm(20);
+	for (uint64_t i = 0; i < (uint64_t)n; i++) {
+		uint64_t v = i * 3;
+
+		ring_write_all(ab, &v, sizeof(v), &nt);
+		ring_read_all(ba, &v, sizeof(v), &nt);
+		assert_true(v == i * 3 + 1);
+	}
+	alarm(0);
+	assert_true(nt.waits > 0);	/* the sleeping path really ran */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	notify_free(&nt);
+	region_destroy(rg);
+}
+
+/* barrier_wait: nobody leaves a round before all have arrived. */
+static void test_barrier(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum { N = 6, ROUNDS = 200 };
+	struct region *rg = make_region(N, 4096);
+	_Atomic int32_t *arrived = region_snapshot(rg, 0);	/* shared scratch: 100 bytes */
+	pid_t pids[N];
+
+	atomic_store(arrived, 0);
+	for (int w = 0; w < N; w++) {
+		pids[w] = fork();
+		assert_true(pids[w] >= 0);
+		if (pids[w] == 0) {
+			struct notify nt;
+
+			alarm(20);
+			if (notify_init(&nt, mode) < 0)
+				_exit(10);
+			for (int k = 0; k < ROUNDS; k++) {
+				atomic_fetch_add(arrived, 1);
+				barrier_wait(region_barrier(rg), N, &nt);
+				if (atomic_load(arrived) < (k + 1) * N)
+					_exit(11);	/* left before everyone arrived */
+				barrier_wait(region_barrier(rg), N, &nt);
+			}
+			_exit(0);
+		}
+	}
+	for (int w = 0; w < N; w++) {
+		int status;
+
+		assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_int_equal(atomic_load(arrived), N * ROUNDS);
+	region_destroy(rg);
+}
+
+#define MODE_TESTS(m)                                                     \
+	cmocka_unit_test_prestate(test_random_messages, &modes[m]),        \
+	cmocka_unit_test_prestate(test_tiny_ring_backpressure, &modes[m]), \
+	cmocka_unit_test_prestate(test_huge_messages, &modes[m]),          \
+	cmocka_unit_test_prestate(test_sleep_only_pingpong, &modes[m]),    \
+	cmocka_unit_test_prestate(test_barrier, &modes[m])
+
+int main(void)
+{
+	const struct CMUnitTest basic[] = {
+		cmocka_unit_test(test_nonblocking_counts_and_wrap),
+		cmocka_unit_test(test_region_layout),
+	};
+	const struct CMUnitTest uring_tests[] = { MODE_TESTS(0) };
+	const struct CMUnitTest futex_tests[] = { MODE_TESTS(1) };
+	int fails = cmocka_run_group_tests_name("ring", basic, NULL, NULL);
+
+	if (mode_available(NOTIFY_IO_URING))
+		fails += cmocka_run_group_tests_name("ring io_uring", uring_tests, NULL, NULL);
+	else
+		printf("ring io_uring: unavailable here, futex mode only\n");
+	fails += cmocka_run_group_tests_name("ring futex", futex_tests, NULL, NULL);
+	return fails ? 1 : 0;
+}

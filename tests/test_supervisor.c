@@ -1,0 +1,472 @@
+/* tests/test_supervisor.c — the real supervise() with test workers, run in a child of
+ * the test so that its messages, exit code, open fds and children can be inspected. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "emu/notify.h"
+#include "emu/region.h"
+#include "emu/ring.h"
+#include "emu/supervisor.h"
+
+#define MAXW 16
+
+enum scenario { SEGV, EXIT3, ERRTEXT, STOP, STOP_IGNORED, ALL_OK, CPU_IDLE };
+
+/* Shared between the test, the supervisor child and (read-only) nobody else. */
+struct result {
+	enum scenario sc;
+	enum cfg_notify mode;
+	_Atomic int records[MAXW];
+	int last_step[MAXW];
+	int order_errors, content_errors;
+	int stopped[MAXW];	/* the last record said "stopped" */
+	int end_status, end_calls;
+	pid_t pids[MAXW];
+	int memfds_after, children_left;
+};
+
+struct rec {
+	int32_t step, stopped;
+	uint8_t pad[];		/* ALL_OK: bytes (step * 7 + i) */
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int worker(void *ctx, struct region *rg, int id)
+{
+	struct result *res = ctx;
+	struct worker_slot *slot = region_slot(rg, id);
+	struct notify nt;
+	uint8_t buf[4096];
+	struct rec *r = (struct rec *)buf;
+
+	if (notify_init(&nt, res->mode) < 0)
+		return 9;
+	if (res->sc == CPU_IDLE) {
+		uint64_t v = 42;
+
+		if (id == 0) {	/* the only writer, after a second of silence */
+			usleep(1000000);
+			for (int w = 1; w < region_nworkers(rg); w++)
+				ring_write_all(region_ring(rg, 0, w), &v, sizeof(v), &nt);
+		} else {
+			v = 0;
+			ring_read_all(region_ring(rg, 0, id), &v, sizeof(v), &nt);
+		}
+		notify_free(&nt);
+		return v == 42 ? 0 : 5;
+	}
+	for (int step = 0;; step++) {
+		size_t len = sizeof(*r);
+
+		atomic_store(&slot->step, step);
+		/* Step boundary: the stop word is looked at here only. */
+		if ((res->sc == STOP) && atomic_load(region_stop(rg))) {
+			r->step = step;
+			r->stopped = 1;
+			worker_log(rg, id, r, sizeof(*r), &nt);
+			break;
+		}
+		if (res->sc == SEGV && id == 1 && step == 7) {
+			signal(SIGSEGV, SIG_DFL);	/* not the sanitizer's handler */
+			raise(SIGSEGV);
+		}
+		if (res->sc == EXIT3 && id == 2 && step == 4)
+			return 3;
+		if (res->sc == ERRTEXT && id == 0 && step == 5) {
+			snprintf(slot->error, sizeof(slot->error), "bad batch in shard %d", id);
+			return 2;
+		}
+		if (res->sc == ALL_OK && step == 60)
+			break;
+		r->step = step;
+		r->stopped = 0;
+		if (res->sc == ALL_OK) {	/* sizes that wrap the tiny log ring */
+			size_t extra = (size_t)(step * 37 + id * 101) % 1500;
+
+			for (size_t i = 0; i < extra; i++)
+				r->pad[i] = (uint8_t)(step * 7 + (int)i);
+			len += extra;
+		}
+		worker_log(rg, id, r, len, &nt);
+		if (res->sc != ALL_OK)
+			usleep(1000);
+	}
+	notify_free(&nt);
+	return 0;
+}
+
+static void on_record(void *ctx, int id, const void *data, size_t len)
+{
+	struct result *res = ctx;
+	const struct rec *r = data;
+
+	if (len < sizeof(*r)) {
+		res->content_errors++;
+		return;
+	}
+	if (atomic_load(&res->records[id]) > 0 && r->step != res->last_step[id] + 1)
+		res->order_errors++;
+	if (atomic_load(&res->records[id]) == 0 && r->step != 0)
+		res->order_errors++;
+	for (size_t i = 0; i + sizeof(*r) < len; i++)
+		if (r->pad[i] != (uint8_t)(r->step * 7 + (int)i))
+			res->content_errors++;
+	if (res->sc == ALL_OK && len != sizeof(*r) + (size_t)(r->step * 37 + id * 101) % 1500)
+		res->content_errors++;
+	res->last_step[id] = r->step;
+	res->stopped[id] = r->stopped;
+	atomic_fetch_add(&res->records[id], 1);
+}
+
+static int count_memfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], target[300];
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += strncmp(target, "/memfd:", 7) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+static int count_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void on_end(void *ctx, int status)
+{
+	struct result *res = ctx;
+
+	res->end_status = status;
+	res->end_calls++;
+}
+
+static const struct supervisor_ops ops = { worker, on_record, on_end };
+
+struct run {
+	pid_t pid;
+	int status;		/* wait status of the supervisor child */
+	char err[4096];		/* its stderr */
+	struct rusage ru;
+	int64_t ns;		/* wall time of the whole child */
+	int64_t start;
+	int errfd;
+};
+
+static struct result *new_result(enum scenario sc, enum cfg_notify mode)
+{
+	struct result *res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(res != MAP_FAILED);
+	memset(res, 0, sizeof(*res));
+	res->sc = sc;
+	res->mode = mode;
+	return res;
+}
+
+static void start(struct run *rn, struct result *res, int nworkers, size_t log_ring)
+{
+	char tmpl[] = "/tmp/test_supervisor.XXXXXX";
+
+	rn->errfd = mkstemp(tmpl);
+	assert_true(rn->errfd >= 0);
+	unlink(tmpl);
+	rn->start = now_ns();
+	rn->pid = fork();
+	assert_true(rn->pid >= 0);
+	if (rn->pid == 0) {
+		struct cfg c;
+		struct region_params p = { .nworkers = nworkers, .ring_size = 4096,
+					   .log_ring_size = log_ring };
+		int before = count_memfds(), ret;
+
+		alarm(20);
+		dup2(rn->errfd, 2);
+		memset(&c, 0, sizeof(c));
+		c.run.notify = res->mode;
+		c.run.workers = nworkers;
+		ret = supervise(&c, &p, &ops, res);
+		res->memfds_after = count_memfds() - before;
+		res->children_left = !(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+		_exit(ret);
+	}
+}
+
+/* Only the supervisor child itself is waited for; slot pids were copied by the test. */
+static void finish(struct run *rn)
+{
+	ssize_t len;
+
+	assert_int_equal(wait4(rn->pid, &rn->status, 0, &rn->ru), rn->pid);
+	rn->ns = now_ns() - rn->start;
+	len = pread(rn->errfd, rn->err, sizeof(rn->err) - 1, 0);
+	rn->err[len > 0 ? len : 0] = '\0';
+	close(rn->errfd);
+}
+
+static void check_clean(const struct result *res, int nworkers)
+{
+	assert_int_equal(res->end_calls, 1);
+	assert_int_equal(res->memfds_after, 0);
+	assert_int_equal(res->children_left, 0);
+	for (int w = 0; w < nworkers; w++) {
+		if (res->pids[w] <= 0)
+			continue;
+		assert_int_equal(kill(res->pids[w], 0), -1);
+		assert_int_equal(errno, ESRCH);
+	}
+}
+
+/* The worker pids, read from the slots of the shared region through /proc: the
+ * supervisor child's children. */
+static void collect_pids(struct run *rn, struct result *res, int nworkers)
+{
+	char path[64];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)rn->pid, (int)rn->pid);
+	for (int tries = 0; tries < 2000 && n < nworkers; tries++) {
+		n = 0;
+		f = fopen(path, "r");
+		if (f) {
+			while (n < nworkers && fscanf(f, "%d", &res->pids[n]) == 1)
+				n++;
+			fclose(f);
+		}
+		if (n < nworkers)
+			usleep(1000);
+	}
+	assert_int_equal(n, nworkers);
+}
+
+static void expect_lines(const char *err, const char *second, enum cfg_notify mode, int n)
+{
+	char first[128], want[512];
+
+	snprintf(first, sizeof(first), "emu: %d workers, notifications: %s\n", n,
+		 notify_mode_name(mode));
+	snprintf(want, sizeof(want), "%s%s", first, second);
+	if (strcmp(err, want) != 0)
+		print_error("stderr was:\n%s\nexpected:\n%s\n", err, want);
+	assert_string_equal(err, want);
+}
+
+static void run_failure(enum cfg_notify mode, enum scenario sc, const char *line, int bad)
+{
+	struct result *res = new_result(sc, mode);
+	int shm_before = count_dir("/dev/shm");
+	struct run rn;
+
+	start(&rn, res, 3, 4096);
+	collect_pids(&rn, res, 3);
+	finish(&rn);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 1);
+	assert_int_equal(res->end_status, 1);
+	expect_lines(rn.err, line, mode, 3);
+	assert_true(rn.ns < 2000000000);	/* the others were killed, not waited for */
+	/* Everything the failing worker logged before it failed arrived, in order. */
+	int steps = sc == SEGV ? 7 : sc == EXIT3 ? 4 : 5;
+	assert_int_equal(res->records[bad], steps);
+	assert_int_equal(res->last_step[bad], steps - 1);
+	assert_int_equal(res->order_errors, 0);
+	check_clean(res, 3);
+	assert_int_equal(count_dir("/dev/shm"), shm_before);
+	munmap(res, sizeof(*res));
+}
+
+static enum cfg_notify modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
+
+static void test_segv(void **state)
+{
+	run_failure(*(enum cfg_notify *)*state, SEGV, "emu: worker 1 died at step 7: SIGSEGV\n", 1);
+}
+
+static void test_exit3(void **state)
+{
+	run_failure(*(enum cfg_notify *)*state, EXIT3,
+		    "emu: worker 2 died at step 4: exit status 3\n", 2);
+}
+
+static void test_error_text(void **state)
+{
+	run_failure(*(enum cfg_notify *)*state, ERRTEXT,
+		    "emu: worker 0 failed at step 5: bad batch in shard 0\n", 0);
+}
+
+static void wait_records(struct result *res, int nworkers, int min)
+{
+	for (int tries = 0; tries < 5000; tries++) {
+		int ok = 1;
+
+		for (int w = 0; w < nworkers; w++)
+			ok &= atomic_load(&res->records[w]) >= min;
+		if (ok)
+			return;
+		usleep(1000);
+	}
+	fail_msg("workers did not log %d records each", min);
+}
+
+static void test_sigint_stops_at_step_boundary(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	struct result *res = new_result(STOP, mode);
+	struct run rn;
+
+	start(&rn, res, 4, 4096);
+	collect_pids(&rn, res, 4);
+	wait_records(res, 4, 5);
+	kill(rn.pid, SIGINT);
+	finish(&rn);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 130);
+	assert_int_equal(res->end_status, 130);
+	expect_lines(rn.err, "", mode, 4);
+	for (int w = 0; w < 4; w++)
+		assert_int_equal(res->stopped[w], 1);	/* each left through the stop path */
+	assert_int_equal(res->order_errors, 0);
+	check_clean(res, 4);
+	munmap(res, sizeof(*res));
+}
+
+static void test_second_sigint_kills(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	struct result *res = new_result(STOP_IGNORED, mode);
+	struct run rn;
+	int64_t t0;
+
+	start(&rn, res, 3, 4096);
+	collect_pids(&rn, res, 3);
+	wait_records(res, 3, 3);
+	kill(rn.pid, SIGINT);
+	usleep(50000);
+	assert_int_equal(waitpid(rn.pid, NULL, WNOHANG), 0);	/* still waiting for them */
+	t0 = now_ns();
+	kill(rn.pid, SIGINT);
+	finish(&rn);
+	assert_true(now_ns() - t0 < 1000000000);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 130);
+	expect_lines(rn.err, "", mode, 3);
+	check_clean(res, 3);
+	munmap(res, sizeof(*res));
+}
+
+static void test_all_ok_with_backpressure(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	struct result *res = new_result(ALL_OK, mode);
+	struct run rn;
+
+	start(&rn, res, 4, 256);	/* records up to 1.5 KiB through 256-byte rings */
+	collect_pids(&rn, res, 4);
+	finish(&rn);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 0);
+	assert_int_equal(res->end_status, 0);
+	expect_lines(rn.err, "", mode, 4);
+	for (int w = 0; w < 4; w++) {
+		assert_int_equal(res->records[w], 60);
+		assert_int_equal(res->last_step[w], 59);
+	}
+	assert_int_equal(res->order_errors, 0);
+	assert_int_equal(res->content_errors, 0);
+	check_clean(res, 4);
+	munmap(res, sizeof(*res));
+}
+
+/* 16 workers on 2 cores wait a second in ring_read_all: they must sleep, not spin. */
+static void test_waiting_workers_sleep(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	struct result *res = new_result(CPU_IDLE, mode);
+	struct run rn;
+	double cpu;
+
+	start(&rn, res, 16, 4096);
+	collect_pids(&rn, res, 16);
+	finish(&rn);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 0);
+	assert_true(rn.ns >= 1000000000);
+	cpu = (double)rn.ru.ru_utime.tv_sec + rn.ru.ru_utime.tv_usec * 1e-6 +
+	      (double)rn.ru.ru_stime.tv_sec + rn.ru.ru_stime.tv_usec * 1e-6;
+	print_message("16 workers waiting %.2f s: %.3f s CPU in all (supervisor included)\n",
+		      (double)rn.ns * 1e-9, cpu);
+	assert_true(cpu < 16 * 0.05 * (double)rn.ns * 1e-9);
+	check_clean(res, 16);
+	munmap(res, sizeof(*res));
+}
+
+#define MODE_TESTS(m)                                                              \
+	cmocka_unit_test_prestate(test_segv, &modes[m]),                            \
+	cmocka_unit_test_prestate(test_exit3, &modes[m]),                           \
+	cmocka_unit_test_prestate(test_error_text, &modes[m]),                      \
+	cmocka_unit_test_prestate(test_sigint_stops_at_step_boundary, &modes[m]),   \
+	cmocka_unit_test_prestate(test_second_sigint_kills, &modes[m]),             \
+	cmocka_unit_test_prestate(test_all_ok_with_backpressure, &modes[m]),        \
+	cmocka_unit_test_prestate(test_waiting_workers_sleep, &modes[m])
+
+int main(void)
+{
+	const struct CMUnitTest uring_tests[] = { MODE_TESTS(0) };
+	const struct CMUnitTest futex_tests[] = { MODE_TESTS(1) };
+	struct notify nt;
+	int fails = 0;
+
+	if (notify_init(&nt, NOTIFY_IO_URING) == 0) {
+		notify_free(&nt);
+		fails += cmocka_run_group_tests_name("supervisor io_uring", uring_tests, NULL, NULL);
+	} else {
+		printf("supervisor io_uring: unavailable here, futex mode only\n");
+	}
+	fails += cmocka_run_group_tests_name("supervisor futex", futex_tests, NULL, NULL);
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,596 @@
+/* tests/test_xchg.c — the exchange collective over real shared memory.
+ *
+ * N worker processes are forked over one region (region_create); each runs a few steps of
+ * xchg_run with test callbacks that check every byte they receive (arrived units carry
+ * what the sender encoded, lost units read as zero) and record masks, clocks and flags in
+ * a shared results array.  The parent then compares against the network model recomputed
+ * offline (net.h), against hand-computed virtual times, and across repeated runs with
+ * random sched_yield/usleep injected.  Children never call cmocka: they count errors and
+ * exit non-zero; an alarm kills a hung child.
+ */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "emu/cfg.h"
+#include "emu/cfg_keys.h"
+#include "emu/net.h"
+#include "emu/notify.h"
+#include "emu/region.h"
+#include "emu/xchg.h"
+
+enum { MAXN = 8, MAXSTEPS = 8, W = 32 };	/* W bitmap words: up to 2048 units */
+
+enum reply_mode { REPLY_MEAN, REPLY_PATTERN };
+
+struct scen {
+	int n, steps;
+	size_t floats;		/* vector length per worker */
+	size_t ring_size;
+	enum cfg_notify mode;
+	int64_t spin_ns;	/* < 0: notify's default */
+	int yields;		/* inject random sched_yield / usleep in the callbacks */
+	enum reply_mode reply;
+	int64_t compute_per_id;	/* xchg_compute(id * this) before each step */
+	struct cfg c;
+};
+
+struct rec {
+	int64_t clock;
+	uint32_t flags_out;
+	int32_t narr_in[MAXN], narr_rep[MAXN];
+	uint64_t bits_in[MAXN][W], bits_rep[MAXN][W];
+	uint64_t bytes_sent, checksum, waits;
+	uint32_t errors;
+	int done;
+};
+
+struct wctx {
+	const struct scen *sc;
+	struct rec *rec;	/* this step, this worker */
+	int id;
+	int64_t step;
+	unsigned rnd;
+	float *v;		/* own vector */
+	float *expect;		/* scratch */
+};
+
+static size_t blk_lo(const struct scen *sc, int j)
+{
+	return (size_t)j * sc->floats / (size_t)sc->n;
+}
+
+static size_t blk_len(const struct scen *sc, int j)
+{
+	return blk_lo(sc, j + 1) - blk_lo(sc, j);
+}
+
+/* Small integers: float sums are exact, so the mean is the correctly rounded one. */
+static float val(int w, int64_t s, size_t i)
+{
+	return (float)(((size_t)w * 7 + i * 3 + (size_t)s) % 4096);
+}
+
+static float pat(int j, int64_t s, size_t i)
+{
+	return (float)(((size_t)j * 13 + i + (size_t)s * 5) % 1000) + 0.5f;
+}
+
+static uint32_t step_flags(int id, int64_t s)
+{
+	return s % (id + 2) == 0 ? 1u << id : 0;
+}
+
+static void maybe_yield(struct wctx *w)
+{
+	if (!w->sc->yields)
+		return;
+	int r = rand_r(&w->rnd) % 8;
+
+	if (r == 0)
+		sched_yield();
+	else if (r == 1)
+		usleep((useconds_t)(rand_r(&w->rnd) % 200));
+}
+
+static int t_encode(void *ctx, int server, struct xchg_iov iov[])
+{
+	struct wctx *w = ctx;
+	size_t lo = blk_lo(w->sc, server), len = blk_len(w->sc, server), half = len / 2;
+
+	maybe_yield(w);
+	/* two pieces, to exercise the gather path */
+	iov[0].base = w->v + lo;
+	iov[0].len = half * sizeof(float);
+	iov[1].base = w->v + lo + half;
+	iov[1].len = (len - half) * sizeof(float);
+	return 2;
+}
+
+/* Every arrived unit holds the expected bytes, every lost one zeros. */
+static uint32_t check_msg(const struct xmsg *m, const float *expect, size_t len)
+{
+	const uint8_t *e = (const uint8_t *)expect;
+	uint32_t bad = 0;
+	int cnt = 0;
+
+	if (m->len != len || m->nunits < 1)
+		return 1;
+	for (int u = 0; u < m->nunits; u++) {
+		size_t s = (size_t)u * m->unit, end = s + m->unit < len ? s + m->unit : len;
+
+		if (xmsg_unit_arrived(m, u)) {
+			cnt++;
+			bad += memcmp(m->data + s, e + s, end - s) != 0;
+		} else {
+			for (size_t b = s; b < end; b++)
+				bad += m->data[b] != 0;
+		}
+	}
+	return bad + (cnt != m->narrived);
+}
+
+static void copy_bits(uint64_t dst[W], const struct xmsg *m)
+{
+	memset(dst, 0, W * sizeof(uint64_t));
+	memcpy(dst, m->arrived, (size_t)(m->nunits + 63) / 64 * sizeof(uint64_t));
+}
+
+static size_t t_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply, size_t cap)
+{
+	struct wctx *w = ctx;
+	const struct scen *sc = w->sc;
+	size_t lo = blk_lo(sc, server), len = blk_len(sc, server);
+	float *out = (float *)reply;
+
+	maybe_yield(w);
+	if (len * sizeof(float) > cap)
+		w->rec->errors++;
+	for (int k = 0; k < sc->n; k++) {
+		for (size_t i = 0; i < len; i++)
+			w->expect[i] = val(k, w->step, lo + i);
+		w->rec->errors += check_msg(&in[k], w->expect, len * sizeof(float));
+		if (k == server && in[k].narrived != in[k].nunits)
+			w->rec->errors++;
+		w->rec->narr_in[k] = in[k].narrived;
+		copy_bits(w->rec->bits_in[k], &in[k]);
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (sc->reply == REPLY_MEAN) {
+			float s = 0;
+
+			for (int k = 0; k < sc->n; k++)
+				s += ((const float *)in[k].data)[i];
+			out[i] = s / (float)sc->n;
+		} else {
+			out[i] = pat(server, w->step, i);
+		}
+	}
+	return len * sizeof(float);
+}
+
+static void t_apply(void *ctx, int server, const struct xmsg *reply)
+{
+	struct wctx *w = ctx;
+	const struct scen *sc = w->sc;
+	size_t lo = blk_lo(sc, server), len = blk_len(sc, server);
+
+	maybe_yield(w);
+	for (size_t i = 0; i < len; i++) {
+		if (sc->reply == REPLY_MEAN) {
+			double s = 0;
+
+			for (int k = 0; k < sc->n; k++)
+				s += val(k, w->step, lo + i);
+			w->expect[i] = (float)(s / sc->n);
+		} else {
+			w->expect[i] = pat(server, w->step, i);
+		}
+	}
+	w->rec->errors += check_msg(reply, w->expect, len * sizeof(float));
+	if (server == w->id && reply->narrived != reply->nunits)
+		w->rec->errors++;
+	w->rec->narr_rep[server] = reply->narrived;
+	copy_bits(w->rec->bits_rep[server], reply);
+	for (size_t b = 0; b < reply->len; b++)
+		w->rec->checksum = (w->rec->checksum ^ reply->data[b]) * 1099511628211ULL;
+}
+
+static const struct xchg_ops t_ops = { t_encode, t_reduce, t_apply };
+
+static int child(const struct scen *sc, struct region *rg, int id, struct rec *recs)
+{
+	struct notify nt;
+	struct xchg x;
+	struct wctx w = { .sc = sc, .id = id };
+	size_t maxb = blk_len(sc, sc->n - 1) > blk_len(sc, 0) ? blk_len(sc, sc->n - 1) : blk_len(sc, 0);
+	int rc;
+
+	alarm(60);
+	w.rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
+	w.v = malloc(sc->floats * sizeof(float) + 1);
+	w.expect = malloc((maxb + 1) * sizeof(float));
+	if (!w.v || !w.expect)
+		return 3;
+	rc = notify_init(&nt, sc->mode);
+	if (rc == -ENOSYS)
+		return 77;
+	if (rc)
+		return 4;
+	if (sc->spin_ns >= 0)
+		nt.spin_ns = sc->spin_ns;
+	rc = xchg_init(&x, &sc->c, rg, &nt, id, (maxb + 8) * sizeof(float));
+	if (rc) {
+		fprintf(stderr, "worker %d: xchg_init: %s\n", id, strerror(-rc));
+		return 5;
+	}
+	for (int s = 0; s < sc->steps; s++) {
+		struct rec *r = &recs[s * sc->n + id];
+		uint32_t fo = 0;
+
+		w.rec = r;
+		w.step = s;
+		for (size_t i = 0; i < sc->floats; i++)
+			w.v[i] = val(id, s, i);
+		xchg_compute(&x, id * sc->compute_per_id);
+		rc = xchg_run(&x, s, &t_ops, &w, step_flags(id, s), &fo);
+		if (rc) {
+			fprintf(stderr, "worker %d step %d: xchg_run: %s\n", id, s, strerror(-rc));
+			return 6;
+		}
+		r->clock = x.clock;
+		r->flags_out = fo;
+		r->bytes_sent = x.bytes_sent;
+		r->waits = nt.waits;
+		r->done = 1;
+	}
+	xchg_free(&x);
+	notify_free(&nt);
+	free(w.v);
+	free(w.expect);
+	return 0;
+}
+
+/* Run a scenario; returns the shared records (steps * n), or NULL when skipped. */
+static struct rec *run(const struct scen *sc)
+{
+	struct region_params rp = { .nworkers = sc->n, .ring_size = sc->ring_size,
+				    .log_ring_size = 4096, .snapshot_bytes = 0 };
+	size_t bytes = (size_t)sc->steps * (size_t)sc->n * sizeof(struct rec);
+	struct rec *recs = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct region *rg = region_create(&rp);
+	pid_t pid[MAXN];
+	int skipped = 0;
+
+	assert_true(recs != MAP_FAILED);
+	assert_non_null(rg);
+	assert_true(sc->n <= MAXN && sc->steps <= MAXSTEPS);
+	for (int i = 0; i < sc->n; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0)
+			_exit(child(sc, rg, i, recs));
+	}
+	for (int i = 0; i < sc->n; i++) {
+		int st;
+
+		assert_int_equal(waitpid(pid[i], &st, 0), pid[i]);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+			skipped++;
+			continue;
+		}
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			print_error("worker %d: %s %d\n", i, WIFEXITED(st) ? "exit" : "signal",
+				    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	region_destroy(rg);
+	if (skipped) {
+		assert_int_equal(skipped, sc->n);
+		munmap(recs, bytes);
+		return NULL;
+	}
+	for (int k = 0; k < sc->steps * sc->n; k++) {
+		assert_int_equal(recs[k].done, 1);
+		if (recs[k].errors)
+			print_error("step %d worker %d: %u data errors\n", k / sc->n, k % sc->n,
+				    recs[k].errors);
+		assert_int_equal(recs[k].errors, 0);
+	}
+	return recs;
+}
+
+static void unrun(const struct scen *sc, struct rec *recs)
+{
+	if (recs)
+		munmap(recs, (size_t)sc->steps * (size_t)sc->n * sizeof(struct rec));
+}
+
+static void scen_base(struct scen *sc, int n)
+{
+	memset(sc, 0, sizeof(*sc));
+	cfg_defaults(&sc->c);
+	sc->c.run.workers = n;
+	sc->c.run.seed = 99;
+	sc->n = n;
+	sc->steps = 4;
+	sc->floats = 1000;
+	sc->ring_size = 1 << 16;
+	sc->mode = NOTIFY_FUTEX;
+	sc->spin_ns = -1;
+	sc->reply = REPLY_MEAN;
+}
+
+/* Every worker ends with the OR of every worker's flags of the step. */
+static void check_flags(const struct scen *sc, const struct rec *recs)
+{
+	for (int s = 0; s < sc->steps; s++) {
+		uint32_t want = 0;
+
+		for (int i = 0; i < sc->n; i++)
+			want |= step_flags(i, s);
+		for (int i = 0; i < sc->n; i++)
+			assert_int_equal(recs[s * sc->n + i].flags_out, want);
+	}
+}
+
+/* No loss: every mask full, the reduction is the exact mean (checked in t_apply), flags
+ * OR, and all clocks zero (no latency configured). */
+static void test_mean_no_loss(void **state)
+{
+	struct scen sc;
+
+	for (int n = 4; n <= 8; n += 4) {
+		scen_base(&sc, n);
+		sc.floats = 1003 + (size_t)n;	/* blocks of unequal length */
+		struct rec *r = run(&sc);
+
+		for (int k = 0; k < sc.steps * n; k++) {
+			for (int j = 0; j < n; j++) {
+				assert_int_equal(r[k].narr_in[j], 1);
+				assert_int_equal(r[k].narr_rep[j], 1);
+			}
+			assert_int_equal(r[k].clock, 0);
+		}
+		check_flags(&sc, r);
+		unrun(&sc, r);
+	}
+}
+
+/* Recompute every mask from the model, link by link, in the order the sender sends. */
+static void check_masks_offline(const struct scen *sc, const struct rec *recs)
+{
+	long lost = 0, units = 0;
+
+	for (int w = 0; w < sc->n; w++) {
+		for (int j = 0; j < sc->n; j++) {
+			struct net_cfg nc;
+			struct net_link l;
+			struct net_txq q = { 0 };
+			struct net_msg m;
+			uint64_t bits[W];
+
+			if (w == j)
+				continue;
+			cfg_link_net(&sc->c, w, j, &nc);
+			assert_int_equal(net_link_init(&l, &nc, sc->c.run.seed, w, j), 0);
+			for (int s = 0; s < sc->steps; s++) {
+				const struct rec *rj = &recs[s * sc->n + j];
+
+				/* w's block-j message to server j */
+				memset(bits, 0, sizeof(bits));
+				net_send(&l, &q, blk_len(sc, j) * sizeof(float), s, 0, 0, bits, NULL, &m);
+				assert_int_equal(rj->narr_in[w], m.narrived);
+				assert_memory_equal(rj->bits_in[w], bits, sizeof(bits));
+				units += m.nunits;
+				lost += m.nunits - m.narrived;
+				/* server w's reply (block w) to worker j */
+				memset(bits, 0, sizeof(bits));
+				net_send(&l, &q, blk_len(sc, w) * sizeof(float), s, 1, 0, bits, NULL, &m);
+				assert_int_equal(rj->narr_rep[w], m.narrived);
+				assert_memory_equal(rj->bits_rep[w], bits, sizeof(bits));
+				units += m.nunits;
+				lost += m.nunits - m.narrived;
+			}
+		}
+	}
+	print_message("masks: %ld units, %ld lost, all as the model says\n", units, lost);
+	assert_true(lost > 0 && lost < units);
+}
+
+static void lossy(struct scen *sc, int n)
+{
+	scen_base(sc, n);
+	sc->reply = REPLY_PATTERN;
+	sc->floats = 6000;			/* blocks of ~750..1500 floats */
+	sc->ring_size = 1024;			/* messages much larger than a ring */
+	sc->c.net.loss = LOSS_GILBERT;
+	sc->c.net.loss_p = 0.05;
+	sc->c.net.ge_r = 0.3;
+	sc->c.net.ge_1h = 0.8;
+	sc->c.net.ge_1k = 0.01;
+	sc->c.net.unit = UNIT_PACKET;
+	sc->c.net.mtu = 201;			/* splits floats: byte-exact holes */
+	sc->c.net.latency = 1000000;
+	sc->c.net.jitter = 300000;
+	sc->c.net.distribution = DIST_NORMAL;
+	sc->c.net.bandwidth = 1e9;
+	sc->c.net.timeout = 5000000;
+	sc->compute_per_id = 100000;
+}
+
+/* With loss: masks as the model says, holes read as zero (t_reduce/t_apply), flags
+ * still OR-ed (markers carry them), and the same seed gives the same everything across
+ * runs with random yields and sleeps injected, in both notify modes. */
+static void test_loss_masks_determinism(void **state)
+{
+	struct scen sc;
+
+	lossy(&sc, 6);
+	struct rec *ref = run(&sc);
+
+	check_masks_offline(&sc, ref);
+	check_flags(&sc, ref);
+	for (int rep = 0; rep < 3; rep++) {
+		lossy(&sc, 6);
+		sc.yields = 1;
+		sc.spin_ns = rep == 0 ? 0 : -1;		/* rep 0: sleep at once, every time */
+		sc.mode = rep == 2 ? NOTIFY_IO_URING : NOTIFY_FUTEX;
+		struct rec *r = run(&sc);
+
+		if (!r) {
+			print_message("io_uring notify unavailable here: compared futex runs only\n");
+			continue;
+		}
+		for (int k = 0; k < sc.steps * sc.n; k++) {
+			assert_int_equal(r[k].clock, ref[k].clock);
+			assert_int_equal(r[k].flags_out, ref[k].flags_out);
+			assert_int_equal(r[k].checksum, ref[k].checksum);
+			assert_int_equal(r[k].bytes_sent, ref[k].bytes_sent);
+			assert_memory_equal(r[k].bits_in, ref[k].bits_in, sizeof(r[k].bits_in));
+			assert_memory_equal(r[k].bits_rep, ref[k].bits_rep, sizeof(r[k].bits_rep));
+		}
+		if (rep == 0) {
+			uint64_t waits = 0;
+
+			for (int i = 0; i < sc.n; i++)
+				waits += r[(sc.steps - 1) * sc.n + i].waits;
+			print_message("spin 0: %llu sleeps\n", (unsigned long long)waits);
+			assert_true(waits > 0);		/* the sleeping path ran */
+		}
+		unrun(&sc, r);
+	}
+	/* a different seed gives different masks */
+	lossy(&sc, 6);
+	sc.c.run.seed = 100;
+	struct rec *other = run(&sc);
+	int differ = 0;
+
+	for (int k = 0; k < sc.steps * sc.n; k++)
+		differ |= memcmp(other[k].bits_in, ref[k].bits_in, sizeof(ref[k].bits_in)) != 0;
+	assert_true(differ);
+	unrun(&sc, other);
+	unrun(&sc, ref);
+}
+
+/* Everything lost: every message is a marker, every hole zero, flags still OR-ed, and
+ * every clock pays the timeout twice per step (scatter, then broadcast). */
+static void test_total_loss(void **state)
+{
+	struct scen sc;
+
+	scen_base(&sc, 4);
+	sc.reply = REPLY_PATTERN;
+	sc.c.net.loss = LOSS_BERNOULLI;
+	sc.c.net.loss_p = 1;
+	sc.c.net.timeout = 7000000;
+	struct rec *r = run(&sc);
+
+	for (int s = 0; s < sc.steps; s++)
+		for (int i = 0; i < sc.n; i++) {
+			const struct rec *x = &r[s * sc.n + i];
+
+			for (int j = 0; j < sc.n; j++)
+				if (j != i) {
+					assert_int_equal(x->narr_in[j], 0);
+					assert_int_equal(x->narr_rep[j], 0);
+				}
+			assert_int_equal(x->clock, (int64_t)(s + 1) * 2 * 7000000);
+			/* only headers and bitmaps went out: 56 + 8 bytes per message */
+			assert_int_equal(x->bytes_sent, (uint64_t)(s + 1) * 2 * (sc.n - 1) * 64);
+		}
+	check_flags(&sc, r);
+	unrun(&sc, r);
+}
+
+/* Virtual clocks against hand-computed values (N = 4, one step). */
+static void test_clock_latency(void **state)
+{
+	struct scen sc;
+
+	/* latency L only; worker i computes i * 100us first.  Server j is ready when the
+	 * last scatter message arrives: max_w(100us * w) + L = 300us + L; each worker then
+	 * gets the last reply L later: 300us + 2L, everywhere. */
+	scen_base(&sc, 4);
+	sc.steps = 1;
+	sc.c.net.latency = 1000000;
+	sc.compute_per_id = 100000;
+	struct rec *r = run(&sc);
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r[i].clock, 300000 + 2 * 1000000);
+	unrun(&sc, r);
+}
+
+static void test_clock_bandwidth(void **state)
+{
+	struct scen sc;
+
+	/* bandwidth only, 8 Mbit/s = 1000 ns per byte; blocks of 1000 floats = 4000 bytes.
+	 * Each worker sends its 3 scatter messages through one queue, in the order id+1,
+	 * id+2, id+3: the k-th arrives at k * 4 ms, and every server's last one (k = 3) at
+	 * 12 ms.  The replies follow the same way from 12 ms: last at 12 + 12 = 24 ms. */
+	scen_base(&sc, 4);
+	sc.steps = 1;
+	sc.floats = 4000;
+	sc.c.net.bandwidth = 8e6;
+	struct rec *r = run(&sc);
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r[i].clock, 24000000);
+	unrun(&sc, r);
+}
+
+static void test_clock_timeout(void **state)
+{
+	struct scen sc;
+
+	/* latency 1 ms everywhere; link 1 -> 0 loses everything, timeout 5 ms.  Server 0
+	 * misses worker 1's message: ready at 0 + 5 ms; the other servers at 1 ms.  Worker
+	 * 0 misses server 1's reply: waits from 5 ms until 5 + 5 = 10 ms.  Workers 1..3 get
+	 * everything, the last reply (server 0's) at 5 + 1 = 6 ms. */
+	scen_base(&sc, 4);
+	sc.steps = 1;
+	sc.reply = REPLY_PATTERN;	/* server 0's mean lacks worker 1: not checkable */
+	sc.c.net.latency = 1000000;
+	sc.c.net.timeout = 5000000;
+	sc.c.nlinks = 1;
+	sc.c.links[0].src = 1;
+	sc.c.links[0].dst = 0;
+	sc.c.links[0].net = sc.c.net;
+	sc.c.links[0].net.loss = LOSS_BERNOULLI;
+	sc.c.links[0].net.loss_p = 1;
+	sc.c.links[0].set = 1ULL << CFG_NETK_loss | 1ULL << CFG_NETK_loss_p;
+	struct rec *r = run(&sc);
+
+	assert_int_equal(r[0].narr_in[1], 0);
+	assert_int_equal(r[0].narr_rep[1], 0);
+	assert_int_equal(r[0].clock, 10000000);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(r[i].clock, 6000000);
+	unrun(&sc, r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mean_no_loss),
+		cmocka_unit_test(test_clock_latency),
+		cmocka_unit_test(test_clock_bandwidth),
+		cmocka_unit_test(test_clock_timeout),
+		cmocka_unit_test(test_total_loss),
+		cmocka_unit_test(test_loss_masks_determinism),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
