@@ -8,6 +8,7 @@
  * left out.  Both from one invocation, printed side by side with their ratio.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,11 @@ static int ideal_step(const struct cfg *c, double *out)
 	return rc;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
 /* Wall seconds per step between the first and last rows of train.csv. */
 static int run_step(const char *dir, double *out, long *steps)
 {
@@ -106,10 +112,13 @@ static int run_step(const char *dir, double *out, long *steps)
 	return 0;
 }
 
+/* emu bench train [FILE.ini] [section.key=value ...]; argv[0] is "train". */
 int bench_train(int argc, char **argv)
 {
-	const char *ini = argc > 0 && strchr(argv[0], '=') == NULL ? argv[0] : "ini/quickstart.ini";
-	int first = ini == argv[0] && argc > 0 ? 1 : 0;
+	int first = 1;
+	const char *ini = "ini/quickstart.ini";
+	if (argc > 1 && strchr(argv[1], '=') == NULL)
+		ini = argv[first++];
 	char tmpl[] = "/tmp/emu-bench-train-XXXXXX";
 	if (!mkdtemp(tmpl)) {
 		perror("emu: mkdtemp");
@@ -158,9 +167,7 @@ int bench_train(int argc, char **argv)
 			actual / ideal);
 		fclose(csv);
 	}
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
-	if (system(cmd) != 0)
+	if (nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS) != 0)
 		fprintf(stderr, "emu: could not remove %s\n", tmpl);
 	return 0;
 }

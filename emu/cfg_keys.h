@@ -93,7 +93,7 @@
 	X(train, lr, DOUBLE, 0, "0.01", 0, 1000, CFG_GT_LO, "base learning rate of one worker") \
 	X(train, lr_scaling, ENUM, cfg_lr_scaling_names, "linear", 0, 0, 0, \
 	  "linear: lr times workers (Goyal et al.); none: lr as given") \
-	X(train, warmup_epochs, DOUBLE, 0, "0", 0, 1e6, 0, "linear ramp of lr from lr/workers") \
+	X(train, warmup_epochs, DOUBLE, 0, "0", 0, 1e6, 0, "epochs of linear warm-up from lr (one worker's rate) to the scaled rate") \
 	X(train, decay_epochs, LIST, ndecay, "", 0, 1e6, CFG_ASCENDING, \
 	  "epochs at which lr is multiplied by decay_factor, comma separated, increasing") \
 	X(train, decay_factor, DOUBLE, 0, "0.1", 0, 1, CFG_GT_LO, "lr factor at each decay epoch") \

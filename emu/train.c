@@ -70,6 +70,12 @@ int cmd_run(const struct cfg *c)
 	else
 		snprintf(dir, sizeof(dir), "runs/%.240s", c->run.name);
 
+	if (c->run.device == DEV_CUDA) {
+		/* The CPU path is the reference; a CUDA backend slots in as another op table. */
+		fprintf(stderr, "emu: %s: run.device = cuda, but this emu has no CUDA backend; "
+			"use device = cpu or auto\n", c->path);
+		return 2;
+	}
 	if (train_load_data(c, &t.train, &t.test, err, sizeof(err)) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;

@@ -13,6 +13,14 @@
  * behind its transmit queue, arrive after serialisation + latency + jitter (+ rto on
  * reliable resends); a receiver's clock moves to the latest arrival, or to the time it
  * began waiting plus the timeout when something it waited for was lost.
+ *
+ * Details fixed by xchg.c (see there and net.h): each worker has ONE transmit queue (its
+ * NIC) shared by all its outgoing links and both phases, and sends in the order id+1,
+ * id+2, ... mod N; the broadcast starts at the server's clock after the scatter; units
+ * arriving after the timeout are still delivered (the timeout only charges time); in[self]
+ * and one's own reply are complete and cut into units like the [net] default link.
+ * xchg_run never sleeps on one ring while another could move, so messages may be far
+ * larger than a ring.  Receive buffers are 64-byte aligned.
  */
 #ifndef EMU_XCHG_H
 #define EMU_XCHG_H

@@ -205,20 +205,22 @@ static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_
 	nn_conv_shape_init(t, s->B, s->K, s->H, s->W, s->C, s->kh, 1, s->pad);
 }
 
+/* Backward: dw^T (or the flipped filters) first, then the col and dout blocks (or the
+ * workspace of the transposed forward). */
 size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s)
 {
 	size_t cols = (size_t)conv_chunk(s) * s->OH * s->OW;
-	size_t bwd = ((size_t)s->C * s->kh * s->kw + s->K) * cols, fwd = conv_fwd_ws(s);
+	size_t CKK = (size_t)s->C * s->kh * s->kw;
+	size_t bwd = (CKK + s->K) * cols, fwd = conv_fwd_ws(s);
 
 	if (conv_is_same(s)) {
 		struct nn_conv_shape t;
-		size_t tw;
 
 		conv_transposed_shape(&t, s);
-		tw = conv_fwd_ws(&t) + (size_t)s->K * s->C * s->kh * s->kw;
-		if (tw > bwd)
-			bwd = tw;
+		if (conv_fwd_ws(&t) > bwd)
+			bwd = conv_fwd_ws(&t);
 	}
+	bwd += (size_t)s->K * CKK;
 	return fwd > bwd ? fwd : bwd;
 }
 
@@ -309,6 +311,11 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 
 	if (db)
 		conv_bias_grad(db, dout, s);
+	/* dw^T (CKK, K) = col dout^T: sgemm is faster this way round than dw = dout col^T
+	 * (its packing favours the long side first) */
+	float *dwt = ws;
+
+	ws += (size_t)s->K * CKK;
 	for (int n0 = 0; n0 < s->B && (dw || (din && !same)); n0 += nb) {
 		int m = s->B - n0 < nb ? s->B - n0 : nb;
 		size_t ld = (size_t)m * OHW;
@@ -322,11 +329,11 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 					      dout + (n0 + n) * out_sz + (size_t)k * OHW, OHW);
 			d = dres;
 		}
-		if (dw) {	/* dw (K, CKK) += dout (K, m*OHW) col^T */
+		if (dw) {	/* dw^T (CKK, K) += col dout (K, m*OHW)^T */
 			for (int n = 0; n < m; n++)
 				conv_im2col(col + (size_t)n * OHW, ld, in + (n0 + n) * in_sz, s);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->K, CKK, (int)ld, 1.0f,
-				    d, (int)ld, col, (int)ld, n0 ? 1.0f : 0.0f, dw, CKK);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CKK, s->K, (int)ld, 1.0f,
+				    col, (int)ld, d, (int)ld, n0 ? 1.0f : 0.0f, dwt, s->K);
 		}
 		if (din && !same) {	/* dcol (CKK, m*OHW) = w^T dout, into col's space */
 			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CKK, (int)ld, s->K, 1.0f,
@@ -335,6 +342,10 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 				col2im(din + (n0 + n) * in_sz, col + (size_t)n * OHW, ld, s);
 		}
 	}
-	if (din && same)
-		conv_same_din(din, dout, w, s, ws);
+	if (dw)
+		for (int k = 0; k < s->K; k++)
+			for (int r = 0; r < CKK; r++)
+				dw[(size_t)k * CKK + r] = dwt[(size_t)r * s->K + k];
+	if (din && same)	/* dwt's space is free again: the flipped filters go there */
+		conv_same_din(din, dout, w, s, dwt);
 }

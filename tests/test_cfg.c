@@ -146,8 +146,7 @@ static void test_format_round_trip(void **state)
 		units_fmt_duration(n, buf, sizeof(buf));
 		assert_int_equal(units_duration(buf, &nb, why, sizeof(why)), 0);
 		assert_int_equal(n, nb);
-		n = (int64_t)(x >> (i % 64) >> 1) << (i % 31);
-		n = n < 0 ? -n : n;
+		n = (int64_t)((x >> 34) << (i % 31));	/* below 2^61: sizes are positive */
 		units_fmt_size(n, buf, sizeof(buf));
 		assert_int_equal(units_size(buf, &nb, why, sizeof(why)), 0);
 		assert_int_equal(n, nb);
@@ -457,7 +456,7 @@ static void test_round_trip_random(void **state)
 		for (size_t i = 0; i < cfg_nkeys; i++) {
 			const struct cfg_key *k = &cfg_keys[i];
 
-			if (rnd(&s) % 3 == 0 && k != kw)
+			if (rnd(&s) % 3 == 0 && k != kw && strcmp(k->name, "rto_max"))
 				continue;
 			random_value(k, &s, val, sizeof(val));
 			if (k == kw)

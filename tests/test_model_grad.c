@@ -38,6 +38,49 @@ static float loss_of(struct nn_model *m, const float *x, const int32_t *tok, con
 	return nn_forward(m, x, tok, y, B, true, NULL);
 }
 
+struct fd_data {
+	const float *x;
+	const int32_t *tok;
+	const void *lab;
+	int B;
+};
+
+/* Central difference of the loss along d over params [off, off+n), against `want` (the
+ * backward's g.d); returns error / tolerance of the best of several step sizes: a relu
+ * or maxpool kink, or the curvature of batch norm over a tiny batch, spoils a large step,
+ * float rounding of the loss a small one; a wrong gradient fails them all. */
+static double fd_check(struct nn_model *m, const struct fd_data *dd, size_t off, size_t n,
+		       const float *d, double want, double *fd_out)
+{
+	static const double hs[] = {1e-3, 3e-4, 1e-4};
+	float *p0 = malloc(n * sizeof(float));
+	assert_non_null(p0);
+	memcpy(p0, m->params + off, n * sizeof(float));
+	double best = INFINITY;
+	for (int t = 0; t < 3 && best > 1; t++) {
+		double h = hs[t] * (n == 1 ? fmax(1.0, fabs(p0[0])) : 1.0);
+		for (size_t k = 0; k < n; k++)
+			m->params[off + k] = (float)(p0[k] + h * d[k]);
+		double hp = n == 1 ? ((double)m->params[off] - p0[0]) / d[0] : h;
+		double lp = loss_of(m, dd->x, dd->tok, dd->lab, dd->B);
+		for (size_t k = 0; k < n; k++)
+			m->params[off + k] = (float)(p0[k] - h * d[k]);
+		double hm = n == 1 ? (p0[0] - (double)m->params[off]) / d[0] : h;
+		double lm = loss_of(m, dd->x, dd->tok, dd->lab, dd->B);
+		memcpy(m->params + off, p0, n * sizeof(float));
+		double fd = (lp - lm) / (hp + hm);
+		/* a few float ulps of the loss over the step, plus 3% */
+		double tol = 3e-7 * fmax(1.0, fabs(lp)) / h + 3e-2 * fabs(want);
+		double r = fabs(fd - want) / tol;
+		if (r < best) {
+			best = r;
+			*fd_out = fd;
+		}
+	}
+	free(p0);
+	return best;
+}
+
 static void check_model(const struct fd_case *c)
 {
 	const struct nn_ops *ops = &nn_ops_ref;
@@ -80,45 +123,42 @@ static void check_model(const struct fd_case *c)
 	assert_non_null(g);
 	memcpy(g, m.grads, m.nparams * sizeof(float));
 
+	struct fd_data dd = {x, tok, lab, B};
 	int checked = 0, bad = 0;
 	double worst = 0;
 	for (int l = 0; l < m.nlayers; l++) {
 		const struct nn_layer *L = &m.layers[l];
-		for (int k = 0; k < c->per_layer; k++) {
-			/* the first and last parameter of the layer, then random ones */
-			size_t i = L->off + (k == 0 ? 0 : k == 1 ? L->size - 1 :
-						  lcg(&s) % L->size);
-			/* several step sizes, the best counts: a relu or maxpool kink, or the
-			 * curvature of batch norm over a tiny batch, spoils a large step, float
-			 * rounding of the loss a small one; a wrong gradient fails them all */
-			static const double hs[] = {1e-3, 3e-4, 1e-4};
-			double err = INFINITY, tol = 0, fd = 0;
-			for (int t = 0; t < 3 && !(err <= tol); t++) {
-				float p0 = m.params[i];
-				double h = hs[t] * fmax(1.0, fabs(p0));
-				m.params[i] = (float)(p0 + h);
-				double hp = (double)m.params[i] - p0;
-				double lp = loss_of(&m, x, tok, lab, B);
-				m.params[i] = (float)(p0 - h);
-				double hm = p0 - (double)m.params[i];
-				double lm = loss_of(&m, x, tok, lab, B);
-				m.params[i] = p0;
-				fd = (lp - lm) / (hp + hm);
-				/* a few float ulps of the loss over the step, plus 3% */
-				tol = 3e-7 * fmax(1.0, fabs(lp)) / h + 3e-2 * fabs(g[i]);
-				err = fabs(fd - g[i]);
+		/* the whole layer along random signs: every entry of the gradient counts */
+		float *d = malloc(L->size * sizeof(float));
+		assert_non_null(d);
+		double gd = 0;
+		for (size_t k = 0; k < L->size; k++) {
+			d[k] = lcg(&s) & 1 ? 1.0f : -1.0f;
+			gd += (double)g[L->off + k] * d[k];
+		}
+		for (int k = -1; k < c->per_layer; k++) {
+			/* then single parameters: the first, the last and random ones */
+			size_t i = L->off, n = L->size;
+			double want = gd, fd = 0, r;
+			const float one = 1.0f;
+			if (k >= 0) {
+				i += k == 0 ? 0 : k == 1 ? L->size - 1 : lcg(&s) % L->size;
+				n = 1;
+				want = g[i];
 			}
+			r = fd_check(&m, &dd, i, n, k < 0 ? d : &one, want, &fd);
 			checked++;
-			if (err / tol > worst)
-				worst = err / tol;
-			if (err > tol) {
+			worst = fmax(worst, r);
+			if (r > 1) {
 				bad++;
-				printf("%s: %s param %zu: backward %.6g, finite difference %.6g\n",
-				       c->name, L->name, i - L->off, g[i], fd);
+				printf("%s: %s %s %zu: backward %.6g, finite difference %.6g\n", c->name,
+				       L->name, k < 0 ? "direction, size" : "param", k < 0 ? n : i - L->off,
+				       want, fd);
 			}
 		}
+		free(d);
 	}
-	printf("%s: %d parameters checked, worst error/tolerance %.3f\n", c->name, checked,
+	printf("%s: %d checks, worst error/tolerance %.3f\n", c->name, checked,
 	       worst);
 	if (bad)
 		fail_msg("%s: %d of %d gradients disagree with finite differences", c->name, bad,

@@ -52,6 +52,8 @@ struct rec {
 	int32_t narr_in[MAXN], narr_rep[MAXN];
 	uint64_t bits_in[MAXN][W], bits_rep[MAXN][W];
 	uint64_t bytes_sent, checksum, waits;
+	uint64_t units_dropped;			/* xchg's counter */
+	uint64_t ls_bytes, ls_dropped, ls_messages;	/* sums of xchg_link_stats */
 	uint32_t errors;
 	int done;
 };
@@ -253,6 +255,15 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		r->flags_out = fo;
 		r->bytes_sent = x.bytes_sent;
 		r->waits = nt.waits;
+		r->units_dropped = x.units_dropped;
+		for (int j = 0; j < sc->n; j++) {
+			struct xchg_link_stats ls;
+
+			xchg_link_stats(&x, j, &ls);
+			r->ls_bytes += ls.bytes;
+			r->ls_dropped += ls.units_dropped;
+			r->ls_messages += ls.messages;
+		}
 		r->done = 1;
 	}
 	xchg_free(&x);
@@ -368,10 +379,30 @@ static void test_mean_no_loss(void **state)
 	}
 }
 
+/* Messages of 128 KiB through rings of 4 KiB, every worker sending to every other at
+ * once: only a loop that moves all rings at the same time gets through. */
+static void test_big_messages(void **state)
+{
+	struct scen sc;
+
+	scen_base(&sc, 4);
+	sc.steps = 2;
+	sc.floats = 4 * 32768;
+	sc.ring_size = 4096;
+	struct rec *r = run(&sc);
+
+	for (int k = 0; k < sc.steps * sc.n; k++)
+		assert_int_equal(r[k].bytes_sent,
+				 (uint64_t)(k / sc.n + 1) * 2 * 3 * (56 + 8 + 32768 * 4));
+	check_flags(&sc, r);
+	unrun(&sc, r);
+}
+
 /* Recompute every mask from the model, link by link, in the order the sender sends. */
 static void check_masks_offline(const struct scen *sc, const struct rec *recs)
 {
 	long lost = 0, units = 0;
+	uint64_t sender_lost[MAXN] = { 0 };
 
 	for (int w = 0; w < sc->n; w++) {
 		for (int j = 0; j < sc->n; j++) {
@@ -395,6 +426,7 @@ static void check_masks_offline(const struct scen *sc, const struct rec *recs)
 				assert_memory_equal(rj->bits_in[w], bits, sizeof(bits));
 				units += m.nunits;
 				lost += m.nunits - m.narrived;
+				sender_lost[w] += (uint64_t)(m.nunits - m.narrived);
 				/* server w's reply (block w) to worker j */
 				memset(bits, 0, sizeof(bits));
 				net_send(&l, &q, blk_len(sc, w) * sizeof(float), s, 1, 0, bits, NULL, &m);
@@ -402,8 +434,18 @@ static void check_masks_offline(const struct scen *sc, const struct rec *recs)
 				assert_memory_equal(rj->bits_rep[w], bits, sizeof(bits));
 				units += m.nunits;
 				lost += m.nunits - m.narrived;
+				sender_lost[w] += (uint64_t)(m.nunits - m.narrived);
 			}
 		}
+	}
+	/* the sender's counters agree with the model and with the per-link stats */
+	for (int w = 0; w < sc->n; w++) {
+		const struct rec *last = &recs[(sc->steps - 1) * sc->n + w];
+
+		assert_int_equal(last->units_dropped, sender_lost[w]);
+		assert_int_equal(last->ls_dropped, sender_lost[w]);
+		assert_int_equal(last->ls_bytes, last->bytes_sent);
+		assert_int_equal(last->ls_messages, (uint64_t)sc->steps * 2 * (sc->n - 1));
 	}
 	print_message("masks: %ld units, %ld lost, all as the model says\n", units, lost);
 	assert_true(lost > 0 && lost < units);
@@ -586,6 +628,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mean_no_loss),
+		cmocka_unit_test(test_big_messages),
 		cmocka_unit_test(test_clock_latency),
 		cmocka_unit_test(test_clock_bandwidth),
 		cmocka_unit_test(test_clock_timeout),
