@@ -2,18 +2,20 @@
  * reconstructed from the paper's abstract and the authors' earlier bandit sampling (the
  * full text was not at hand; the rules are in emu/jointspar_bandit.h).
  *
- * Each step a worker samples layers with probabilities p (before backward, so that
- * backward computes weight gradients only for them and stops below the lowest), sends
- * block j of its sampled layers' gradients scaled by 1/p_l to server j
- * (emu/jointspar_msg.h), and updates p with its bandit.  Server j averages over every
- * worker whose header arrived, skipped layers counting as zero, so the aggregate is an
- * unbiased estimate of the mean gradient; it replies with the layers present.  Every
- * worker: x -= lr (agg + wd x) (with momentum if train.momentum > 0), or, for
- * jointspar-lars, the same with the aggregate of each layer scaled by its LARS trust
- * ratio trust |x_l| / (|agg_l| + wd |x_l| + eps).  Where a reply (or part of it) was
- * lost a worker leaves those coordinates (and their momentum) unchanged this step.
- * Under LARS a layer nobody sampled is not stepped at all: its trust ratio would be
- * undefined.
+ * Each step a worker samples layers with probabilities p, from its own draws keyed by
+ * (seed, step, worker, layer), before backward, so that backward computes weight
+ * gradients only for them and stops below the lowest.  It sends block j of its sampled
+ * layers' gradients scaled by 1/p_l to server j (emu/jointspar_msg.h), and updates p
+ * with its bandit.  Server j averages over every worker whose header arrived, skipped
+ * layers counting as zero, so the aggregate is an unbiased estimate of the mean
+ * gradient; it replies with the layers present in any message (the union: nearly all
+ * of them with many workers, so uploads carry about s/L of allreduce's bytes, replies
+ * nearly all).  Every worker: x -= lr (agg + wd x) (with momentum if train.momentum >
+ * 0), or, for jointspar-lars, the same with the aggregate of each layer scaled by its
+ * LARS trust ratio trust |x_l| / (|agg_l| + wd |x_l| + eps).  Where a reply (or part of
+ * it) was lost a worker leaves those coordinates (and their momentum) unchanged this
+ * step.  Under LARS a layer nobody sampled is not stepped at all: its trust ratio would
+ * be undefined.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,7 +102,7 @@ err:
 static void js_before_backward(struct worker *w, void *state)
 {
 	struct jointspar *s = state;
-	jointspar_sample(&s->bandit, w->c->run.seed, w->step, s->sampled);
+	jointspar_sample(&s->bandit, w->c->run.seed, w->step, w->id, s->sampled);
 	w->need_wgrad = s->sampled;
 }
 

@@ -58,7 +58,7 @@ int bench_jointspar(FILE *csv)
 			goto out;
 		double t_part = 0, t_full = 0, flops = 0, nsampled = 0;
 		for (int r = 0; r < BENCH_REPS; r++) {
-			nsampled += jointspar_sample(&b, 1, r, sampled);
+			nsampled += jointspar_sample(&b, 1, r, 0, sampled);
 			/* alternate which goes first, so that neither always runs on warm caches */
 			for (int k2 = 0; k2 < 2; k2++) {
 				int full = (k2 + r) % 2 == 0;

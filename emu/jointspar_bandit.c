@@ -33,17 +33,19 @@ void jointspar_bandit_free(struct jointspar_bandit *b)
 	b->p = b->w = NULL;
 }
 
-double jointspar_uniform(uint64_t seed, int64_t step, int layer)
+double jointspar_uniform(uint64_t seed, int64_t step, int who, int layer)
 {
-	return rng_f64(seed, JOINTSPAR_STREAM, (uint64_t)step, (uint64_t)layer);
+	/* b = who in bits 24..39 (rng_f64 aliases above 40), layer below */
+	return rng_f64(seed, JOINTSPAR_STREAM, (uint64_t)step,
+		       (uint64_t)(uint32_t)who << 24 | (uint32_t)layer);
 }
 
-int jointspar_sample(const struct jointspar_bandit *b, uint64_t seed, int64_t step,
+int jointspar_sample(const struct jointspar_bandit *b, uint64_t seed, int64_t step, int who,
 		     uint8_t *sampled)
 {
 	int k = 0;
 	for (int l = 0; l < b->nlayers; l++) {
-		sampled[l] = jointspar_uniform(seed, step, l) < b->p[l];
+		sampled[l] = jointspar_uniform(seed, step, who, l) < b->p[l];
 		k += sampled[l];
 	}
 	return k;

@@ -6,7 +6,10 @@
  * consumer finds the data and does not sleep.  The kernel's futex compare closes the
  * window between the consumer's check and its sleep.  The same holds for tail.
  * The waker clears the flag it acts on, so a sleeper costs one wake, not one per write
- * while it is being scheduled back in; a sleeper re-arms before every sleep.
+ * while it is being scheduled back in; a sleeper re-arms before every sleep, with a new
+ * token, so that a waker delayed between its load and its CAS fails the CAS instead of
+ * clearing the newer sleep's flag (its store of head is visible to that newer sleep's
+ * check anyway: the newer arm comes after the waker's load in the flag's order).
  */
 #include "emu/ring.h"
 
@@ -34,6 +37,25 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Called after the full fence that follows the store of head (tail). */
+static inline void wake_if_armed(_Atomic uint32_t *waiting, _Atomic uint32_t *word,
+				 struct notify *nt)
+{
+	uint32_t token = atomic_load_explicit(waiting, memory_order_relaxed);
+
+	if (token && atomic_compare_exchange_strong_explicit(waiting, &token, 0,
+							     memory_order_relaxed,
+							     memory_order_relaxed))
+		notify_wake(nt, word);
+}
+
+static inline uint32_t next_token(uint32_t *arms)
+{
+	if (++*arms == 0)
+		*arms = 1;
+	return *arms;
+}
+
 size_t ring_footprint(size_t size)
 {
 	return (sizeof(struct ring) + size + 63) & ~(size_t)63;
@@ -45,6 +67,8 @@ void ring_init(struct ring *r, size_t size)
 	atomic_init(&r->head_waiting, 0);
 	atomic_init(&r->tail, 0);
 	atomic_init(&r->tail_waiting, 0);
+	r->head_arms = 0;
+	r->tail_arms = 0;
 	r->size = size;
 }
 
@@ -87,9 +111,7 @@ size_t ring_write(struct ring *r, const void *src, size_t n, struct notify *nt)
 	memcpy(r->data, (const uint8_t *)src + first, n - first);
 	atomic_store_explicit(&r->head, head + n, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&r->head_waiting, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&r->head_waiting, 0, memory_order_relaxed))
-		notify_wake(nt, ring_head_word(r));
+	wake_if_armed(&r->head_waiting, ring_head_word(r), nt);
 	return n;
 }
 
@@ -108,15 +130,13 @@ size_t ring_read(struct ring *r, void *dst, size_t n, struct notify *nt)
 	memcpy((uint8_t *)dst + first, r->data, n - first);
 	atomic_store_explicit(&r->tail, tail + n, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&r->tail_waiting, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&r->tail_waiting, 0, memory_order_relaxed))
-		notify_wake(nt, ring_tail_word(r));
+	wake_if_armed(&r->tail_waiting, ring_tail_word(r), nt);
 	return n;
 }
 
 uint32_t ring_arm_read(struct ring *r)
 {
-	atomic_store_explicit(&r->head_waiting, 1, memory_order_relaxed);
+	atomic_store_explicit(&r->head_waiting, next_token(&r->head_arms), memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	return (uint32_t)atomic_load_explicit(&r->head, memory_order_acquire);
 }
@@ -128,7 +148,7 @@ void ring_disarm_read(struct ring *r)
 
 uint32_t ring_arm_write(struct ring *r)
 {
-	atomic_store_explicit(&r->tail_waiting, 1, memory_order_relaxed);
+	atomic_store_explicit(&r->tail_waiting, next_token(&r->tail_arms), memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	return (uint32_t)atomic_load_explicit(&r->tail, memory_order_acquire);
 }

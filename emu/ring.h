@@ -5,7 +5,10 @@
  * reverse for tail.  No locks.  The low 32 bits of head and tail double as futex words
  * (see notify.h): a consumer with nothing to read sleeps on head, a producer with no
  * space sleeps on tail, after announcing itself in the matching *_waiting word, so the
- * other side issues a wake only when somebody sleeps.  A message is a byte stream:
+ * other side issues a wake only when somebody sleeps.  The waiting word holds a fresh
+ * token per sleep (never reused soon), and the waker clears it with a compare-and-swap
+ * on the token it saw: one wake per sleep, and a late waker can never clear the flag of
+ * a newer sleep (which would lose that sleep's wake-up).  A message is a byte stream:
  * framing is the caller's, and messages larger than the ring stream through in pieces.
  */
 #ifndef EMU_RING_H
@@ -19,9 +22,11 @@ struct notify;
 
 struct ring {
 	_Alignas(64) _Atomic uint64_t head;	/* producer's line */
-	_Atomic uint32_t head_waiting;		/* consumer sleeps on head */
+	_Atomic uint32_t head_waiting;		/* consumer sleeps on head: its arm token */
+	uint32_t tail_arms;			/* producer's count of its arms */
 	_Alignas(64) _Atomic uint64_t tail;	/* consumer's line */
-	_Atomic uint32_t tail_waiting;		/* producer sleeps on tail */
+	_Atomic uint32_t tail_waiting;		/* producer sleeps on tail: its arm token */
+	uint32_t head_arms;			/* consumer's count of its arms */
 	_Alignas(64) uint64_t size;		/* data bytes, a power of two */
 	uint8_t data[];
 };

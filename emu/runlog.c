@@ -8,22 +8,51 @@
 #include "emu/record.h"
 #include "emu/runlog.h"
 
-#define PENDING 16	/* rows in flight: workers are at most a couple of log steps apart */
-
-/* Rows waiting for the records of every worker: slot i holds step tstep[i]. */
-struct pending {
-	int64_t tstep[PENDING], estep[PENDING];
-	int tcount[PENDING], ecount[PENDING];
-	struct rec_train train[PENDING][CFG_MAX_WORKERS];
-	struct rec_eval eval[PENDING][CFG_MAX_WORKERS];
+/* Records of one worker not yet joined into a row, oldest first.  The supervisor may
+ * drain one worker's log ring far ahead of another's, so a row completes when every
+ * worker's queue holds its record: every worker logs the same steps, in order. */
+struct queue {
+	void *rec;		/* cap records of `size` bytes */
+	size_t size, head, len, cap;
 };
+
+static int queue_push(struct queue *q, const void *rec)
+{
+	if (q->head + q->len == q->cap) {
+		if (q->head > 0) {	/* slide down before growing */
+			memmove(q->rec, (char *)q->rec + q->head * q->size, q->len * q->size);
+			q->head = 0;
+		}
+		if (q->len == q->cap) {
+			size_t cap = q->cap ? 2 * q->cap : 64;
+			void *p = realloc(q->rec, cap * q->size);
+			if (!p)
+				return -ENOMEM;
+			q->rec = p;
+			q->cap = cap;
+		}
+	}
+	memcpy((char *)q->rec + (q->head + q->len++) * q->size, rec, q->size);
+	return 0;
+}
+
+static const void *queue_front(const struct queue *q)
+{
+	return (const char *)q->rec + q->head * q->size;
+}
+
+static void queue_pop(struct queue *q)
+{
+	q->head++;
+	q->len--;
+}
 
 struct runlog {
 	const struct cfg *c;
 	int n;
 	char dir[CFG_STR];
 	FILE *train, *eval;
-	struct pending p;
+	struct queue tq[CFG_MAX_WORKERS], eq[CFG_MAX_WORKERS];	/* train, eval records */
 	struct rec_link *links;		/* n*n, latest per directed link */
 	double t0;
 	int tty;
@@ -84,8 +113,10 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, char *err, size
 	l->t0 = now_s();
 	l->tty = isatty(STDERR_FILENO);
 	snprintf(l->dir, sizeof(l->dir), "%s", dir);
-	for (int i = 0; i < PENDING; i++)
-		l->p.tstep[i] = l->p.estep[i] = -1;
+	for (int i = 0; i < l->n; i++) {
+		l->tq[i].size = sizeof(struct rec_train);
+		l->eq[i].size = sizeof(struct rec_eval);
+	}
 	l->links = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links));
 	int rc = make_dirs(dir);
 	if (rc < 0) {
@@ -210,19 +241,13 @@ static void eval_row(struct runlog *l, const struct rec_eval w[])
 	progress(l, 1);
 }
 
-/* The pending row of `step`, or a free one (steps[i] < 0) claimed for it; -1 if full. */
-static int slot_for(int64_t steps[PENDING], int counts[PENDING], int64_t step)
+/* Whether every worker's queue holds a record. */
+static int all_queued(const struct queue q[], int n)
 {
-	for (int i = 0; i < PENDING; i++)
-		if (steps[i] == step)
-			return i;
-	for (int i = 0; i < PENDING; i++)
-		if (steps[i] < 0) {
-			steps[i] = step;
-			counts[i] = 0;
-			return i;
-		}
-	return -1;
+	for (int i = 0; i < n; i++)
+		if (q[i].len == 0)
+			return 0;
+	return 1;
 }
 
 void runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
@@ -232,24 +257,26 @@ void runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 		return;
 	memcpy(&type, rec, sizeof(type));
 	if (type == REC_TRAIN && len == sizeof(struct rec_train)) {
-		const struct rec_train *r = rec;
-		int i = slot_for(l->p.tstep, l->p.tcount, r->step);
-		if (i < 0)
+		if (queue_push(&l->tq[worker], rec) < 0)
 			return;
-		l->p.train[i][worker] = *r;
-		if (++l->p.tcount[i] == l->n) {
-			train_row(l, l->p.train[i]);
-			l->p.tstep[i] = -1;
+		while (all_queued(l->tq, l->n)) {
+			struct rec_train row[CFG_MAX_WORKERS];
+			for (int i = 0; i < l->n; i++) {
+				row[i] = *(const struct rec_train *)queue_front(&l->tq[i]);
+				queue_pop(&l->tq[i]);
+			}
+			train_row(l, row);
 		}
 	} else if (type == REC_EVAL && len == sizeof(struct rec_eval)) {
-		const struct rec_eval *r = rec;
-		int i = slot_for(l->p.estep, l->p.ecount, r->step);
-		if (i < 0)
+		if (queue_push(&l->eq[worker], rec) < 0)
 			return;
-		l->p.eval[i][worker] = *r;
-		if (++l->p.ecount[i] == l->n) {
-			eval_row(l, l->p.eval[i]);
-			l->p.estep[i] = -1;
+		while (all_queued(l->eq, l->n)) {
+			struct rec_eval row[CFG_MAX_WORKERS];
+			for (int i = 0; i < l->n; i++) {
+				row[i] = *(const struct rec_eval *)queue_front(&l->eq[i]);
+				queue_pop(&l->eq[i]);
+			}
+			eval_row(l, row);
 		}
 	} else if (type == REC_LINK && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
@@ -272,6 +299,10 @@ void runlog_close(struct runlog *l, int status)
 	fprintf(stderr, "emu: %s: %s after %lld steps, %.1f s; logs in %s\n", l->c->run.name,
 		status == 0 ? "done" : status == 1 ? "failed" : "interrupted", (long long)l->step,
 		now_s() - l->t0, l->dir);
+	for (int i = 0; i < l->n; i++) {
+		free(l->tq[i].rec);
+		free(l->eq[i].rec);
+	}
 	free(l->links);
 	free(l);
 }

@@ -1,17 +1,22 @@
-/* nn/ops_cpu_conv.c — convolution as matrix products (im2col + sgemm).
+/* nn/ops_cpu_conv.c — convolution as matrix products over im2col.
  *
- * col (C*kh*kw, m*OH*OW) holds the input patches of m samples side by side, and
- *   out  (K, m*OHW)  = w (K, CKK) col                      forward
- *   dw   (K, CKK)   += dout (K, m*OHW) col^T               backward, weights
- *   dcol (CKK, m*OHW) = w^T dout, din = col2im(dcol)       backward, input
- * in row-major with the transposes given to sgemm.  Small planes are batched (m > 1)
- * because sgemm is slow on few columns; large ones go one sample at a time straight
- * into out.  A stride-1 "same" conv (2*pad == k-1, resnet's 3x3) takes its input
- * gradient as the forward conv of dout with the flipped, transposed filters: an im2col
- * of dout replaces col2im's scattered adds and the zeroing of din. */
+ * Per sample, col (CKK = C*kh*kw, OHW) holds the input patches, and
+ *   out  (K, OHW)  = w (K, CKK) col + b                 forward      nn_cpu_gemm_at
+ *   dcol (CKK, OHW) = w^T dout, din = col2im(dcol)      input grad   nn_cpu_gemm_at
+ *   dw^T (CKK, K) += col dout^T                         weight grad  sgemm
+ * The weight gradient batches m samples side by side (col (CKK, m*OHW)), because
+ * sgemm is slow on few columns.  A stride-1 "same" conv (2*pad == k-1, resnet's 3x3)
+ * takes its input gradient as the forward conv of dout with the flipped, transposed
+ * filters: an im2col of dout replaces col2im's scattered adds and the zeroing of din.
+ * A 1x1 stride-1 unpadded conv needs no col: the input plane is one already. */
 #include <cblas.h>
 #include <string.h>
 #include "nn/ops_impl.h"
+
+static int conv_is_pointwise(const struct nn_conv_shape *s)
+{
+	return s->kh == 1 && s->kw == 1 && s->stride == 1 && s->pad == 0;
+}
 
 /* Output plane == input plane, one patch row is the input plane shifted. */
 static int conv_is_same(const struct nn_conv_shape *s)
@@ -169,8 +174,8 @@ static void col2im(float *restrict din, const float *restrict col, size_t ld,
 			}
 }
 
-/* Samples per sgemm: planes smaller than NN_CONV_COLS are batched until sgemm sees
- * that many columns; the col block then stays a few MB at most. */
+/* Samples per weight-gradient sgemm: planes smaller than NN_CONV_COLS are batched
+ * until sgemm sees that many columns; the col block then stays in L2. */
 #ifndef NN_CONV_COLS
 #define NN_CONV_COLS 256
 #endif
@@ -190,75 +195,124 @@ static void conv_im2col(float *col, size_t ld, const float *in, const struct nn_
 		im2col(col, ld, in, s);
 }
 
-/* (CKK + K) * chunk * OHW for the col and the batched out/dout; a same conv's input
- * gradient runs the forward on the transposed shape and needs the flipped filters. */
-static size_t conv_fwd_ws(const struct nn_conv_shape *s)
-{
-	size_t cols = (size_t)conv_chunk(s) * s->OH * s->OW;
-
-	return ((size_t)s->C * s->kh * s->kw + (conv_chunk(s) > 1 ? s->K : 0)) * cols;
-}
-
 /* The shape of din = conv(dout, flipped w) for a same conv: channels swap. */
 static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_shape *s)
 {
 	nn_conv_shape_init(t, s->B, s->K, s->H, s->W, s->C, s->kh, 1, s->pad);
 }
 
-/* Backward: dw^T (or the flipped filters) first, then the col and dout blocks (or the
- * workspace of the transposed forward). */
+/* A same conv read in place (NN_CPU_DIRECT): each sample's input zero-padded to
+ * (C, H+2p, W+2p), the output computed on the wide grid (K, H, W+2p) whose last 2p
+ * columns of each row are junk, then compacted.  Row (c, i, j) of the implicit im2col
+ * matrix is then the padded plane c from (i, j) on, contiguous.  The junk columns
+ * read up to 2p floats past a plane: the slack after the last one. */
+static size_t same_direct_ws(int C, int K, const struct nn_conv_shape *s)
+{
+	size_t Wp = (size_t)s->W + 2 * s->pad, Hp = (size_t)s->H + 2 * s->pad;
+
+	return (size_t)C * Hp * Wp + 2 * s->pad + (size_t)K * s->H * Wp;
+}
+
+/* out (B, K, H, W) = the same conv of in (B, C, H, W), filters given as at (C*kk, K) */
+static void conv_same_direct(float *out, const float *in, const float *at,
+			     const float *bias, int C, int K, const struct nn_conv_shape *s,
+			     float *ws)
+{
+	const int H = s->H, W = s->W, P = s->pad, Wp = W + 2 * P, Hp = H + 2 * P;
+	float *pad = ws, *wide = ws + (size_t)C * Hp * Wp + 2 * P;
+	struct nn_gemm_rows rows = { .p = pad, .ps = (size_t)Hp * Wp, .rs = (size_t)Wp,
+				     .nc = C, .kh = s->kh, .kw = s->kw };
+
+	fzero(pad + (size_t)C * Hp * Wp, 2 * P);
+	for (int n = 0; n < s->B; n++) {
+		const float *x = in + (size_t)n * C * H * W;
+		float *o = out + (size_t)n * K * H * W;
+
+		for (int c = 0; c < C; c++) {
+			float *d = pad + (size_t)c * Hp * Wp;
+
+			fzero(d, P * Wp);
+			d += P * Wp;
+			for (int h = 0; h < H; h++, d += Wp) {
+				fzero(d, P);
+				fcopy(d + P, x + ((size_t)c * H + h) * W, W);
+				fzero(d + P + W, P);
+			}
+			fzero(d, P * Wp);
+		}
+		nn_cpu_gemm_rows(wide, (size_t)H * Wp, at, &rows, K, H * Wp, bias, 0);
+		for (int k = 0; k < K; k++)
+			for (int h = 0; h < H; h++)
+				fcopy(o + ((size_t)k * H + h) * W, wide + ((size_t)k * H + h) * Wp, W);
+	}
+}
+
+/* Weight gradient through channel-last copies: with dout^T (OHW, K) and the patches as
+ * rows (OHW, kh*kw*C), dw' (K, kh*kw*C) = sum over samples of dout rows, which is
+ * nn_cpu_gemm_at's form (it runs about twice as fast as the dot products of
+ * conv_weight_grad); dw is dw' with (i, j, c) reordered to (c, i, j).  Pays two
+ * transposes per sample, which only larger K earn back. */
+static int conv_use_hwc_wgrad(const struct nn_conv_shape *s)
+{
+	return s->K >= 32;	/* at K = 16 (resnet's first stage) it loses ~10% */
+}
+
+static size_t conv_hwc_wgrad_ws(const struct nn_conv_shape *s)
+{
+	size_t CKK = (size_t)s->C * s->kh * s->kw, OHW = (size_t)s->OH * s->OW;
+
+	return (size_t)s->K * CKK + (size_t)s->C * s->H * s->W + (s->K + CKK) * OHW;
+}
+
+/* Every part starts with K*CKK floats (w^T, dw^T or the flipped filters), then:
+ * forward: one col;  weight grad: m samples of col and of dout;  input grad: one col
+ * (of dout for a same conv) or one dcol. */
 size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s)
 {
-	size_t cols = (size_t)conv_chunk(s) * s->OH * s->OW;
-	size_t CKK = (size_t)s->C * s->kh * s->kw;
-	size_t bwd = (CKK + s->K) * cols, fwd = conv_fwd_ws(s);
+	size_t CKK = (size_t)s->C * s->kh * s->kw, OHW = (size_t)s->OH * s->OW;
+	size_t cols = (size_t)conv_chunk(s) * OHW;
+	size_t need = conv_is_pointwise(s) ? 0 : CKK * OHW;
+	size_t dw = (CKK + s->K) * cols, din = (size_t)s->K * s->kh * s->kw * s->H * s->W;
 
-	if (conv_is_same(s)) {
-		struct nn_conv_shape t;
+	if (conv_use_hwc_wgrad(s))
+		dw = conv_hwc_wgrad_ws(s) - (size_t)s->K * CKK;
+	if (dw > need)
+		need = dw;
+	if (conv_is_same(s) && din > need)
+		need = din;
+	if (NN_CPU_DIRECT && conv_is_same(s)) {
+		size_t f = same_direct_ws(s->C, s->K, s), b = same_direct_ws(s->K, s->C, s);
 
-		conv_transposed_shape(&t, s);
-		if (conv_fwd_ws(&t) > bwd)
-			bwd = conv_fwd_ws(&t);
+		if (f > need)
+			need = f;
+		if (b > need)
+			need = b;
 	}
-	bwd += (size_t)s->K * CKK;
-	return fwd > bwd ? fwd : bwd;
+	return (size_t)s->K * CKK + need;
 }
 
 void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b,
 		     const struct nn_conv_shape *s, float *ws)
 {
-	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW, nb = conv_chunk(s);
+	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW;
 	const size_t in_sz = (size_t)s->C * s->H * s->W, out_sz = (size_t)s->K * OHW;
+	float *wt = ws, *col = ws + (size_t)s->K * CKK;
 
-	for (int n0 = 0; n0 < s->B; n0 += nb) {
-		int m = s->B - n0 < nb ? s->B - n0 : nb;
-		size_t ld = (size_t)m * OHW;
-		float *col = ws, *res = nb > 1 ? ws + (size_t)CKK * ld : out + n0 * out_sz;
+	for (int k = 0; k < s->K; k++)
+		for (int r = 0; r < CKK; r++)
+			wt[(size_t)r * s->K + k] = w[(size_t)k * CKK + r];
+	if (NN_CPU_DIRECT && conv_is_same(s)) {
+		conv_same_direct(out, in, wt, b, s->C, s->K, s, col);
+		return;
+	}
+	for (int n = 0; n < s->B; n++) {
+		const float *bm = in + n * in_sz;
 
-		for (int n = 0; n < m; n++)
-			conv_im2col(col + (size_t)n * OHW, ld, in + (n0 + n) * in_sz, s);
-		if (nb == 1 && b)	/* sgemm adds onto the bias */
-			for (int k = 0; k < s->K; k++)
-				for (int t = 0; t < OHW; t++)
-					res[(size_t)k * OHW + t] = b[k];
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->K, (int)ld, CKK, 1.0f,
-			    w, CKK, col, (int)ld, nb == 1 && b ? 1.0f : 0.0f, res, (int)ld);
-		if (nb == 1)
-			continue;
-		/* (K, m*OHW) -> m samples of (K, OHW), adding the bias on the way */
-		for (int n = 0; n < m; n++)
-			for (int k = 0; k < s->K; k++) {
-				const float *restrict r = res + k * ld + (size_t)n * OHW;
-				float *restrict o = out + (n0 + n) * out_sz + (size_t)k * OHW;
-				const float bk = b ? b[k] : 0.0f;
-				int t = 0;
-
-				for (; t + NN_CPU_VL <= OHW; t += NN_CPU_VL)
-					for (int q = 0; q < NN_CPU_VL; q++)
-						o[t + q] = r[t + q] + bk;
-				for (; t < OHW; t++)
-					o[t] = r[t] + bk;
-			}
+		if (!conv_is_pointwise(s)) {
+			conv_im2col(col, OHW, bm, s);
+			bm = col;
+		}
+		nn_cpu_gemm_at(out + n * out_sz, OHW, wt, bm, OHW, s->K, OHW, CKK, b, 0);
 	}
 }
 
@@ -285,41 +339,16 @@ static void conv_bias_grad(float *db, const float *dout, const struct nn_conv_sh
 		}
 }
 
-/* din of a same conv: wt (C, K, kh, kw) = w (K, C, kh, kw) transposed and flipped
- * in space, then the forward conv of dout with wt */
-static void conv_same_din(float *din, const float *dout, const float *w,
-			  const struct nn_conv_shape *s, float *ws)
-{
-	const int kk = s->kh * s->kw;
-	struct nn_conv_shape t;
-	float *wt = ws;
-
-	conv_transposed_shape(&t, s);
-	for (int k = 0; k < s->K; k++)
-		for (int c = 0; c < s->C; c++)
-			for (int q = 0; q < kk; q++)
-				wt[((size_t)c * s->K + k) * kk + (kk - 1 - q)] = w[((size_t)k * s->C + c) * kk + q];
-	nn_cpu_conv_fwd(din, dout, wt, NULL, &t, ws + (size_t)s->K * s->C * kk);
-}
-
-void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
-		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws)
+/* dw (K, CKK) = dout col^T, summed over chunks of m samples: dot products of rows */
+static void conv_weight_grad(float *dw, const float *dout, const float *in,
+			     const struct nn_conv_shape *s, float *ws)
 {
 	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW, nb = conv_chunk(s);
 	const size_t in_sz = (size_t)s->C * s->H * s->W, out_sz = (size_t)s->K * OHW;
-	const int same = conv_is_same(s);
-
-	if (db)
-		conv_bias_grad(db, dout, s);
-	/* dw^T (CKK, K) = col dout^T: sgemm is faster this way round than dw = dout col^T
-	 * (its packing favours the long side first) */
-	float *dwt = ws;
-
-	ws += (size_t)s->K * CKK;
-	for (int n0 = 0; n0 < s->B && (dw || (din && !same)); n0 += nb) {
+	for (int n0 = 0; n0 < s->B; n0 += nb) {
 		int m = s->B - n0 < nb ? s->B - n0 : nb;
 		size_t ld = (size_t)m * OHW;
-		float *col = ws, *dres = ws + (size_t)CKK * ld;
+		float *col = ws + (size_t)s->K * CKK, *dres = col + (size_t)CKK * ld;
 		const float *d = dout + n0 * out_sz;
 
 		if (m > 1) {	/* m samples of dout (K, OHW) -> (K, m*OHW) */
@@ -329,23 +358,123 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 					      dout + (n0 + n) * out_sz + (size_t)k * OHW, OHW);
 			d = dres;
 		}
-		if (dw) {	/* dw^T (CKK, K) += col dout (K, m*OHW)^T */
+		if (conv_is_pointwise(s) && m == 1)
+			col = (float *)in + n0 * in_sz;	/* read only */
+		else
 			for (int n = 0; n < m; n++)
 				conv_im2col(col + (size_t)n * OHW, ld, in + (n0 + n) * in_sz, s);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CKK, s->K, (int)ld, 1.0f,
-				    col, (int)ld, d, (int)ld, n0 ? 1.0f : 0.0f, dwt, s->K);
-		}
-		if (din && !same) {	/* dcol (CKK, m*OHW) = w^T dout, into col's space */
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CKK, (int)ld, s->K, 1.0f,
-				    w, CKK, d, (int)ld, 0.0f, col, (int)ld);
-			for (int n = 0; n < m; n++)
-				col2im(din + (n0 + n) * in_sz, col + (size_t)n * OHW, ld, s);
-		}
+		nn_cpu_gemm_abt(dw, CKK, d, ld, col, ld, s->K, CKK, (int)ld, n0 > 0);
 	}
-	if (dw)
-		for (int k = 0; k < s->K; k++)
-			for (int r = 0; r < CKK; r++)
-				dw[(size_t)k * CKK + r] = dwt[(size_t)r * s->K + k];
-	if (din && same)	/* dwt's space is free again: the flipped filters go there */
-		conv_same_din(din, dout, w, s, dwt);
+}
+
+/* dst (cols, rows) = src (rows, cols)^T, in 8x8 blocks */
+static void transpose(float *restrict dst, const float *restrict src, int rows, int cols)
+{
+	for (int r0 = 0; r0 < rows; r0 += 8)
+		for (int c0 = 0; c0 < cols; c0 += 8) {
+			int r1 = r0 + 8 < rows ? r0 + 8 : rows, c1 = c0 + 8 < cols ? c0 + 8 : cols;
+
+			for (int c = c0; c < c1; c++)
+				for (int r = r0; r < r1; r++)
+					dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
+		}
+}
+
+/* rows (OH*OW, kh*kw*C): row (oh, ow) is the patch in (i, j, c) order, read from the
+ * input in (H, W, C) layout, where the j of one i are C*kw adjacent floats */
+static void im2row_hwc(float *restrict rows, const float *restrict in,
+		       const struct nn_conv_shape *s)
+{
+	const int C = s->C, S = s->stride, P = s->pad;
+	float *restrict r = rows;
+
+	for (int oh = 0; oh < s->OH; oh++)
+		for (int ow = 0; ow < s->OW; ow++)
+			for (int i = 0; i < s->kh; i++, r += s->kw * C) {
+				int h = oh * S - P + i, w0 = ow * S - P;
+				int j0 = w0 < 0 ? -w0 : 0, j1 = s->W - w0 < s->kw ? s->W - w0 : s->kw;
+
+				if (h < 0 || h >= s->H || j0 >= j1) {
+					fzero(r, s->kw * C);
+					continue;
+				}
+				fzero(r, j0 * C);
+				fcopy(r + j0 * C, in + ((size_t)h * s->W + w0 + j0) * C, (j1 - j0) * C);
+				fzero(r + j1 * C, (s->kw - j1) * C);
+			}
+}
+
+/* see conv_use_hwc_wgrad */
+static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
+				 const struct nn_conv_shape *s, float *ws)
+{
+	const int C = s->C, kk = s->kh * s->kw, CKK = C * kk, OHW = s->OH * s->OW;
+	const int HW = s->H * s->W;
+	float *dwp = ws, *in_t = dwp + (size_t)s->K * CKK, *dout_t = in_t + (size_t)C * HW;
+	float *rows = dout_t + (size_t)s->K * OHW;
+
+	for (int n = 0; n < s->B; n++) {
+		transpose(in_t, in + (size_t)n * C * HW, C, HW);
+		transpose(dout_t, dout + (size_t)n * s->K * OHW, s->K, OHW);
+		im2row_hwc(rows, in_t, s);
+		nn_cpu_gemm_at(dwp, CKK, dout_t, rows, CKK, s->K, CKK, OHW, NULL, n > 0);
+	}
+	for (int k = 0; k < s->K; k++)
+		for (int c = 0; c < C; c++)
+			for (int q = 0; q < kk; q++)
+				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
+}
+
+/* din of a same conv: the forward conv of dout with filters (C, K, kh, kw) that are w
+ * transposed and flipped in space; given to the gemm transposed: (K*kh*kw, C) */
+static void conv_same_input_grad(float *din, const float *dout, const float *w,
+				 const struct nn_conv_shape *s, float *ws)
+{
+	const int kk = s->kh * s->kw, HW = s->H * s->W;
+	struct nn_conv_shape t;
+	float *at = ws, *col = ws + (size_t)s->K * s->C * kk;
+
+	conv_transposed_shape(&t, s);
+	for (int k = 0; k < s->K; k++)
+		for (int c = 0; c < s->C; c++)
+			for (int q = 0; q < kk; q++)
+				at[((size_t)k * kk + (kk - 1 - q)) * s->C + c] = w[((size_t)k * s->C + c) * kk + q];
+	if (NN_CPU_DIRECT) {
+		conv_same_direct(din, dout, at, NULL, s->K, s->C, s, col);
+		return;
+	}
+	for (int n = 0; n < s->B; n++) {
+		im2col_same(col, HW, dout + (size_t)n * s->K * HW, &t);
+		nn_cpu_gemm_at(din + (size_t)n * s->C * HW, HW, at, col, HW, s->C, HW, s->K * kk, NULL, 0);
+	}
+}
+
+void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
+		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws)
+{
+	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW;
+	const size_t in_sz = (size_t)s->C * s->H * s->W, out_sz = (size_t)s->K * OHW;
+
+	if (db)
+		conv_bias_grad(db, dout, s);
+	if (dw && conv_use_hwc_wgrad(s))
+		conv_weight_grad_hwc(dw, dout, in, s, ws);
+	else if (dw)
+		conv_weight_grad(dw, dout, in, s, ws);
+	if (!din)
+		return;
+	if (conv_is_same(s)) {
+		conv_same_input_grad(din, dout, w, s, ws);
+		return;
+	}
+	/* dcol (CKK, OHW) = w^T dout: w (K, CKK) is already w^T transposed */
+	for (int n = 0; n < s->B; n++) {
+		if (conv_is_pointwise(s)) {
+			nn_cpu_gemm_at(din + n * in_sz, OHW, w, dout + n * out_sz, OHW, CKK, OHW,
+				       s->K, NULL, 0);
+			continue;
+		}
+		nn_cpu_gemm_at(ws, OHW, w, dout + n * out_sz, OHW, CKK, OHW, s->K, NULL, 0);
+		col2im(din + n * in_sz, ws, OHW, s);
+	}
 }

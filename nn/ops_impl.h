@@ -38,6 +38,30 @@ void nn_ref_gap_bwd(float *din, const float *dout, int B, int C, int HW);
 /* Fast CPU backend.  Hot loops run in blocks of NN_CPU_VL floats (see nn/ops_cpu.c). */
 #define NN_CPU_VL 16
 void nn_cpu_colsum(float *restrict sum, const float *restrict a, int rows, int cols);
+/* C (M, N; rows ldc apart) = A B (+ bias[m] on row m, bias may be NULL; or C += A B
+ * when accumulate != 0, bias then ignored), with A given transposed: at (Kd, M);
+ * B (Kd, N; rows ldb apart).  nn/ops_cpu_gemm.c */
+void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
+		    int M, int N, int Kd, const float *bias, int accumulate);
+/* The rows of an implicit matrix B: row (c, i, j), for c < nc, i < kh, j < kw in that
+ * order, starts at p + c*ps + i*rs + j (a plain matrix: nc rows, kh = kw = 1, ps = ld). */
+struct nn_gemm_rows {
+	const float *p;
+	size_t ps, rs;
+	int nc, kh, kw;
+};
+/* C (M, N) = A B (+ bias, or accumulate) as nn_cpu_gemm_at, with B given by its rows */
+void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
+		      int M, int N, const float *bias, int accumulate);
+/* Whether nn_cpu_gemm_rows is the fast path (else im2col + nn_cpu_gemm_at is) */
+#ifdef __AVX512F__
+#define NN_CPU_DIRECT 1
+#else
+#define NN_CPU_DIRECT 0
+#endif
+/* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of rows */
+void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,
+		     size_t ldb, int M, int N, int L, int accumulate);
 void nn_cpu_linear_fwd(float *out, const float *in, const float *w, const float *b,
 		       int B, int Cin, int Cout);
 void nn_cpu_linear_bwd(float *din, float *dw, float *db, const float *dout,

@@ -1,7 +1,9 @@
 # jointspar end to end on a synthetic problem (an MLP: 2 layers, 7 workers):
 #  - budget = L (every layer, p = 1) is synchronous SGD: it follows allreduce's test loss;
-#  - budget = 1 of 2 still learns, and its payload is about s/L = 1/2 of allreduce's
-#    (the per-message header measured from allreduce's run over the same links);
+#  - budget = 1 of 2 still learns; its payload is below allreduce's: the uploads carry
+#    about s/L = 1/2, the replies the union of the workers' layers (with uniform p,
+#    1 - (1/2)^7 of dense): about (0.5 + 0.99) / 2 = 0.75 in all (the per-message header
+#    measured from allreduce's run over the same links);
 #  - jointspar-lars learns (LARS wants a large global rate: trust 0.001).
 . "$SRCDIR/tests/lib.sh"
 cat >"$T/s.ini" <<INI
@@ -53,5 +55,5 @@ awk -v ba="$(sum "$T/ar/net.csv" bytes)" -v bh="$(sum "$T/half/net.csv" bytes)" 
 	printf "payload per step: allreduce %.0f B, jointspar s=2 %.0f B, s=1 %.0f B (%.2f of allreduce)\n", pa / s, full / s, half / s, half / pa
 	# budget = L: allreduce plus one 4-byte layer bitmap per message
 	if (full != pa + 4 * m) { print "budget = L: payload " full ", expected " pa + 4 * m; exit 1 }
-	exit !(half / pa > 0.35 && half / pa < 0.65)
-}' || fail "jointspar's payload is not about s/L of allreduce's"
+	exit !(half / pa > 0.6 && half / pa < 0.9)
+}' || fail "jointspar's payload (budget 1 of 2) is not about 0.75 of allreduce's"

@@ -302,15 +302,13 @@ static void test_huge_messages(void **state)
 	stream(*(enum cfg_notify *)*state, &sp);
 }
 
-/* No spinning at all: every empty or full ring goes to sleep, so a lost wake-up (a
- * missing fence in the Dekker pair) would hang this test within its alarm. */
-static void test_sleep_only_pingpong(void **state)
+/* Ping-pong: a lost wake-up hangs it, and the alarm turns the hang into a failure. */
+static void pingpong(enum cfg_notify mode, int64_t spin_ns, int n)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
 	struct region *rg = make_region(2, 4096);
 	struct ring *ab = region_ring(rg, 0, 1), *ba = region_ring(rg, 1, 0);
 	struct notify nt;
-	int status, n = 5000;
+	int status;
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
@@ -320,7 +318,7 @@ static void test_sleep_only_pingpong(void **state)
 		alarm(20);
 		if (notify_init(&nt, mode) < 0)
 			_exit(10);
-		nt.spin_ns = 0;
+		nt.spin_ns = spin_ns;
 		for (int i = 0; i < n; i++) {
 			ring_read_all(ab, &v, sizeof(v), &nt);
 			v += 1;
@@ -329,7 +327,7 @@ static void test_sleep_only_pingpong(void **state)
 		_exit(0);
 	}
 	assert_int_equal(notify_init(&nt, mode), 0);
-	nt.spin_ns = 0;
+	nt.spin_ns = spin_ns;
 	alarm(20);
 	for (uint64_t i = 0; i < (uint64_t)n; i++) {
 		uint64_t v = i * 3;
@@ -340,11 +338,26 @@ static void test_sleep_only_pingpong(void **state)
 	}
 	alarm(0);
 	assert_true(nt.waits > 0);	/* the sleeping path really ran */
+	print_message("%d round trips, spin %lld ns: %llu sleeps here\n", n, (long long)spin_ns,
+		      (unsigned long long)nt.waits);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	notify_free(&nt);
 	region_destroy(rg);
+}
+
+/* No spinning at all: every empty or full ring goes to sleep (the Dekker pair of fences). */
+static void test_sleep_only_pingpong(void **state)
+{
+	pingpong(*(enum cfg_notify *)*state, 0, 5000);
+}
+
+/* A short spin: most hand-overs succeed while spinning and a few sleep, so wakers often
+ * act late, while the sleeper has already woken and re-armed (the arm tokens). */
+static void test_short_spin_pingpong(void **state)
+{
+	pingpong(*(enum cfg_notify *)*state, 2000, 30000);
 }
 
 /* barrier_wait: nobody leaves a round before all have arrived. */
@@ -392,6 +405,7 @@ static void test_barrier(void **state)
 	cmocka_unit_test_prestate(test_tiny_ring_backpressure, &modes[m]), \
 	cmocka_unit_test_prestate(test_huge_messages, &modes[m]),          \
 	cmocka_unit_test_prestate(test_sleep_only_pingpong, &modes[m]),    \
+	cmocka_unit_test_prestate(test_short_spin_pingpong, &modes[m]),    \
 	cmocka_unit_test_prestate(test_barrier, &modes[m])
 
 int main(void)
