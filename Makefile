@@ -91,6 +91,7 @@ paper: deps $(BUILD)/emu
 tta: deps $(BUILD)/emu
 	$(BUILD)/emu run ini/tta-allreduce-reliable.ini
 	$(BUILD)/emu run ini/tta-rps-unreliable.ini
+	@scripts/time-to-accuracy 0.85 runs/tta-allreduce-reliable runs/tta-rps-unreliable
 	@scripts/plots
 
 bench: deps $(BUILD)/emu

@@ -6,6 +6,7 @@
 
 #include "emu/cfg.h"
 #include "emu/cfg_keys.h"
+#include "emu/bench_jointspar.h"
 #include "emu/commands.h"
 
 #ifndef EMU_VERSION
@@ -17,7 +18,7 @@ static const char usage[] =
 	"\n"
 	"  emu run FILE.ini [section.key=value ...]    run the experiment FILE.ini describes\n"
 	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
-	"  emu bench net|nn|train [ARGS]               benchmarks (emu help bench)\n"
+	"  emu bench net|nn|train|jointspar [ARGS]     benchmarks (emu help bench)\n"
 	"  emu help [run|check|bench|keys|SECTION]     this text, or more about one topic\n"
 	"  emu --version\n"
 	"\n"
@@ -47,6 +48,7 @@ static const char help_bench[] =
 	"usage: emu bench net [ARGS]   rings, notification and exchange throughput\n"
 	"       emu bench nn [ARGS]    nn training step against PyTorch\n"
 	"       emu bench train [ARGS] harness overhead against the ideal\n"
+	"       emu bench jointspar    JointSpar's backward time against its layer budget (CSV)\n"
 	"\n"
 	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
 	"for --help.\n";
@@ -141,7 +143,9 @@ static int cmd_bench(int argc, char **argv)
 		return bench_nn(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[2], "train"))
 		return bench_train(argc - 2, argv + 2);
-	fprintf(stderr, "emu bench: %s%s%s; expected emu bench net|nn|train [ARGS]\n",
+	if (argc >= 3 && !strcmp(argv[2], "jointspar"))
+		return bench_jointspar(stdout) < 0;
+	fprintf(stderr, "emu bench: %s%s%s; expected emu bench net|nn|train|jointspar [ARGS]\n",
 		argc >= 3 ? "unknown benchmark '" : "missing benchmark",
 		argc >= 3 ? argv[2] : "", argc >= 3 ? "'" : "");
 	return 2;

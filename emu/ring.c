@@ -13,6 +13,7 @@
  */
 #include "emu/ring.h"
 
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -174,12 +175,14 @@ static void wait_until(struct ring *r, struct notify *nt, size_t (*ready)(struct
 				break;
 		}
 	}
-	for (;;) {
+	for (int timed_out = 0;; ) {
 		uint32_t seen = arm(r);
 
-		if (ready(r))
+		if (ready(r)) {
+			nt->late_wakes += timed_out;
 			break;
-		notify_wait(nt, 1, &word, &seen, -1);
+		}
+		timed_out = notify_wait(nt, 1, &word, &seen, NOTIFY_RECHECK_NS) == -ETIMEDOUT;
 	}
 	disarm(r);
 }

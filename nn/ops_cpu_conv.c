@@ -264,6 +264,15 @@ static size_t conv_hwc_wgrad_ws(const struct nn_conv_shape *s)
 	return (size_t)s->K * CKK + (size_t)s->C * s->H * s->W + (s->K + CKK) * OHW;
 }
 
+static size_t same_wgrad_ws(const struct nn_conv_shape *s)
+{
+	size_t Wp = (size_t)s->W + 2 * s->pad, Hp = (size_t)s->H + 2 * s->pad, HW = (size_t)s->H * s->W;
+	size_t CKK = (size_t)s->C * s->kh * s->kw;
+
+	return (size_t)s->K * CKK + (Hp * Wp + s->kw) * s->C + (size_t)s->H * Wp * s->K +
+	       HW * (s->C > s->K ? s->C : s->K);
+}
+
 /* Every part starts with K*CKK floats (w^T, dw^T or the flipped filters), then:
  * forward: one col;  weight grad: m samples of col and of dout;  input grad: one col
  * (of dout for a same conv) or one dcol. */
@@ -282,6 +291,10 @@ size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s)
 		need = din;
 	if (NN_CPU_DIRECT && conv_is_same(s)) {
 		size_t f = same_direct_ws(s->C, s->K, s), b = same_direct_ws(s->K, s->C, s);
+		size_t g = same_wgrad_ws(s) - (size_t)s->K * CKK;
+
+		if (g > need)
+			need = g;
 
 		if (f > need)
 			need = f;
@@ -367,19 +380,6 @@ static void conv_weight_grad(float *dw, const float *dout, const float *in,
 	}
 }
 
-/* dst (cols, rows) = src (rows, cols)^T, in 8x8 blocks */
-static void transpose(float *restrict dst, const float *restrict src, int rows, int cols)
-{
-	for (int r0 = 0; r0 < rows; r0 += 8)
-		for (int c0 = 0; c0 < cols; c0 += 8) {
-			int r1 = r0 + 8 < rows ? r0 + 8 : rows, c1 = c0 + 8 < cols ? c0 + 8 : cols;
-
-			for (int c = c0; c < c1; c++)
-				for (int r = r0; r < r1; r++)
-					dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
-		}
-}
-
 /* rows (OH*OW, kh*kw*C): row (oh, ow) is the patch in (i, j, c) order, read from the
  * input in (H, W, C) layout, where the j of one i are C*kw adjacent floats */
 static void im2row_hwc(float *restrict rows, const float *restrict in,
@@ -414,12 +414,52 @@ static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
 	float *rows = dout_t + (size_t)s->K * OHW;
 
 	for (int n = 0; n < s->B; n++) {
-		transpose(in_t, in + (size_t)n * C * HW, C, HW);
-		transpose(dout_t, dout + (size_t)n * s->K * OHW, s->K, OHW);
+		nn_cpu_transpose(in_t, in + (size_t)n * C * HW, C, HW);
+		nn_cpu_transpose(dout_t, dout + (size_t)n * s->K * OHW, s->K, OHW);
 		im2row_hwc(rows, in_t, s);
 		nn_cpu_gemm_at(dwp, CKK, dout_t, rows, CKK, s->K, CKK, OHW, NULL, n > 0);
 	}
 	for (int k = 0; k < s->K; k++)
+		for (int c = 0; c < C; c++)
+			for (int q = 0; q < kk; q++)
+				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
+}
+
+/* Weight gradient of a same conv read in place (NN_CPU_DIRECT): per sample, the input
+ * channel-last and zero-padded, xp (Hp*Wp, C), and dout channel-last on the wide grid,
+ * dt (H*Wp, K), zero in the junk columns.  For kernel row i, the patches' (j, c)
+ * entries at wide position t are kw*C adjacent floats of xp from (t + i*Wp)*C on, so
+ * dw' (K, (i, j, c)) += dt^T xp_i is nn_cpu_gemm_at's form with no im2row; junk
+ * positions read past their row (into the slack after xp) but meet dout zeros. */
+static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
+				  const struct nn_conv_shape *s, float *ws)
+{
+	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, kk = s->kh * s->kw;
+	const int Wp = W + 2 * P, Hp = H + 2 * P, HW = H * W, CKK = C * kk;
+	float *dwp = ws, *xp = dwp + (size_t)K * CKK, *dt = xp + ((size_t)Hp * Wp + s->kw) * C;
+	float *tmp = dt + (size_t)H * Wp * K;
+
+	fzero(xp, P * Wp * C);
+	fzero(xp + (size_t)(P + H) * Wp * C, (P * Wp + s->kw) * C);
+	for (int n = 0; n < s->B; n++) {
+		nn_cpu_transpose(tmp, in + (size_t)n * C * HW, C, HW);
+		for (int h = 0; h < H; h++) {
+			float *row = xp + (size_t)(P + h) * Wp * C;
+
+			fzero(row, P * C);
+			fcopy(row + P * C, tmp + (size_t)h * W * C, W * C);
+			fzero(row + (P + W) * C, P * C);
+		}
+		nn_cpu_transpose(tmp, dout + (size_t)n * K * HW, K, HW);
+		for (int h = 0; h < H; h++) {
+			fcopy(dt + (size_t)h * Wp * K, tmp + (size_t)h * W * K, W * K);
+			fzero(dt + ((size_t)h * Wp + W) * K, 2 * P * K);
+		}
+		for (int i = 0; i < s->kh; i++)
+			nn_cpu_gemm_at(dwp + i * s->kw * C, CKK, dt, xp + (size_t)i * Wp * C, C, K,
+				       s->kw * C, H * Wp, NULL, n > 0);
+	}
+	for (int k = 0; k < K; k++)
 		for (int c = 0; c < C; c++)
 			for (int q = 0; q < kk; q++)
 				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
@@ -457,7 +497,9 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 
 	if (db)
 		conv_bias_grad(db, dout, s);
-	if (dw && conv_use_hwc_wgrad(s))
+	if (dw && NN_CPU_DIRECT && conv_is_same(s))
+		conv_weight_grad_same(dw, dout, in, s, ws);
+	else if (dw && conv_use_hwc_wgrad(s))
 		conv_weight_grad_hwc(dw, dout, in, s, ws);
 	else if (dw)
 		conv_weight_grad(dw, dout, in, s, ws);

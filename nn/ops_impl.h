@@ -59,6 +59,8 @@ void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gem
 #else
 #define NN_CPU_DIRECT 0
 #endif
+/* dst (cols, rows) = src (rows, cols)^T */
+void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, int cols);
 /* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of rows */
 void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,
 		     size_t ldb, int M, int N, int L, int accumulate);

@@ -62,13 +62,13 @@ static double fd_check(struct nn_model *m, const struct fd_data *dd, size_t off,
 		       const float *d, double want, double *fd_out)
 {
 	/* a unit direction over many parameters moves each one little: larger steps */
-	static const double hs1[] = {1e-3, 3e-4, 1e-4}, hsn[] = {1e-2, 3e-3, 1e-3};
+	static const double hs1[] = {1e-3, 3e-4, 1e-4}, hsn[] = {1e-2, 3e-3, 1e-3, 3e-4};
 	const double *hs = n == 1 ? hs1 : hsn;
 	float *p0 = malloc(n * sizeof(float));
 	assert_non_null(p0);
 	memcpy(p0, m->params + off, n * sizeof(float));
 	double best = INFINITY;
-	for (int t = 0; t < 3 && best > 1; t++) {
+	for (int t = 0; t < (n == 1 ? 3 : 4) && best > 1; t++) {
 		double h = hs[t] * (n == 1 ? fmax(1.0, fabs(p0[0])) : 1.0);
 		for (size_t k = 0; k < n; k++)
 			m->params[off + k] = (float)(p0[k] + h * d[k]);
@@ -189,7 +189,7 @@ static void check_model(const struct fd_case *c)
 
 static void test_mlp(void **state)
 {
-	struct fd_case c = {"mlp", {.C = 1, .H = 4, .W = 4, .nclasses = 3}, 3, 12, 0};
+	struct fd_case c = {"mlp", {.C = 1, .H = 4, .W = 4, .nclasses = 3}, 3, 12, 0.05};
 	check_model(&c);
 }
 

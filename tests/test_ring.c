@@ -338,8 +338,9 @@ static void pingpong(enum cfg_notify mode, int64_t spin_ns, int n)
 	}
 	alarm(0);
 	assert_true(nt.waits > 0);	/* the sleeping path really ran */
-	print_message("%d round trips, spin %lld ns: %llu sleeps here\n", n, (long long)spin_ns,
-		      (unsigned long long)nt.waits);
+	print_message("%d round trips, spin %lld ns: %llu sleeps here, %llu late wake-ups\n", n,
+		      (long long)spin_ns, (unsigned long long)nt.waits,
+		      (unsigned long long)nt.late_wakes);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);

@@ -399,6 +399,52 @@ static void test_second_sigint_kills(void **state)
 	munmap(res, sizeof(*res));
 }
 
+static int dead(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t len;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	return p && (p[2] == 'Z' || p[2] == 'X');	/* a zombie waiting for init */
+}
+
+/* SIGKILL to the supervisor: no worker outlives it (PR_SET_PDEATHSIG). */
+static void test_killed_supervisor_takes_workers(void **state)
+{
+	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	struct result *res = new_result(STOP_IGNORED, mode);
+	struct run rn;
+	int64_t t0;
+	int alive = 3;
+
+	start(&rn, res, 3, 4096);
+	collect_pids(&rn, res, 3);
+	wait_records(res, 3, 2);
+	kill(rn.pid, SIGKILL);
+	finish(&rn);
+	assert_true(WIFSIGNALED(rn.status));
+	t0 = now_ns();
+	while (alive > 0 && now_ns() - t0 < 1000000000) {
+		alive = 0;
+		for (int w = 0; w < 3; w++)
+			alive += !dead(res->pids[w]);
+		usleep(1000);
+	}
+	assert_int_equal(alive, 0);
+	assert_int_equal(res->end_calls, 0);	/* nobody was left to call it */
+	munmap(res, sizeof(*res));
+}
+
 static void test_all_ok_with_backpressure(void **state)
 {
 	enum cfg_notify mode = *(enum cfg_notify *)*state;
@@ -451,6 +497,7 @@ static void test_waiting_workers_sleep(void **state)
 	cmocka_unit_test_prestate(test_error_text, &modes[m]),                      \
 	cmocka_unit_test_prestate(test_sigint_stops_at_step_boundary, &modes[m]),   \
 	cmocka_unit_test_prestate(test_second_sigint_kills, &modes[m]),             \
+	cmocka_unit_test_prestate(test_killed_supervisor_takes_workers, &modes[m]), \
 	cmocka_unit_test_prestate(test_all_ok_with_backpressure, &modes[m]),        \
 	cmocka_unit_test_prestate(test_waiting_workers_sleep, &modes[m])
 
