@@ -6,6 +6,7 @@
 #   make test            install deps, build, run every test (tests/run.sh)
 #   make demo            install deps, run ini/quickstart.ini, draw its plot
 #   make paper           the RPS paper's drop-rate sweep and its figures
+#   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
 #   make tta             time to accuracy: reliable all-reduce against unreliable RPS
 #   make bench           network benchmark (emu bench net)
 #   make bench-nn        nn training-step benchmark against PyTorch
@@ -50,7 +51,7 @@ endif
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test demo paper tta bench bench-nn bench-train plots install clean help
+.PHONY: all deps test demo paper algorithms tta bench bench-nn bench-train plots install clean help
 all: $(BUILD)/emu
 
 $(BUILD)/obj/%.o: %.c $(wildcard emu/*.h nn/*.h) Makefile
@@ -87,6 +88,9 @@ demo: deps
 # The RPS paper's sweep (about 20 minutes) and the time-to-accuracy pair.
 paper: deps $(BUILD)/emu
 	scripts/paper $(BUILD)/emu
+
+algorithms: deps $(BUILD)/emu
+	scripts/algorithms $(BUILD)/emu
 
 tta: deps $(BUILD)/emu
 	$(BUILD)/emu run ini/tta-allreduce-reliable.ini

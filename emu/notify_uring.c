@@ -72,27 +72,20 @@ int notify_uring_wait(void *u, int count, _Atomic uint32_t *const words[],
 		return -EBUSY;
 	notify_uring_prep_waitv(sqe, v, (unsigned)count);
 	sqe->user_data = NOTIFY_TAG_WAITV;
-	if (timeout_ns >= 0) {
-		/* A linked timeout always posts its own CQE (-ETIME or -ECANCELED), so both
-		 * are reaped below and nothing stale survives into the next wait. */
-		sqe->flags |= IOSQE_IO_LINK;
-		ts.tv_sec = timeout_ns / 1000000000;
-		ts.tv_nsec = timeout_ns % 1000000000;
-		sqe = io_uring_get_sqe(ring);	/* cannot fail: the ring was empty */
-		io_uring_prep_link_timeout(sqe, &ts, 0);
-		sqe->user_data = NOTIFY_TAG_TIMEOUT;
-		pending = 2;
-	}
+	ts.tv_sec = timeout_ns / 1000000000;
+	ts.tv_nsec = timeout_ns % 1000000000;
 	while (pending > 0) {
-		ret = next_cqe(ring, &cqe);
-		if (ret == -EINTR || ret == -EAGAIN || ret == -ETIME) {
-			if (ret == -EINTR)
-				interrupted = true;
-			if (interrupted && !cancelled) {
+		/* The timeout rides on the wait itself (IORING_ENTER_EXT_ARG): a wake costs
+		 * no timeout SQE and no second CQE; only an expired wait pays for a cancel. */
+		if (timeout_ns >= 0 && !cancelled)
+			ret = io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
+		else
+			ret = next_cqe(ring, &cqe);
+		if (ret == -EINTR || ret == -ETIME) {
+			timed_out |= ret == -ETIME;
+			interrupted |= ret == -EINTR;
+			if (!cancelled && (sqe = io_uring_get_sqe(ring))) {
 				/* Leave no wait behind: cancel it and reap its CQE. */
-				sqe = io_uring_get_sqe(ring);
-				if (!sqe)
-					continue;
 				io_uring_prep_cancel64(sqe, NOTIFY_TAG_WAITV, 0);
 				sqe->user_data = NOTIFY_TAG_CANCEL;
 				cancelled = true;
@@ -100,26 +93,17 @@ int notify_uring_wait(void *u, int count, _Atomic uint32_t *const words[],
 			}
 			continue;
 		}
-		if (ret < 0)
+		if (ret < 0 && ret != -EAGAIN)
 			return ret;	/* the ring is unusable; nothing sane is left to reap */
-		switch (cqe->user_data) {
-		case NOTIFY_TAG_WAITV:
-			res = cqe->res;
-			pending--;
-			break;
-		case NOTIFY_TAG_TIMEOUT:
-			/* fired: -ETIME, or what cancelling the futex returned (1 for
-			 * futex requests on 6.x kernels); not fired: -ECANCELED */
-			timed_out = cqe->res != -ECANCELED;
-			pending--;
-			break;
-		case NOTIFY_TAG_CANCEL:
-			pending--;
-			break;
-		default:	/* a failed wake */
-			break;
+		while (io_uring_peek_cqe(ring, &cqe) == 0) {
+			if (cqe->user_data == NOTIFY_TAG_WAITV) {
+				res = cqe->res;
+				pending--;
+			} else if (cqe->user_data == NOTIFY_TAG_CANCEL) {
+				pending--;
+			}	/* else: a failed wake */
+			io_uring_cqe_seen(ring, cqe);
 		}
-		io_uring_cqe_seen(ring, cqe);
 	}
 	if (res >= 0 || res == -EAGAIN)
 		return 0;	/* woken (index), or a word already differed */

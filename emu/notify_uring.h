@@ -25,7 +25,7 @@
 #define NOTIFY_FUTEX2_SIZE_U32 0x02	/* FUTEX2_SIZE_U32 (FUTEX_32 in older uapi) */
 
 /* user_data tags of the SQEs notify submits; the supervisor uses tags >= 16. */
-enum { NOTIFY_TAG_WAITV = 1, NOTIFY_TAG_TIMEOUT, NOTIFY_TAG_WAKE, NOTIFY_TAG_CANCEL };
+enum { NOTIFY_TAG_WAITV = 1, NOTIFY_TAG_WAKE, NOTIFY_TAG_CANCEL };
 
 void notify_uring_prep_waitv(struct io_uring_sqe *sqe, struct futex_waitv *v, unsigned n);
 void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, uint32_t nwake);

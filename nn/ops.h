@@ -7,8 +7,11 @@
  * gradients of unsampled layers; the first layer needs no input gradient).
  *
  * Two CPU backends share these signatures: nn_ops_ref (plain loops, double
- * accumulators: the test oracle) and nn_ops_cpu (OpenBLAS sgemm, im2col, vectorisable
- * loops).  A CUDA backend (cuBLAS, cuDNN) slots in as a third table.
+ * accumulators: the test oracle) and nn_ops_cpu (OpenBLAS sgemm for linear; conv on
+ * its own AVX-512 kernel, reading padded inputs in place or im2col, or on sgemm when
+ * built without AVX-512; vectorisable loops for the rest).  Results of nn_ops_cpu
+ * depend on the build's instruction set (-march), never on the run.  A CUDA backend
+ * (cuBLAS, cuDNN) slots in as a third table.
  */
 #ifndef NN_OPS_H
 #define NN_OPS_H

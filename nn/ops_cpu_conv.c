@@ -1,25 +1,25 @@
-/* nn/ops_cpu_conv.c — convolution as matrix products over im2col.
+/* nn/ops_cpu_conv.c — convolution as matrix products (nn/ops_cpu_gemm.c) over im2col.
  *
  * Per sample, col (CKK = C*kh*kw, OHW) holds the input patches, and
- *   out  (K, OHW)  = w (K, CKK) col + b                 forward      nn_cpu_gemm_at
- *   dcol (CKK, OHW) = w^T dout, din = col2im(dcol)      input grad   nn_cpu_gemm_at
- *   dw^T (CKK, K) += col dout^T                         weight grad  sgemm
- * The weight gradient batches m samples side by side (col (CKK, m*OHW)), because
- * sgemm is slow on few columns.  A stride-1 "same" conv (2*pad == k-1, resnet's 3x3)
- * takes its input gradient as the forward conv of dout with the flipped, transposed
- * filters: an im2col of dout replaces col2im's scattered adds and the zeroing of din.
- * A 1x1 stride-1 unpadded conv needs no col: the input plane is one already. */
+ *   out  (K, OHW)  = w (K, CKK) col + b                 forward
+ *   dcol (CKK, OHW) = w^T dout, din = col2im(dcol)      input gradient
+ * (the weight gradient is in nn/ops_cpu_conv_wgrad.c).  A stride-1 "same" conv
+ * (2*pad == k-1: resnet's 3x3 and 1x1) needs no col with NN_CPU_DIRECT: the gemm reads
+ * the zero-padded input in place (conv_same_direct).  Its input gradient is the
+ * forward conv of dout with the flipped, transposed filters, which replaces col2im's
+ * scattered adds and the zeroing of din.  A 1x1 stride-1 unpadded conv needs no col:
+ * the input plane is one already. */
 #include <cblas.h>
 #include <string.h>
 #include "nn/ops_impl.h"
 
-static int conv_is_pointwise(const struct nn_conv_shape *s)
+int nn_cpu_conv_is_pointwise(const struct nn_conv_shape *s)
 {
 	return s->kh == 1 && s->kw == 1 && s->stride == 1 && s->pad == 0;
 }
 
 /* Output plane == input plane, one patch row is the input plane shifted. */
-static int conv_is_same(const struct nn_conv_shape *s)
+int nn_cpu_conv_is_same(const struct nn_conv_shape *s)
 {
 	return s->stride == 1 && s->kh == s->kw && 2 * s->pad == s->kh - 1;
 }
@@ -36,30 +36,6 @@ static void conv_valid_cols(const struct nn_conv_shape *s, int j, int *ow0, int 
 	if (lo > hi)
 		lo = hi;
 	*ow0 = lo, *ow1 = hi;
-}
-
-/* Inline copies: rows are short (8 floats in resnet's last stage), too short to pay
- * for a libc call each. */
-static inline void fcopy(float *restrict dst, const float *restrict src, int n)
-{
-	int t = 0;
-
-	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
-		for (int q = 0; q < NN_CPU_VL; q++)
-			dst[t + q] = src[t + q];
-	for (; t < n; t++)
-		dst[t] = src[t];
-}
-
-static inline void fzero(float *restrict dst, int n)
-{
-	int t = 0;
-
-	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
-		for (int q = 0; q < NN_CPU_VL; q++)
-			dst[t + q] = 0.0f;
-	for (; t < n; t++)
-		dst[t] = 0.0f;
 }
 
 /* im2col for a same conv: row (c,i,j) is plane c shifted by (i - pad, j - pad), so
@@ -83,12 +59,12 @@ static void im2col_same(float *restrict col, size_t ld, const float *restrict in
 				int a = t0 + off < 0 ? -off : t0, b = t1 + off > HW ? HW - off : t1;
 
 				if (oh0 >= oh1) {
-					fzero(row, HW);
+					nn_fzero(row, HW);
 					continue;
 				}
-				fzero(row, a);
-				fcopy(row + a, plane + a + off, b - a);
-				fzero(row + b, HW - b);
+				nn_fzero(row, a);
+				nn_fcopy(row + a, plane + a + off, b - a);
+				nn_fzero(row + b, HW - b);
 				if (dj < 0)
 					for (int oh = oh0; oh < oh1; oh++)
 						for (int ow = 0; ow < -dj && ow < W; ow++)
@@ -119,19 +95,19 @@ static void im2col(float *restrict col, size_t ld, const float *restrict in,
 					int h = oh * S - s->pad + i;
 
 					if (h < 0 || h >= s->H) {
-						fzero(r, OW);
+						nn_fzero(r, OW);
 						continue;
 					}
 					const float *restrict src = in + ((size_t)c * s->H + h) * s->W +
 								    ow0 * S - s->pad + j;
 
-					fzero(r, ow0);
+					nn_fzero(r, ow0);
 					if (S == 1)
-						fcopy(r + ow0, src, ow1 - ow0);
+						nn_fcopy(r + ow0, src, ow1 - ow0);
 					else
 						for (int ow = ow0; ow < ow1; ow++)
 							r[ow] = src[(size_t)(ow - ow0) * S];
-					fzero(r + ow1, OW - ow1);
+					nn_fzero(r + ow1, OW - ow1);
 				}
 			}
 }
@@ -174,22 +150,9 @@ static void col2im(float *restrict din, const float *restrict col, size_t ld,
 			}
 }
 
-/* Samples per weight-gradient sgemm: planes smaller than NN_CONV_COLS are batched
- * until sgemm sees that many columns; the col block then stays in L2. */
-#ifndef NN_CONV_COLS
-#define NN_CONV_COLS 256
-#endif
-
-static int conv_chunk(const struct nn_conv_shape *s)
+void nn_cpu_im2col(float *col, size_t ld, const float *in, const struct nn_conv_shape *s)
 {
-	int ohw = s->OH * s->OW, nb = (NN_CONV_COLS + ohw - 1) / ohw;
-
-	return nb < s->B ? nb : s->B;
-}
-
-static void conv_im2col(float *col, size_t ld, const float *in, const struct nn_conv_shape *s)
-{
-	if (conv_is_same(s))
+	if (nn_cpu_conv_is_same(s))
 		im2col_same(col, ld, in, s);
 	else
 		im2col(col, ld, in, s);
@@ -223,7 +186,7 @@ static void conv_same_direct(float *out, const float *in, const float *at,
 	struct nn_gemm_rows rows = { .p = pad, .ps = (size_t)Hp * Wp, .rs = (size_t)Wp,
 				     .nc = C, .kh = s->kh, .kw = s->kw };
 
-	fzero(pad + (size_t)C * Hp * Wp, 2 * P);
+	nn_fzero(pad + (size_t)C * Hp * Wp, 2 * P);
 	for (int n = 0; n < s->B; n++) {
 		const float *x = in + (size_t)n * C * H * W;
 		float *o = out + (size_t)n * K * H * W;
@@ -231,77 +194,46 @@ static void conv_same_direct(float *out, const float *in, const float *at,
 		for (int c = 0; c < C; c++) {
 			float *d = pad + (size_t)c * Hp * Wp;
 
-			fzero(d, P * Wp);
+			nn_fzero(d, P * Wp);
 			d += P * Wp;
 			for (int h = 0; h < H; h++, d += Wp) {
-				fzero(d, P);
-				fcopy(d + P, x + ((size_t)c * H + h) * W, W);
-				fzero(d + P + W, P);
+				nn_fzero(d, P);
+				nn_fcopy(d + P, x + ((size_t)c * H + h) * W, W);
+				nn_fzero(d + P + W, P);
 			}
-			fzero(d, P * Wp);
+			nn_fzero(d, P * Wp);
 		}
 		nn_cpu_gemm_rows(wide, (size_t)H * Wp, at, &rows, K, H * Wp, bias, 0);
 		for (int k = 0; k < K; k++)
 			for (int h = 0; h < H; h++)
-				fcopy(o + ((size_t)k * H + h) * W, wide + ((size_t)k * H + h) * Wp, W);
+				nn_fcopy(o + ((size_t)k * H + h) * W, wide + ((size_t)k * H + h) * Wp, W);
 	}
 }
 
-/* Weight gradient through channel-last copies: with dout^T (OHW, K) and the patches as
- * rows (OHW, kh*kw*C), dw' (K, kh*kw*C) = sum over samples of dout rows, which is
- * nn_cpu_gemm_at's form (it runs about twice as fast as the dot products of
- * conv_weight_grad); dw is dw' with (i, j, c) reordered to (c, i, j).  Pays two
- * transposes per sample, which only larger K earn back. */
-static int conv_use_hwc_wgrad(const struct nn_conv_shape *s)
-{
-	return s->K >= 32;	/* at K = 16 (resnet's first stage) it loses ~10% */
-}
-
-static size_t conv_hwc_wgrad_ws(const struct nn_conv_shape *s)
-{
-	size_t CKK = (size_t)s->C * s->kh * s->kw, OHW = (size_t)s->OH * s->OW;
-
-	return (size_t)s->K * CKK + (size_t)s->C * s->H * s->W + (s->K + CKK) * OHW;
-}
-
-static size_t same_wgrad_ws(const struct nn_conv_shape *s)
-{
-	size_t Wp = (size_t)s->W + 2 * s->pad, Hp = (size_t)s->H + 2 * s->pad, HW = (size_t)s->H * s->W;
-	size_t CKK = (size_t)s->C * s->kh * s->kw;
-
-	return (size_t)s->K * CKK + (Hp * Wp + s->kw) * s->C + (size_t)s->H * Wp * s->K +
-	       HW * (s->C > s->K ? s->C : s->K);
-}
-
-/* Every part starts with K*CKK floats (w^T, dw^T or the flipped filters), then:
- * forward: one col;  weight grad: m samples of col and of dout;  input grad: one col
- * (of dout for a same conv) or one dcol. */
+/* K*CKK floats (w^T or the flipped filters), then: forward: one col, or the padded
+ * input and wide output of conv_same_direct; input grad: one dcol, or the same for the
+ * transposed conv.  The weight gradient has its own layout (nn/ops_cpu_conv_wgrad.c). */
 size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s)
 {
 	size_t CKK = (size_t)s->C * s->kh * s->kw, OHW = (size_t)s->OH * s->OW;
-	size_t cols = (size_t)conv_chunk(s) * OHW;
-	size_t need = conv_is_pointwise(s) ? 0 : CKK * OHW;
-	size_t dw = (CKK + s->K) * cols, din = (size_t)s->K * s->kh * s->kw * s->H * s->W;
+	size_t need = nn_cpu_conv_is_pointwise(s) ? 0 : CKK * OHW, wg = nn_cpu_conv_wgrad_ws(s);
 
-	if (conv_use_hwc_wgrad(s))
-		dw = conv_hwc_wgrad_ws(s) - (size_t)s->K * CKK;
-	if (dw > need)
-		need = dw;
-	if (conv_is_same(s) && din > need)
-		need = din;
-	if (NN_CPU_DIRECT && conv_is_same(s)) {
+	if (nn_cpu_conv_is_same(s)) {
+		size_t din = (size_t)s->K * s->kh * s->kw * s->H * s->W;
+
+		if (din > need)
+			need = din;
+	}
+	if (NN_CPU_DIRECT && nn_cpu_conv_is_same(s)) {
 		size_t f = same_direct_ws(s->C, s->K, s), b = same_direct_ws(s->K, s->C, s);
-		size_t g = same_wgrad_ws(s) - (size_t)s->K * CKK;
-
-		if (g > need)
-			need = g;
 
 		if (f > need)
 			need = f;
 		if (b > need)
 			need = b;
 	}
-	return (size_t)s->K * CKK + need;
+	need += (size_t)s->K * CKK;
+	return need > wg ? need : wg;
 }
 
 void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b,
@@ -314,15 +246,15 @@ void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b
 	for (int k = 0; k < s->K; k++)
 		for (int r = 0; r < CKK; r++)
 			wt[(size_t)r * s->K + k] = w[(size_t)k * CKK + r];
-	if (NN_CPU_DIRECT && conv_is_same(s)) {
+	if (NN_CPU_DIRECT && nn_cpu_conv_is_same(s)) {
 		conv_same_direct(out, in, wt, b, s->C, s->K, s, col);
 		return;
 	}
 	for (int n = 0; n < s->B; n++) {
 		const float *bm = in + n * in_sz;
 
-		if (!conv_is_pointwise(s)) {
-			conv_im2col(col, OHW, bm, s);
+		if (!nn_cpu_conv_is_pointwise(s)) {
+			nn_cpu_im2col(col, OHW, bm, s);
 			bm = col;
 		}
 		nn_cpu_gemm_at(out + n * out_sz, OHW, wt, bm, OHW, s->K, OHW, CKK, b, 0);
@@ -350,119 +282,6 @@ static void conv_bias_grad(float *db, const float *dout, const struct nn_conv_sh
 				sum += acc[j];
 			db[k] += sum;
 		}
-}
-
-/* dw (K, CKK) = dout col^T, summed over chunks of m samples: dot products of rows */
-static void conv_weight_grad(float *dw, const float *dout, const float *in,
-			     const struct nn_conv_shape *s, float *ws)
-{
-	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW, nb = conv_chunk(s);
-	const size_t in_sz = (size_t)s->C * s->H * s->W, out_sz = (size_t)s->K * OHW;
-	for (int n0 = 0; n0 < s->B; n0 += nb) {
-		int m = s->B - n0 < nb ? s->B - n0 : nb;
-		size_t ld = (size_t)m * OHW;
-		float *col = ws + (size_t)s->K * CKK, *dres = col + (size_t)CKK * ld;
-		const float *d = dout + n0 * out_sz;
-
-		if (m > 1) {	/* m samples of dout (K, OHW) -> (K, m*OHW) */
-			for (int n = 0; n < m; n++)
-				for (int k = 0; k < s->K; k++)
-					fcopy(dres + k * ld + (size_t)n * OHW,
-					      dout + (n0 + n) * out_sz + (size_t)k * OHW, OHW);
-			d = dres;
-		}
-		if (conv_is_pointwise(s) && m == 1)
-			col = (float *)in + n0 * in_sz;	/* read only */
-		else
-			for (int n = 0; n < m; n++)
-				conv_im2col(col + (size_t)n * OHW, ld, in + (n0 + n) * in_sz, s);
-		nn_cpu_gemm_abt(dw, CKK, d, ld, col, ld, s->K, CKK, (int)ld, n0 > 0);
-	}
-}
-
-/* rows (OH*OW, kh*kw*C): row (oh, ow) is the patch in (i, j, c) order, read from the
- * input in (H, W, C) layout, where the j of one i are C*kw adjacent floats */
-static void im2row_hwc(float *restrict rows, const float *restrict in,
-		       const struct nn_conv_shape *s)
-{
-	const int C = s->C, S = s->stride, P = s->pad;
-	float *restrict r = rows;
-
-	for (int oh = 0; oh < s->OH; oh++)
-		for (int ow = 0; ow < s->OW; ow++)
-			for (int i = 0; i < s->kh; i++, r += s->kw * C) {
-				int h = oh * S - P + i, w0 = ow * S - P;
-				int j0 = w0 < 0 ? -w0 : 0, j1 = s->W - w0 < s->kw ? s->W - w0 : s->kw;
-
-				if (h < 0 || h >= s->H || j0 >= j1) {
-					fzero(r, s->kw * C);
-					continue;
-				}
-				fzero(r, j0 * C);
-				fcopy(r + j0 * C, in + ((size_t)h * s->W + w0 + j0) * C, (j1 - j0) * C);
-				fzero(r + j1 * C, (s->kw - j1) * C);
-			}
-}
-
-/* see conv_use_hwc_wgrad */
-static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
-				 const struct nn_conv_shape *s, float *ws)
-{
-	const int C = s->C, kk = s->kh * s->kw, CKK = C * kk, OHW = s->OH * s->OW;
-	const int HW = s->H * s->W;
-	float *dwp = ws, *in_t = dwp + (size_t)s->K * CKK, *dout_t = in_t + (size_t)C * HW;
-	float *rows = dout_t + (size_t)s->K * OHW;
-
-	for (int n = 0; n < s->B; n++) {
-		nn_cpu_transpose(in_t, in + (size_t)n * C * HW, C, HW);
-		nn_cpu_transpose(dout_t, dout + (size_t)n * s->K * OHW, s->K, OHW);
-		im2row_hwc(rows, in_t, s);
-		nn_cpu_gemm_at(dwp, CKK, dout_t, rows, CKK, s->K, CKK, OHW, NULL, n > 0);
-	}
-	for (int k = 0; k < s->K; k++)
-		for (int c = 0; c < C; c++)
-			for (int q = 0; q < kk; q++)
-				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
-}
-
-/* Weight gradient of a same conv read in place (NN_CPU_DIRECT): per sample, the input
- * channel-last and zero-padded, xp (Hp*Wp, C), and dout channel-last on the wide grid,
- * dt (H*Wp, K), zero in the junk columns.  For kernel row i, the patches' (j, c)
- * entries at wide position t are kw*C adjacent floats of xp from (t + i*Wp)*C on, so
- * dw' (K, (i, j, c)) += dt^T xp_i is nn_cpu_gemm_at's form with no im2row; junk
- * positions read past their row (into the slack after xp) but meet dout zeros. */
-static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
-				  const struct nn_conv_shape *s, float *ws)
-{
-	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, kk = s->kh * s->kw;
-	const int Wp = W + 2 * P, Hp = H + 2 * P, HW = H * W, CKK = C * kk;
-	float *dwp = ws, *xp = dwp + (size_t)K * CKK, *dt = xp + ((size_t)Hp * Wp + s->kw) * C;
-	float *tmp = dt + (size_t)H * Wp * K;
-
-	fzero(xp, P * Wp * C);
-	fzero(xp + (size_t)(P + H) * Wp * C, (P * Wp + s->kw) * C);
-	for (int n = 0; n < s->B; n++) {
-		nn_cpu_transpose(tmp, in + (size_t)n * C * HW, C, HW);
-		for (int h = 0; h < H; h++) {
-			float *row = xp + (size_t)(P + h) * Wp * C;
-
-			fzero(row, P * C);
-			fcopy(row + P * C, tmp + (size_t)h * W * C, W * C);
-			fzero(row + (P + W) * C, P * C);
-		}
-		nn_cpu_transpose(tmp, dout + (size_t)n * K * HW, K, HW);
-		for (int h = 0; h < H; h++) {
-			fcopy(dt + (size_t)h * Wp * K, tmp + (size_t)h * W * K, W * K);
-			fzero(dt + ((size_t)h * Wp + W) * K, 2 * P * K);
-		}
-		for (int i = 0; i < s->kh; i++)
-			nn_cpu_gemm_at(dwp + i * s->kw * C, CKK, dt, xp + (size_t)i * Wp * C, C, K,
-				       s->kw * C, H * Wp, NULL, n > 0);
-	}
-	for (int k = 0; k < K; k++)
-		for (int c = 0; c < C; c++)
-			for (int q = 0; q < kk; q++)
-				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
 }
 
 /* din of a same conv: the forward conv of dout with filters (C, K, kh, kw) that are w
@@ -497,21 +316,17 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 
 	if (db)
 		conv_bias_grad(db, dout, s);
-	if (dw && NN_CPU_DIRECT && conv_is_same(s))
-		conv_weight_grad_same(dw, dout, in, s, ws);
-	else if (dw && conv_use_hwc_wgrad(s))
-		conv_weight_grad_hwc(dw, dout, in, s, ws);
-	else if (dw)
-		conv_weight_grad(dw, dout, in, s, ws);
+	if (dw)
+		nn_cpu_conv_wgrad(dw, dout, in, s, ws);
 	if (!din)
 		return;
-	if (conv_is_same(s)) {
+	if (nn_cpu_conv_is_same(s)) {
 		conv_same_input_grad(din, dout, w, s, ws);
 		return;
 	}
 	/* dcol (CKK, OHW) = w^T dout: w (K, CKK) is already w^T transposed */
 	for (int n = 0; n < s->B; n++) {
-		if (conv_is_pointwise(s)) {
+		if (nn_cpu_conv_is_pointwise(s)) {
 			nn_cpu_gemm_at(din + n * in_sz, OHW, w, dout + n * out_sz, OHW, CKK, OHW,
 				       s->K, NULL, 0);
 			continue;

@@ -85,6 +85,7 @@ static void gemm_kernel_##mr(float *C, size_t ldc, const float *at, size_t lda,	
 
 GEMM_KERNEL(8)
 GEMM_KERNEL(4)
+GEMM_KERNEL(2)
 GEMM_KERNEL(1)
 
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
@@ -97,6 +98,9 @@ void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gem
 			      accumulate);
 	for (; i + 4 <= M; i += 4)
 		gemm_kernel_4(C + i * ldc, ldc, at + i, M, B, N, bias ? bias + i : NULL,
+			      accumulate);
+	for (; i + 2 <= M; i += 2)
+		gemm_kernel_2(C + i * ldc, ldc, at + i, M, B, N, bias ? bias + i : NULL,
 			      accumulate);
 	for (; i < M; i++)
 		gemm_kernel_1(C + i * ldc, ldc, at + i, M, B, N, bias ? bias + i : NULL,

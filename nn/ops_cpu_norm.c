@@ -1,25 +1,30 @@
-/* nn/ops_cpu_norm.c — batch norm over (B, C, HW), one channel at a time.  Statistics
- * sum in double lanes (a channel holds B*HW values, 32K in resnet's first stage, too
- * many for a float sum); the per-element passes are affine maps x*a + c in float. */
+/* nn/ops_cpu_norm.c — batch norm over (B, C, HW), one channel at a time.  A channel
+ * holds B*HW values (32K in resnet's first stage), too many for one float sum: rows
+ * sum in float lanes, channels in double.  The per-element passes are affine maps
+ * x*a + c in float. */
 #include <math.h>
 #include "nn/ops_impl.h"
 
-#define LANES 8		/* doubles per block */
+/* Sums go in float lanes within one row of HW values (at most a few hundred terms a
+ * lane), and the rows' totals in double: float speed, double-like accuracy. */
+#define LANES NN_CPU_VL
 
 /* sum of x[t], and of (x[t] - m)^2 when sq is not NULL, over the B rows of one channel */
 static void bn_sums(const float *restrict x, int B, size_t stride, int HW, double m,
 		    double *sum, double *sq)
 {
-	double a[LANES] = { 0 }, q[LANES] = { 0 }, ta = 0.0, tq = 0.0;
+	const float fm = (float)m;
+	double ta = 0.0, tq = 0.0;
 
 	for (int n = 0; n < B; n++) {
 		const float *restrict r = x + (size_t)n * stride;
+		float a[LANES] = { 0 }, q[LANES] = { 0 }, ra = 0.0f, rq = 0.0f;
 		int t = 0;
 
 		if (sq)
 			for (; t + LANES <= HW; t += LANES)
 				for (int j = 0; j < LANES; j++) {
-					double d = r[t + j] - m;
+					float d = r[t + j] - fm;
 
 					q[j] += d * d;
 				}
@@ -28,14 +33,15 @@ static void bn_sums(const float *restrict x, int B, size_t stride, int HW, doubl
 				for (int j = 0; j < LANES; j++)
 					a[j] += r[t + j];
 		for (; t < HW; t++) {
-			double d = r[t] - m;
+			float d = r[t] - fm;
 
-			ta += r[t];
-			tq += d * d;
+			ra += r[t];
+			rq += d * d;
 		}
+		for (int j = 0; j < LANES; j++)
+			ra += a[j], rq += q[j];
+		ta += ra, tq += rq;
 	}
-	for (int j = 0; j < LANES; j++)
-		ta += a[j], tq += q[j];
 	*sum = ta;
 	if (sq)
 		*sq = tq;
@@ -108,25 +114,28 @@ void nn_cpu_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
 		const float *restrict x0 = in + (size_t)c * HW;
 		const float *restrict d0 = dout + (size_t)c * HW;
 		const double m = save_mean[c], is = save_invstd[c];
-		double sd[LANES] = { 0 }, sdx[LANES] = { 0 }, tsd = 0.0, tsdx = 0.0;
+		const float fm = (float)m;
+		double tsd = 0.0, tsdx = 0.0;
 
 		for (int n = 0; n < B; n++) {
 			const float *restrict x = x0 + (size_t)n * stride;
 			const float *restrict d = d0 + (size_t)n * stride;
+			float sd[LANES] = { 0 }, sdx[LANES] = { 0 }, rsd = 0.0f, rsdx = 0.0f;
 			int t = 0;
 
 			for (; t + LANES <= HW; t += LANES)
 				for (int j = 0; j < LANES; j++) {
 					sd[j] += d[t + j];
-					sdx[j] += d[t + j] * (x[t + j] - m);
+					sdx[j] += d[t + j] * (x[t + j] - fm);
 				}
 			for (; t < HW; t++) {
-				tsd += d[t];
-				tsdx += d[t] * (x[t] - m);
+				rsd += d[t];
+				rsdx += d[t] * (x[t] - fm);
 			}
+			for (int j = 0; j < LANES; j++)
+				rsd += sd[j], rsdx += sdx[j];
+			tsd += rsd, tsdx += rsdx;
 		}
-		for (int j = 0; j < LANES; j++)
-			tsd += sd[j], tsdx += sdx[j];
 		double dg = tsdx * is;
 
 		if (dbeta)

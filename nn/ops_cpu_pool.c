@@ -19,9 +19,41 @@ static void pool_window(const struct nn_pool_shape *s, int oh, int ow, int *h0, 
 		*w1 = s->W;
 }
 
+/* 2x2 windows, stride 2, no padding (lenet's): always inside the plane */
+static void maxpool2_fwd(float *out, int32_t *argmax, const float *in,
+			 const struct nn_pool_shape *s)
+{
+	const int W = s->W;
+
+	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
+		const float *restrict x = in + p * s->H * W;
+		float *restrict o = out + p * s->OH * s->OW;
+		int32_t *restrict am = argmax + p * s->OH * s->OW;
+
+		for (int oh = 0; oh < s->OH; oh++)
+			for (int ow = 0; ow < s->OW; ow++) {
+				int i = 2 * oh * W + 2 * ow, best = i;
+
+				/* row-major window order, the first maximum wins */
+				if (x[i + 1] > x[best])
+					best = i + 1;
+				if (x[i + W] > x[best])
+					best = i + W;
+				if (x[i + W + 1] > x[best])
+					best = i + W + 1;
+				o[oh * s->OW + ow] = x[best];
+				am[oh * s->OW + ow] = best;
+			}
+	}
+}
+
 void nn_cpu_maxpool_fwd(float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s)
 {
+	if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+		maxpool2_fwd(out, argmax, in, s);
+		return;
+	}
 	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
 		const float *restrict x = in + p * s->H * s->W;
 		float *restrict o = out + p * s->OH * s->OW;

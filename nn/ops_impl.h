@@ -59,6 +59,39 @@ void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gem
 #else
 #define NN_CPU_DIRECT 0
 #endif
+/* Inline copies: conv rows are short (8 floats in resnet's last stage), too short to
+ * pay for a libc call each (fixed blocks, so that gcc -O2 vectorises them). */
+static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int q = 0; q < NN_CPU_VL; q++)
+			dst[t + q] = src[t + q];
+	for (; t < n; t++)
+		dst[t] = src[t];
+}
+
+static inline void nn_fzero(float *restrict dst, int n)
+{
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int q = 0; q < NN_CPU_VL; q++)
+			dst[t + q] = 0.0f;
+	for (; t < n; t++)
+		dst[t] = 0.0f;
+}
+
+/* Shared by nn/ops_cpu_conv.c and nn/ops_cpu_conv_wgrad.c */
+int nn_cpu_conv_is_same(const struct nn_conv_shape *s);	/* stride 1, 2*pad == k-1 */
+int nn_cpu_conv_is_pointwise(const struct nn_conv_shape *s);	/* 1x1, stride 1, pad 0 */
+/* col (C*kh*kw rows, ld apart; OH*OW columns) = the patches of one sample (C, H, W) */
+void nn_cpu_im2col(float *col, size_t ld, const float *in, const struct nn_conv_shape *s);
+size_t nn_cpu_conv_wgrad_ws(const struct nn_conv_shape *s);
+void nn_cpu_conv_wgrad(float *dw, const float *dout, const float *in,
+		       const struct nn_conv_shape *s, float *ws);
+
 /* dst (cols, rows) = src (rows, cols)^T */
 void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, int cols);
 /* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of rows */
