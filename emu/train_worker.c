@@ -76,16 +76,16 @@ static double replicas_mean(struct worker *w, struct scratch *s)
 	memcpy(mine, w->m.params, np * sizeof(float));
 	memcpy(mine + np, w->m.state, ns * sizeof(float));
 	barrier_wait(region_barrier(w->rg), w->n, &w->nt);
-	memset(s->mean, 0, (np + ns) * sizeof(float));
-	for (int k = 0; k < w->n; k++) {
-		const float *o = region_snapshot(w->rg, k);
-		for (size_t i = 0; i < np + ns; i++)
-			s->mean[i] += o[i];
-	}
-	float inv = 1.0f / (float)w->n;
+	/* double accumulators: replicas that agree average to exactly themselves */
+	const float *snap[CFG_MAX_WORKERS];
+	for (int k = 0; k < w->n; k++)
+		snap[k] = region_snapshot(w->rg, k);
 	double dist = 0;
 	for (size_t i = 0; i < np + ns; i++) {
-		s->mean[i] *= inv;
+		double sum = 0;
+		for (int k = 0; k < w->n; k++)
+			sum += snap[k][i];
+		s->mean[i] = (float)(sum / w->n);
 		if (i < np) {
 			double d = (double)mine[i] - s->mean[i];
 			dist += d * d;

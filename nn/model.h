@@ -6,7 +6,14 @@
  * offset, size in params).  The exchange moves blocks of params/grads without copies;
  * layer-wise methods (JointSpar, LARS) address layers through the table.
  * Built deterministically from a seed (PyTorch's default init: kaiming-uniform(a=sqrt 5)
- * for conv/linear weights, uniform(+-1/sqrt(fan_in)) biases, BN gamma 1 beta 0).
+ * for conv/linear weights, uniform(+-1/sqrt(fan_in)) biases, BN gamma 1 beta 0,
+ * embedding N(0,1), lstm uniform(+-1/sqrt(hidden))).  Parameters are laid out in
+ * PyTorch's parameters() order (weight then bias; bn gamma then beta; lstm weight_ih,
+ * weight_hh, bias_ih, bias_hh), layers named as in a torchvision-style state dict:
+ * mlp fc1 fc2; lenet conv1 conv2 fc1 fc2 fc3; resnet conv1 bn1 layerS.B.{conv1,bn1,
+ * conv2,bn2,shortcut.0,shortcut.1} fc; lstm embed lstm fc; logreg/linreg fc.
+ * Memory: everything a step needs is in params, grads, state and the arena (planned
+ * at init, nn/model_impl.h); a step allocates nothing.
  */
 #ifndef NN_MODEL_H
 #define NN_MODEL_H
@@ -51,23 +58,34 @@ struct nn_model {
 };
 
 /* Names: mlp lenet resnet20 resnet32 resnet44 resnet56 resnet110 lstm logreg linreg.
- * Returns 0, -EINVAL (unknown name or input that does not fit), -ENOMEM. */
+ * Images for all but lstm (tokens; embedding 64, hidden 128); linreg needs regression
+ * with nclasses 1, the others classification.  Returns 0, -EINVAL (unknown name or
+ * input that does not fit), -ENOMEM; on error m is zeroed (nn_model_free is safe). */
 int nn_model_init(struct nn_model *m, const char *name, const struct nn_input *in,
 		  const struct nn_ops *ops, int batch_cap, uint64_t seed);
 void nn_model_free(struct nn_model *m);
 
 /* Forward of B <= batch_cap samples: x is (B,C,H,W) floats or tokens (B,T) int32 (pass
- * the other NULL); y are labels (or targets, regression).  train selects batch-norm
- * mode.  Returns the mean loss; *correct (may be NULL) counts right predictions. */
+ * the other NULL), backend memory, read again by nn_backward: keep it unchanged until
+ * then; y are labels int32 (or float targets, regression: mean squared error, *correct
+ * stays 0).  train selects batch-norm mode (batch statistics, running stats updated;
+ * else running stats).  Returns the mean loss (NAN if B is out of range); *correct
+ * (may be NULL) counts right predictions.  Allocates nothing. */
 float nn_forward(struct nn_model *m, const float *x, const int32_t *tokens,
 		 const void *y, int B, bool train, int *correct);
-/* Backward of the last forward: fills grads.  need_wgrad[l] == 0 skips layer l's
- * parameter gradient (left untouched); the pass stops below the lowest layer that needs
- * one.  need_wgrad == NULL: every layer. */
+/* Backward of the last forward (a train-mode one if the model has batch norm): fills
+ * grads, overwriting (never accumulating).  need_wgrad[l] == 0 skips layer l's
+ * parameter gradient (left untouched); no input gradient is computed where no layer
+ * below needs one, so the pass stops below the lowest layer that needs one.
+ * need_wgrad == NULL: every layer.  May run again on the same forward. */
 void nn_backward(struct nn_model *m, const uint8_t *need_wgrad);
 
 /* Floating-point operations of one forward (and backward with the given need_wgrad)
- * for B samples: the modelled compute time is flops / device rate. */
+ * for B samples: the modelled compute time is flops / device rate.  Counts 2 per
+ * multiply-add of conv, linear and lstm; backward adds each such layer's dweight (if
+ * needed) and dinput (if some layer below needs a gradient; the lstm's recurrence
+ * whenever it runs).  Elementwise ops, pooling, batch norm, embedding and the loss are
+ * not counted.  NAN on allocation failure. */
 double nn_flops(const struct nn_model *m, int B, bool backward, const uint8_t *need_wgrad);
 
 /* The layer owning parameter index i (binary search), or -1. */

@@ -3,9 +3,9 @@
  *
  * Memory plan (nn/model_plan.c), all in one arena, offsets in floats:
  * - every node that is not a view owns an output buffer of batch_cap * size floats; the
- *   input node is the caller's x, flatten is its input's buffer, and a relu after a
- *   batch norm or residual add with no other consumer runs in place (bn backward needs
- *   its input, add backward nothing, so the overwritten value is never needed);
+ *   input node is the caller's x, flatten is its input's buffer, and a relu whose input
+ *   has no other consumer runs in place (conv, bn and linear backward need their input,
+ *   add backward nothing, so the overwritten value is never needed);
  * - output gradients live in a small pool of equal slots, assigned once at init by
  *   simulating the backward pass with reference counts: add and flatten pass their
  *   gradient through by sharing the slot, a node with several consumers sums their

@@ -104,7 +104,11 @@ int nn_model_plan(struct nn_node *nodes, int nnodes, const struct nn_ops *ops,
 		case NN_FLATTEN:
 			break;
 		case NN_RELU:
-			if ((x->kind == NN_BN || x->kind == NN_ADD) && x->consumers == 1)
+			/* in place when nobody else reads x's output: no backward reads its own
+			 * output but relu's (conv, bn, linear read their input, pools their
+			 * argmax, add nothing); never over the caller's input or a view */
+			if (x->consumers == 1 && x->kind != NN_INPUT && x->kind != NN_FLATTEN &&
+			    x->kind != NN_RELU)
 				n->out = x->out;
 			else
 				n->out = take(&top, cap * n->size);

@@ -11,6 +11,9 @@ void nn_host_free(void *p);
 void nn_host_copy(void *dst, const void *src, size_t bytes);
 
 /* Reference backend. */
+/* Softmax cross-entropy in double: both CPU tables use it (B x K is tiny). */
+float nn_ref_xent_fwd_bwd(float *dlogits, const float *logits, const int32_t *y, int B,
+			  int K, int *correct);
 void nn_ref_linear_fwd(float *out, const float *in, const float *w, const float *b,
 		       int B, int Cin, int Cout);
 void nn_ref_linear_bwd(float *din, float *dw, float *db, const float *dout,

@@ -2,7 +2,7 @@
 # Every script takes  runs='dir1 dir2 ...'  and  out='figure.png'  (gnuplot -e).
 if (!exists("runs")) runs = "runs/quickstart"
 if (!exists("out")) out = "figure.png"
-set terminal pngcairo size 900,600 font ",11"
+set terminal pngcairo size 1000,600 font ",11"
 set output out
 set datafile separator ","
 set key autotitle columnheader

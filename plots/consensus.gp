@@ -4,5 +4,5 @@ set title "Consensus distance"
 set xlabel "epoch"
 set ylabel "(1/N) sum |x_i - x_mean|^2"
 set logscale y
-set key top left
+set key outside right top
 plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r)

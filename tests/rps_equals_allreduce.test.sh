@@ -14,3 +14,8 @@ paste -d' ' "$T/l1" "$T/l2" | awk '
 	fail "rps and allreduce diverge at p = 0"
 # the losses did move, so the comparison means something
 awk 'NR==1{a=$1} END{exit !($1 < a * 0.9)}' "$T/l1" || fail "loss did not fall"
+# with nothing lost every replica takes the same average: they stay identical, bit for bit
+for run in rps ar; do
+	col "$T/$run/train.csv" consensus | awk -v r=$run '$1 != 0 { print r ": consensus " $1 " at line " NR; bad = 1 } END { exit bad }' ||
+		fail "replicas drifted apart with no loss"
+done

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "nn/model.h"
 
@@ -80,11 +81,6 @@ static struct nn_input seq(int T, int V, int K)
 static struct nn_input reg(int C, int H, int W)
 {
 	return (struct nn_input){.C = C, .H = H, .W = W, .nclasses = 1, .regression = true};
-}
-
-static bool have_seq_ops(const struct nn_ops *o)
-{
-	return o->lstm_fwd && o->lstm_bwd && o->embed_fwd && o->embed_bwd;
 }
 
 /* ---- parameter counts from the architectures' definitions ---- */
@@ -176,6 +172,11 @@ static void test_param_counts_torch(void **state)
 		snprintf(peers, sizeof(peers), "%s/../shared/peers", src);
 	if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
 		printf("python3-torch is not installed: the PyTorch count check is skipped\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "%s/torch_step_models.py", peers);
+	if (access(cmd, R_OK)) {
+		printf("%s not found (set EMU_SHARED): the PyTorch count check is skipped\n", cmd);
 		skip();
 	}
 	snprintf(cmd, sizeof(cmd),
@@ -328,8 +329,6 @@ static void test_batches(void **state)
 		struct nn_input in = input_for(names[i]);
 		if (!strcmp(names[i], "resnet20"))
 			in = img(3, 12, 12, 10);
-		if (in.T && !have_seq_ops(&nn_ops_cpu))
-			continue;
 		int K = in.nclasses;
 		assert_int_equal(nn_model_init(&m, names[i], &in, &nn_ops_cpu, 6, 3), 0);
 		struct batch b;
@@ -386,10 +385,6 @@ static void test_cpu_vs_ref(void **state)
 		struct nn_input in = input_for(names[i]);
 		if (!strcmp(names[i], "resnet20"))
 			in = img(3, 16, 16, 10);
-		if (in.T && (!have_seq_ops(&nn_ops_cpu) || !have_seq_ops(&nn_ops_ref))) {
-			printf("lstm: the backends have no lstm/embed ops yet: not compared\n");
-			continue;
-		}
 		int B = 4, K = in.nclasses;
 		assert_int_equal(nn_model_init(&c, names[i], &in, &nn_ops_cpu, B, 5), 0);
 		assert_int_equal(nn_model_init(&r, names[i], &in, &nn_ops_ref, B, 5), 0);
@@ -483,12 +478,10 @@ static void test_need_wgrad(void **state)
 	in = img(1, 28, 28, 10);
 	uint8_t lenet_need[5] = {0, 1, 0, 1, 0};
 	check_skip("lenet", in, lenet_need);
-	if (have_seq_ops(&nn_ops_cpu)) {
-		uint8_t lstm_need[3] = {1, 0, 1};
-		check_skip("lstm", seq(6, 50, 3), lstm_need);
-		uint8_t lstm_need2[3] = {0, 1, 0};
-		check_skip("lstm", seq(6, 50, 3), lstm_need2);
-	}
+	uint8_t lstm_need[3] = {1, 0, 1};
+	check_skip("lstm", seq(6, 50, 3), lstm_need);
+	uint8_t lstm_need2[3] = {0, 1, 0};
+	check_skip("lstm", seq(6, 50, 3), lstm_need2);
 }
 
 /* LeNet's FLOPs from its shapes: the products of conv and linear, x2 per multiply-add;
