@@ -63,7 +63,36 @@ void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gem
 #define NN_CPU_DIRECT 0
 #endif
 /* Inline copies: conv rows are short (8 floats in resnet's last stage), too short to
- * pay for a libc call each (fixed blocks, so that gcc -O2 vectorises them). */
+ * pay for a libc call each.  gcc -O2 turns plain copy loops back into memcpy/memset
+ * calls (which cost ~9% of a resnet20 step), so with AVX-512 they are masked vector
+ * moves; otherwise fixed blocks that gcc vectorises. */
+#ifdef __AVX512F__
+#include <immintrin.h>
+
+static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + 16 <= n; t += 16)
+		_mm512_storeu_ps(dst + t, _mm512_loadu_ps(src + t));
+	if (t < n) {
+		__mmask16 k = (__mmask16)((1u << (n - t)) - 1);
+
+		_mm512_mask_storeu_ps(dst + t, k, _mm512_maskz_loadu_ps(k, src + t));
+	}
+}
+
+static inline void nn_fzero(float *restrict dst, int n)
+{
+	int t = 0;
+
+	for (; t + 16 <= n; t += 16)
+		_mm512_storeu_ps(dst + t, _mm512_setzero_ps());
+	if (t < n)
+		_mm512_mask_storeu_ps(dst + t, (__mmask16)((1u << (n - t)) - 1),
+				      _mm512_setzero_ps());
+}
+#else
 static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
 {
 	int t = 0;
@@ -85,6 +114,7 @@ static inline void nn_fzero(float *restrict dst, int n)
 	for (; t < n; t++)
 		dst[t] = 0.0f;
 }
+#endif
 
 /* Shared by nn/ops_cpu_conv.c and nn/ops_cpu_conv_wgrad.c */
 int nn_cpu_conv_is_same(const struct nn_conv_shape *s);	/* stride 1, 2*pad == k-1 */
