@@ -38,6 +38,9 @@ void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats)
  * arrive, dst keeps its value (or, zero_missing, becomes 0).  Returns floats copied. */
 size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
 			 int zero_missing);
+/* One zeroed allocation (release with free): a state struct of `size` bytes followed by
+ * a momentum buffer of nparams floats when [train] momentum > 0 (else *momentum = NULL). */
+void *algo_state_alloc(const struct worker *w, size_t size, float **momentum);
 /* Floats in the largest of w's n blocks. */
 size_t algo_max_block(const struct worker *w);
 /* x -= lr (g + wd x), through a momentum buffer when it is not NULL (as torch.optim.SGD:

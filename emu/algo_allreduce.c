@@ -18,16 +18,11 @@ struct allreduce {
 
 static int ar_init(struct worker *w, void **state, size_t *max_msg)
 {
-	struct allreduce *a = calloc(1, sizeof(*a));
+	float *momentum;
+	struct allreduce *a = algo_state_alloc(w, sizeof(*a), &momentum);
 	if (!a)
 		return -ENOMEM;
-	if (w->c->train.momentum > 0) {
-		a->momentum = calloc(w->m.nparams, sizeof(float));
-		if (!a->momentum) {
-			free(a);
-			return -ENOMEM;
-		}
-	}
+	a->momentum = momentum;
 	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = a;
 	return 0;
@@ -71,12 +66,4 @@ static int ar_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	return 0;
 }
 
-static void ar_free(void *state)
-{
-	struct allreduce *a = state;
-	if (a)
-		free(a->momentum);
-	free(a);
-}
-
-const struct algo algo_allreduce = { "allreduce", ar_init, NULL, ar_step, ar_free };
+const struct algo algo_allreduce = { "allreduce", ar_init, NULL, ar_step, free };

@@ -1,5 +1,6 @@
 /* emu/algo_common.c — what the algorithms share: float means over partial messages,
  * taking the arrived parts of a reply, the local SGD step. */
+#include <stdlib.h>
 #include <string.h>
 #include "emu/algo.h"
 #include "nn/optim.h"
@@ -116,4 +117,13 @@ size_t algo_max_block(const struct worker *w)
 		if (w->block_off[j + 1] - w->block_off[j] > big)
 			big = w->block_off[j + 1] - w->block_off[j];
 	return big;
+}
+
+void *algo_state_alloc(const struct worker *w, size_t size, float **momentum)
+{
+	size_t head = (size + 63) & ~(size_t)63;	/* the buffer starts on a cache line */
+	int with = w->c->train.momentum > 0;
+	uint8_t *p = calloc(1, head + (with ? w->m.nparams * sizeof(float) : 0));
+	*momentum = p && with ? (float *)(p + head) : NULL;
+	return p;
 }

@@ -37,16 +37,11 @@ static void rps_block_map(const struct worker *w, struct rps *r)
 
 static int rps_init(struct worker *w, void **state, size_t *max_msg)
 {
-	struct rps *r = calloc(1, sizeof(*r));
+	float *momentum;
+	struct rps *r = algo_state_alloc(w, sizeof(*r), &momentum);
 	if (!r)
 		return -ENOMEM;
-	if (w->c->train.momentum > 0) {
-		r->momentum = calloc(w->m.nparams, sizeof(float));
-		if (!r->momentum) {
-			free(r);
-			return -ENOMEM;
-		}
-	}
+	r->momentum = momentum;
 	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = r;
 	return 0;
@@ -96,12 +91,4 @@ static int rps_step(struct worker *w, void *state, uint32_t flags, uint32_t *fla
 	return xchg_run(&w->x, w->step, &rps_ops, &k, flags, flags_out);
 }
 
-static void rps_free(void *state)
-{
-	struct rps *r = state;
-	if (r)
-		free(r->momentum);
-	free(r);
-}
-
-const struct algo algo_rps = { "rps", rps_init, NULL, rps_step, rps_free };
+const struct algo algo_rps = { "rps", rps_init, NULL, rps_step, free };

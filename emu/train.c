@@ -38,8 +38,10 @@ int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dat
 	data_truncate(test, (int)c->data.test_limit);
 	int need = c->run.workers * c->train.batch;
 	if (train->n < need) {
-		snprintf(err, errlen, "%d training samples cannot feed %d workers with batch %d",
-			 train->n, c->run.workers, c->train.batch);
+		snprintf(err, errlen, "%s: %d training samples cannot feed %d workers with batch %d",
+			 c->path, train->n, c->run.workers, c->train.batch);
+		data_free(train);
+		data_free(test);
 		return -EINVAL;
 	}
 	return 0;
