@@ -95,7 +95,7 @@ algorithms: deps $(BUILD)/emu
 tta: deps $(BUILD)/emu
 	$(BUILD)/emu run ini/tta-allreduce-reliable.ini
 	$(BUILD)/emu run ini/tta-rps-unreliable.ini
-	@scripts/time-to-accuracy 0.85 runs/tta-allreduce-reliable runs/tta-rps-unreliable
+	@scripts/time-to-accuracy 0.80 runs/tta-allreduce-reliable runs/tta-rps-unreliable
 	@scripts/plots
 
 bench: deps $(BUILD)/emu

@@ -4,5 +4,7 @@ set title "Consensus distance"
 set xlabel "epoch"
 set ylabel "(1/N) sum |x_i - x_mean|^2"
 set logscale y
+set format y "10^{%T}"
 set key outside right top
+set rmargin at screen 0.72
 plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r)
