@@ -42,13 +42,16 @@ static void forward_node(struct nn_model *m, struct nn_node *n, const float *x,
 	}
 	case NN_BN: {
 		float *save = (float *)m->arena + n->save;
-		o->bn_fwd(n->y, a->y, P + n->w, P + n->b, m->state + n->st,
-			  m->state + n->st + n->C, save, save + n->C, B, n->C, n->H * n->W,
-			  BN_MOMENTUM, BN_EPS, train);
+		(n->fuse_relu ? o->bn_relu_fwd : o->bn_fwd)(n->y, a->y, P + n->w, P + n->b,
+							     m->state + n->st,
+							     m->state + n->st + n->C, save,
+							     save + n->C, B, n->C, n->H * n->W,
+							     BN_MOMENTUM, BN_EPS, train);
 		break;
 	}
 	case NN_RELU:
-		o->relu_fwd(n->y, a->y, nb);
+		if (!n->fused)	/* else done by its producer, in place */
+			o->relu_fwd(n->y, a->y, nb);
 		break;
 	case NN_MAXPOOL: {
 		struct nn_pool_shape s;
@@ -69,7 +72,7 @@ static void forward_node(struct nn_model *m, struct nn_node *n, const float *x,
 		o->linear_fwd(n->y, a->y, P + n->w, P + n->b, B, (int)a->size, n->C);
 		break;
 	case NN_ADD:
-		o->add_fwd(n->y, a->y, m->nodes[n->in[1]].y, nb);
+		(n->fuse_relu ? o->add_relu_fwd : o->add_fwd)(n->y, a->y, m->nodes[n->in[1]].y, nb);
 		break;
 	case NN_EMBED:
 		o->embed_fwd(n->y, tokens, P + n->w, B, n->T, n->D);
@@ -167,12 +170,17 @@ static void backward_node(struct nn_model *m, struct nn_node *n, const uint8_t *
 	}
 	case NN_BN: {
 		const float *save = (const float *)m->arena + n->save;
-		o->bn_bwd(din(m, n, 0), dw, db, dout, a->y, P + n->w, save, save + n->C, B,
-			  n->C, n->H * n->W);
+		if (n->fuse_relu)	/* dout is the relu's: the plan passed it through */
+			o->bn_relu_bwd(din(m, n, 0), dw, db, dout, n->y, a->y, P + n->w, save,
+				       save + n->C, B, n->C, n->H * n->W);
+		else
+			o->bn_bwd(din(m, n, 0), dw, db, dout, a->y, P + n->w, save, save + n->C,
+				  B, n->C, n->H * n->W);
 		break;
 	}
 	case NN_RELU:
-		o->relu_bwd(din(m, n, 0), dout, n->y, (size_t)B * n->size);
+		if (n->fused != 2)
+			o->relu_bwd(din(m, n, 0), dout, n->y, (size_t)B * n->size);
 		break;
 	case NN_MAXPOOL: {
 		struct nn_pool_shape s;

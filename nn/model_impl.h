@@ -5,7 +5,8 @@
  * - every node that is not a view owns an output buffer of batch_cap * size floats; the
  *   input node is the caller's x, flatten is its input's buffer, and a relu whose input
  *   has no other consumer runs in place (conv, bn and linear backward need their input,
- *   add backward nothing, so the overwritten value is never needed);
+ *   add backward nothing, so the overwritten value is never needed); such a relu after
+ *   bn or add is fused into it when the backend has the fused op (see fuse_relu);
  * - output gradients live in a small pool of equal slots, assigned once at init by
  *   simulating the backward pass with reference counts: add and flatten pass their
  *   gradient through by sharing the slot, a node with several consumers sums their
@@ -50,6 +51,12 @@ struct nn_node {
 	/* plan: arena offsets (floats) */
 	size_t out, save, extra;	/* extra: lstm bias sum */
 	int gslot;		/* slot holding the gradient of the output in backward */
+	/* fusions (plan; when the backend has the fused op): a bn or add followed by an
+	 * in-place relu applies the relu itself (fuse_relu); that relu then does nothing
+	 * in forward (fused = 1), and after a bn nothing in backward either (fused = 2:
+	 * its gradient passes through, bn_relu_bwd masks it) */
+	bool fuse_relu;
+	int fused;
 	struct nn_delivery dl[2];
 
 	/* run time */

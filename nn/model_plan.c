@@ -56,7 +56,7 @@ static int plan_grads(struct nn_node *nodes, int nnodes, struct pool *p)
 			continue;
 		if (n->gslot < 0)
 			return -EINVAL;	/* a dangling node: not a model */
-		bool pass = n->kind == NN_ADD || n->kind == NN_FLATTEN;
+		bool pass = n->kind == NN_ADD || n->kind == NN_FLATTEN || n->fused == 2;
 		for (int j = 0; j < 2; j++) {
 			if (n->in[j] < 0 || !nodes[n->in[j]].can_grad)
 				continue;
@@ -99,6 +99,8 @@ int nn_model_plan(struct nn_node *nodes, int nnodes, const struct nn_ops *ops,
 			if (n->in[j] >= 0 && nodes[n->in[j]].can_grad)
 				n->can_grad = true;
 		n->out = n->save = n->extra = NN_NONE;
+		n->fuse_relu = false;
+		n->fused = 0;
 		switch (n->kind) {
 		case NN_INPUT:
 		case NN_FLATTEN:
@@ -108,9 +110,15 @@ int nn_model_plan(struct nn_node *nodes, int nnodes, const struct nn_ops *ops,
 			 * output but relu's (conv, bn, linear read their input, pools their
 			 * argmax, add nothing); never over the caller's input or a view */
 			if (x->consumers == 1 && x->kind != NN_INPUT && x->kind != NN_FLATTEN &&
-			    x->kind != NN_RELU)
+			    x->kind != NN_RELU) {
 				n->out = x->out;
-			else
+				/* x's only reader is this relu: x may apply it at once */
+				if (x->kind == NN_BN && ops->bn_relu_fwd && ops->bn_relu_bwd)
+					n->fused = 2;
+				else if (x->kind == NN_ADD && ops->add_relu_fwd)
+					n->fused = 1;
+				nodes[n->in[0]].fuse_relu = n->fused != 0;
+			} else
 				n->out = take(&top, cap * n->size);
 			break;
 		case NN_CONV: {

@@ -78,6 +78,20 @@ struct nn_ops {
 	/* out = a + b (residual join); backward is a copy for each input */
 	void (*add_fwd)(float *out, const float *a, const float *b, size_t n);
 
+	/* Optional fusions, which save passes over memory; NULL: the caller runs the parts
+	 * one after the other.  bn_relu_fwd: out = relu(bn_fwd(in)), arguments as bn_fwd.
+	 * bn_relu_bwd: bn_bwd of the gradient (y > 0 ? dout : 0), where y is the output of
+	 * bn_relu_fwd and dout the gradient of that output.  add_relu_fwd: out = relu(a + b),
+	 * may run in place (out == a or out == b). */
+	void (*bn_relu_fwd)(float *out, const float *in, const float *gamma, const float *beta,
+			    float *run_mean, float *run_var, float *save_mean,
+			    float *save_invstd, int B, int C, int HW, float momentum, float eps,
+			    int train);
+	void (*bn_relu_bwd)(float *din, float *dgamma, float *dbeta, const float *dout,
+			    const float *y, const float *in, const float *gamma,
+			    const float *save_mean, const float *save_invstd, int B, int C, int HW);
+	void (*add_relu_fwd)(float *out, const float *a, const float *b, size_t n);
+
 	/* Max pooling ignores padding (as -inf); argmax (int32, h*W + w in the input plane;
 	 * the first maximum in row-major window order wins) is saved for backward.
 	 * Average pooling divides by k*k, padding included (PyTorch's count_include_pad). */

@@ -97,6 +97,27 @@ static void cpu_add_fwd(float *out, const float *a, const float *b, size_t n)
 		out[i] = a[i] + b[i];
 }
 
+static void cpu_add_relu_fwd(float *out, const float *a, const float *b, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + NN_CPU_VL <= n; i += NN_CPU_VL) {
+		float t[NN_CPU_VL];
+
+		for (int j = 0; j < NN_CPU_VL; j++) {
+			float v = a[i + j] + b[i + j];
+
+			t[j] = v > 0.0f ? v : 0.0f;
+		}
+		memcpy(out + i, t, sizeof(t));
+	}
+	for (; i < n; i++) {
+		float v = a[i] + b[i];
+
+		out[i] = v > 0.0f ? v : 0.0f;
+	}
+}
+
 const struct nn_ops nn_ops_cpu = {
 	.name = "cpu",
 	.alloc = nn_host_alloc,
@@ -113,6 +134,9 @@ const struct nn_ops nn_ops_cpu = {
 	.relu_fwd = cpu_relu_fwd,
 	.relu_bwd = cpu_relu_bwd,
 	.add_fwd = cpu_add_fwd,
+	.bn_relu_fwd = nn_cpu_bn_relu_fwd,
+	.bn_relu_bwd = nn_cpu_bn_relu_bwd,
+	.add_relu_fwd = cpu_add_relu_fwd,
 	.maxpool_fwd = nn_cpu_maxpool_fwd,
 	.maxpool_bwd = nn_cpu_maxpool_bwd,
 	.avgpool_fwd = nn_cpu_avgpool_fwd,

@@ -137,11 +137,7 @@ static void col2im(float *restrict din, const float *restrict col, size_t ld,
 					int n = ow1 - ow0, t = 0;
 
 					if (S == 1) {
-						for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
-							for (int q = 0; q < NN_CPU_VL; q++)
-								dst[t + q] += r[t + q];
-						for (; t < n; t++)
-							dst[t] += r[t];
+						nn_fadd(dst, r, n);
 					} else {
 						for (; t < n; t++)
 							dst[(size_t)t * S] += r[t];
@@ -158,38 +154,48 @@ void nn_cpu_im2col(float *col, size_t ld, const float *in, const struct nn_conv_
 		im2col(col, ld, in, s);
 }
 
-/* The shape of din = conv(dout, flipped w) for a same conv: channels swap. */
-static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_shape *s)
+/* Stride-1 square convs with pad < k (lenet's 5x5 unpadded one too: im2col copied
+ * its input 25 times) run on nn_cpu_gemm_rows in place (conv_direct), and so does
+ * their input gradient, a conv of the same kind.  Not 1x1 unpadded: no copy at all. */
+static int conv_is_direct(const struct nn_conv_shape *s)
 {
-	nn_conv_shape_init(t, s->B, s->K, s->H, s->W, s->C, s->kh, 1, s->pad);
+	return NN_CPU_DIRECT && s->stride == 1 && s->kh == s->kw && s->pad < s->kh &&
+	       !nn_cpu_conv_is_pointwise(s);
 }
 
-/* A same conv read in place (NN_CPU_DIRECT): each sample's input zero-padded to
- * (C, H+2p, W+2p), the output computed on the wide grid (K, H, W+2p) whose last 2p
- * columns of each row are junk, then compacted.  Row (c, i, j) of the implicit im2col
- * matrix is then the padded plane c from (i, j) on, contiguous.  The junk columns
- * read up to 2p floats past a plane: the slack after the last one. */
-static size_t same_direct_ws(int C, int K, const struct nn_conv_shape *s)
+/* The shape of din = conv(dout, flipped w) for a stride-1 conv: channels swap, the
+ * pad becomes k-1-pad (the output is then H x W again). */
+static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_shape *s)
+{
+	nn_conv_shape_init(t, s->B, s->K, s->OH, s->OW, s->C, s->kh, 1, s->kh - 1 - s->pad);
+}
+
+/* A stride-1 conv read in place (NN_CPU_DIRECT): each sample's input zero-padded to
+ * (C, H+2p, W+2p), the output computed on the wide grid (K, OH, W+2p) whose last
+ * W+2p-OW columns of each row are junk, then compacted.  Row (c, i, j) of the implicit
+ * im2col matrix is then the padded plane c from (i, j) on, contiguous.  The junk
+ * columns read up to kw-1 floats past a plane: the slack after the last one. */
+static size_t direct_ws(const struct nn_conv_shape *s)
 {
 	size_t Wp = (size_t)s->W + 2 * s->pad, Hp = (size_t)s->H + 2 * s->pad;
 
-	return (size_t)C * Hp * Wp + 2 * s->pad + (size_t)K * s->H * Wp;
+	return (size_t)s->C * Hp * Wp + s->kw - 1 + (size_t)s->K * s->OH * Wp;
 }
 
-/* out (B, K, H, W) = the same conv of in (B, C, H, W), filters given as at (C*kk, K) */
-static void conv_same_direct(float *out, const float *in, const float *at,
-			     const float *bias, int C, int K, const struct nn_conv_shape *s,
-			     float *ws)
+/* out (B, K, OH, OW) = the conv of in (B, C, H, W), filters given as at (C*kk, K) */
+static void conv_direct(float *out, const float *in, const float *at, const float *bias,
+			const struct nn_conv_shape *s, float *ws)
 {
-	const int H = s->H, W = s->W, P = s->pad, Wp = W + 2 * P, Hp = H + 2 * P;
-	float *pad = ws, *wide = ws + (size_t)C * Hp * Wp + 2 * P;
+	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, Wp = W + 2 * P;
+	const int Hp = H + 2 * P, OH = s->OH, OW = s->OW;
+	float *pad = ws, *wide = ws + (size_t)C * Hp * Wp + s->kw - 1;
 	struct nn_gemm_rows rows = { .p = pad, .ps = (size_t)Hp * Wp, .rs = (size_t)Wp,
 				     .nc = C, .kh = s->kh, .kw = s->kw };
 
-	nn_fzero(pad + (size_t)C * Hp * Wp, 2 * P);
+	nn_fzero(pad + (size_t)C * Hp * Wp, s->kw - 1);
 	for (int n = 0; n < s->B; n++) {
 		const float *x = in + (size_t)n * C * H * W;
-		float *o = out + (size_t)n * K * H * W;
+		float *o = out + (size_t)n * K * OH * OW;
 
 		for (int c = 0; c < C; c++) {
 			float *d = pad + (size_t)c * Hp * Wp;
@@ -203,10 +209,11 @@ static void conv_same_direct(float *out, const float *in, const float *at,
 			}
 			nn_fzero(d, P * Wp);
 		}
-		nn_cpu_gemm_rows(wide, (size_t)H * Wp, at, &rows, K, H * Wp, bias, 0);
+		nn_cpu_gemm_rows(wide, (size_t)OH * Wp, at, &rows, K, OH * Wp, bias, 0);
 		for (int k = 0; k < K; k++)
-			for (int h = 0; h < H; h++)
-				nn_fcopy(o + ((size_t)k * H + h) * W, wide + ((size_t)k * H + h) * Wp, W);
+			for (int h = 0; h < OH; h++)
+				nn_fcopy(o + ((size_t)k * OH + h) * OW, wide + ((size_t)k * OH + h) * Wp,
+					 OW);
 	}
 }
 
@@ -224,8 +231,11 @@ size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s)
 		if (din > need)
 			need = din;
 	}
-	if (NN_CPU_DIRECT && nn_cpu_conv_is_same(s)) {
-		size_t f = same_direct_ws(s->C, s->K, s), b = same_direct_ws(s->K, s->C, s);
+	if (conv_is_direct(s)) {
+		struct nn_conv_shape t;
+
+		conv_transposed_shape(&t, s);
+		size_t f = direct_ws(s), b = direct_ws(&t);
 
 		if (f > need)
 			need = f;
@@ -246,8 +256,8 @@ void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b
 	for (int k = 0; k < s->K; k++)
 		for (int r = 0; r < CKK; r++)
 			wt[(size_t)r * s->K + k] = w[(size_t)k * CKK + r];
-	if (NN_CPU_DIRECT && nn_cpu_conv_is_same(s)) {
-		conv_same_direct(out, in, wt, b, s->C, s->K, s, col);
+	if (conv_is_direct(s)) {
+		conv_direct(out, in, wt, b, s, col);
 		return;
 	}
 	for (int n = 0; n < s->B; n++) {
@@ -284,8 +294,9 @@ static void conv_bias_grad(float *db, const float *dout, const struct nn_conv_sh
 		}
 }
 
-/* din of a same conv: the forward conv of dout with filters (C, K, kh, kw) that are w
- * transposed and flipped in space; given to the gemm transposed: (K*kh*kw, C) */
+/* din of a same (or direct) conv: the forward conv of dout with filters (C, K, kh, kw)
+ * that are w transposed and flipped in space; given to the gemm transposed:
+ * (K*kh*kw, C) */
 static void conv_same_input_grad(float *din, const float *dout, const float *w,
 				 const struct nn_conv_shape *s, float *ws)
 {
@@ -299,7 +310,7 @@ static void conv_same_input_grad(float *din, const float *dout, const float *w,
 			for (int q = 0; q < kk; q++)
 				at[((size_t)k * kk + (kk - 1 - q)) * s->C + c] = w[((size_t)k * s->C + c) * kk + q];
 	if (NN_CPU_DIRECT) {
-		conv_same_direct(din, dout, at, NULL, s->K, s->C, s, col);
+		conv_direct(din, dout, at, NULL, &t, col);
 		return;
 	}
 	for (int n = 0; n < s->B; n++) {
@@ -320,7 +331,7 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 		nn_cpu_conv_wgrad(dw, dout, in, s, ws);
 	if (!din)
 		return;
-	if (nn_cpu_conv_is_same(s)) {
+	if (nn_cpu_conv_is_same(s) || conv_is_direct(s)) {
 		conv_same_input_grad(din, dout, w, s, ws);
 		return;
 	}

@@ -29,6 +29,12 @@ void nn_ref_bn_fwd(float *out, const float *in, const float *gamma, const float 
 void nn_ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
 		   const float *in, const float *gamma, const float *save_mean,
 		   const float *save_invstd, int B, int C, int HW);
+void nn_ref_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
+			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+			int B, int C, int HW, float momentum, float eps, int train);
+void nn_ref_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+			const float *y, const float *in, const float *gamma,
+			const float *save_mean, const float *save_invstd, int B, int C, int HW);
 void nn_ref_maxpool_fwd(float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s);
 void nn_ref_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
@@ -82,6 +88,22 @@ static inline void nn_fcopy(float *restrict dst, const float *restrict src, int 
 	}
 }
 
+/* dst += src */
+static inline void nn_fadd(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + 16 <= n; t += 16)
+		_mm512_storeu_ps(dst + t, _mm512_add_ps(_mm512_loadu_ps(dst + t),
+							_mm512_loadu_ps(src + t)));
+	if (t < n) {
+		__mmask16 k = (__mmask16)((1u << (n - t)) - 1);
+
+		_mm512_mask_storeu_ps(dst + t, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, dst + t),
+								_mm512_maskz_loadu_ps(k, src + t)));
+	}
+}
+
 static inline void nn_fzero(float *restrict dst, int n)
 {
 	int t = 0;
@@ -102,6 +124,17 @@ static inline void nn_fcopy(float *restrict dst, const float *restrict src, int 
 			dst[t + q] = src[t + q];
 	for (; t < n; t++)
 		dst[t] = src[t];
+}
+
+static inline void nn_fadd(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int q = 0; q < NN_CPU_VL; q++)
+			dst[t + q] += src[t + q];
+	for (; t < n; t++)
+		dst[t] += src[t];
 }
 
 static inline void nn_fzero(float *restrict dst, int n)
@@ -145,6 +178,12 @@ void nn_cpu_bn_fwd(float *out, const float *in, const float *gamma, const float 
 void nn_cpu_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
 		   const float *in, const float *gamma, const float *save_mean,
 		   const float *save_invstd, int B, int C, int HW);
+void nn_cpu_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
+			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+			int B, int C, int HW, float momentum, float eps, int train);
+void nn_cpu_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+			const float *y, const float *in, const float *gamma,
+			const float *save_mean, const float *save_invstd, int B, int C, int HW);
 void nn_cpu_maxpool_fwd(float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s);
 void nn_cpu_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,

@@ -95,6 +95,15 @@ static void ref_add_fwd(float *out, const float *a, const float *b, size_t n)
 		out[i] = a[i] + b[i];
 }
 
+static void ref_add_relu_fwd(float *out, const float *a, const float *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		float t = a[i] + b[i];
+
+		out[i] = t > 0.0f ? t : 0.0f;
+	}
+}
+
 /* logits (B,K), y (B): softmax with the maximum subtracted, in double */
 float nn_ref_xent_fwd_bwd(float *dlogits, const float *logits, const int32_t *y, int B,
 			  int K, int *correct)
@@ -143,6 +152,9 @@ const struct nn_ops nn_ops_ref = {
 	.relu_fwd = ref_relu_fwd,
 	.relu_bwd = ref_relu_bwd,
 	.add_fwd = ref_add_fwd,
+	.bn_relu_fwd = nn_ref_bn_relu_fwd,
+	.bn_relu_bwd = nn_ref_bn_relu_bwd,
+	.add_relu_fwd = ref_add_relu_fwd,
 	.maxpool_fwd = nn_ref_maxpool_fwd,
 	.maxpool_bwd = nn_ref_maxpool_bwd,
 	.avgpool_fwd = nn_ref_avgpool_fwd,

@@ -48,20 +48,22 @@ void nn_ref_bn_fwd(float *out, const float *in, const float *gamma, const float 
 }
 
 /* With xh = (x - mean) invstd:  dbeta = sum dout,  dgamma = sum dout xh,
- * din = gamma invstd (dout - dbeta/N - xh dgamma/N). */
-void nn_ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
-		   const float *in, const float *gamma, const float *save_mean,
-		   const float *save_invstd, int B, int C, int HW)
+ * din = gamma invstd (dout - dbeta/N - xh dgamma/N); dout masked by y > 0 when y is not
+ * NULL (the fused relu). */
+static void ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+		       const float *y, const float *in, const float *gamma,
+		       const float *save_mean, const float *save_invstd, int B, int C, int HW)
 {
 	const double N = (double)B * HW;
 
+#define DOUT(n, c, i) (y && !(y[AT(n, c, i)] > 0.0f) ? 0.0 : (double)dout[AT(n, c, i)])
 	for (int c = 0; c < C; c++) {
 		double mean = save_mean[c], invstd = save_invstd[c], sd = 0.0, sdx = 0.0;
 
 		for (int n = 0; n < B; n++)
 			for (int i = 0; i < HW; i++) {
-				sd += dout[AT(n, c, i)];
-				sdx += dout[AT(n, c, i)] * ((in[AT(n, c, i)] - mean) * invstd);
+				sd += DOUT(n, c, i);
+				sdx += DOUT(n, c, i) * ((in[AT(n, c, i)] - mean) * invstd);
 			}
 		if (dbeta)
 			dbeta[c] = (float)sd;
@@ -73,7 +75,34 @@ void nn_ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
 					double xh = (in[AT(n, c, i)] - mean) * invstd;
 
 					din[AT(n, c, i)] = (float)(gamma[c] * invstd *
-								   (dout[AT(n, c, i)] - sd / N - xh * sdx / N));
+								   (DOUT(n, c, i) - sd / N - xh * sdx / N));
 				}
 	}
+#undef DOUT
+}
+
+void nn_ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+		   const float *in, const float *gamma, const float *save_mean,
+		   const float *save_invstd, int B, int C, int HW)
+{
+	ref_bn_bwd(din, dgamma, dbeta, dout, NULL, in, gamma, save_mean, save_invstd, B, C, HW);
+}
+
+void nn_ref_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
+			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+			int B, int C, int HW, float momentum, float eps, int train)
+{
+	size_t n = (size_t)B * C * HW;
+
+	nn_ref_bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C,
+		      HW, momentum, eps, train);
+	for (size_t i = 0; i < n; i++)
+		out[i] = out[i] > 0.0f ? out[i] : 0.0f;
+}
+
+void nn_ref_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+			const float *y, const float *in, const float *gamma,
+			const float *save_mean, const float *save_invstd, int B, int C, int HW)
+{
+	ref_bn_bwd(din, dgamma, dbeta, dout, y, in, gamma, save_mean, save_invstd, B, C, HW);
 }

@@ -260,6 +260,8 @@ static void check_bn(uint64_t *s, int B, int C, int HW)
 	float *rsi = buf_new(C), *rdx = buf_new(n), *rdg = buf_new(C), *rdb = buf_new(C);
 	float *o = buf_new(n), *rm = buf_new(C), *rv = buf_new(C), *sm = buf_new(C);
 	float *si = buf_new(C), *dx = buf_new(n), *dg = buf_new(C), *db = buf_new(C);
+	float *ry = buf_new(n), *rdm = buf_new(n), *rdmx = buf_new(n), *rdmg = buf_new(C);
+	float *rdmb = buf_new(C);
 	double atol = ATOL * sqrt((double)B * HW);
 
 	for (size_t i = 0; i < n; i++)	/* offset channels: the mean matters */
@@ -293,6 +295,28 @@ static void check_bn(uint64_t *s, int B, int C, int HW)
 			assert_true(mask & 4 ? close_enough("bn dbeta", nm, db, rdb, C, atol, RTOL)
 					     : untouched("bn dbeta", db, C));
 		}
+		/* fused relu: against relu(bn_fwd) and bn_bwd of the masked gradient */
+		assert_non_null(backends[k]->bn_relu_fwd);
+		assert_non_null(backends[k]->bn_relu_bwd);
+		for (size_t i = 0; i < n; i++) {
+			ry[i] = ro[i] > 0.0f ? ro[i] : 0.0f;
+			rdm[i] = ro[i] > 0.0f ? dout[i] : 0.0f;
+		}
+		nn_ops_ref.bn_bwd(rdmx, rdmg, rdmb, rdm, x, g, rsm, rsi, B, C, HW);
+		memcpy(rm, rm0, C * 4), memcpy(rv, rv0, C * 4);
+		buf_garble(o, n), buf_garble(sm, C), buf_garble(si, C);
+		backends[k]->bn_relu_fwd(o, x, g, be, rm, rv, sm, si, B, C, HW, 0.1f, 1e-5f, 1);
+		assert_true(close_enough("bn+relu out", nm, o, ry, n, ATOL, RTOL));
+		assert_true(close_enough("bn+relu run_var", nm, rv, rrv, C, 1e-6, 1e-6));
+		assert_true(close_enough("bn+relu save_invstd", nm, si, rsi, C, 1e-6, 1e-6));
+		buf_garble(dx, n), buf_garble(dg, C), buf_garble(db, C);
+		backends[k]->bn_relu_bwd(dx, dg, db, dout, ry, x, g, rsm, rsi, B, C, HW);
+		assert_true(close_enough("bn+relu din", nm, dx, rdmx, n, atol, 1e-4));
+		assert_true(close_enough("bn+relu dgamma", nm, dg, rdmg, C, atol, RTOL));
+		assert_true(close_enough("bn+relu dbeta", nm, db, rdmb, C, atol, RTOL));
+		buf_garble(dx, n);
+		backends[k]->bn_relu_bwd(dx, NULL, NULL, dout, ry, x, g, rsm, rsi, B, C, HW);
+		assert_true(close_enough("bn+relu din only", nm, dx, rdmx, n, atol, 1e-4));
 		/* eval mode with the running statistics of the reference */
 		nn_ops_ref.bn_fwd(ro, x, g, be, rrm, rrv, NULL, NULL, B, C, HW, 0.1f, 1e-5f, 0);
 		buf_garble(o, n);
@@ -303,6 +327,7 @@ static void check_bn(uint64_t *s, int B, int C, int HW)
 	free(x), free(g), free(be), free(dout), free(rm0), free(rv0), free(ro), free(rrm);
 	free(rrv), free(rsm), free(rsi), free(rdx), free(rdg), free(rdb), free(o), free(rm);
 	free(rv), free(sm), free(si), free(dx), free(dg), free(db);
+	free(ry), free(rdm), free(rdmx), free(rdmg), free(rdmb);
 }
 
 static void test_bn(void **state)
@@ -416,6 +441,22 @@ static void test_elementwise(void **state)
 		memcpy(o, x, n * 4);
 		backends[k]->add_fwd(o, o, y, n);
 		assert_true(close_enough("add out (in place)", backends[k]->name, o, r1, n, 0, 0));
+	}
+	for (size_t i = 0; i < n; i++)	/* r1 = x + y from above */
+		r2[i] = r1[i] > 0.0f ? r1[i] : 0.0f;
+	for (int k = 0; k < NBACKENDS; k++) {
+		const char *nm = backends[k]->name;
+
+		assert_non_null(backends[k]->add_relu_fwd);
+		buf_garble(o, n);
+		backends[k]->add_relu_fwd(o, x, y, n);
+		assert_true(close_enough("add+relu out", nm, o, r2, n, 0, 0));
+		memcpy(o, x, n * 4);
+		backends[k]->add_relu_fwd(o, o, y, n);
+		assert_true(close_enough("add+relu out (in place)", nm, o, r2, n, 0, 0));
+		memcpy(o, y, n * 4);
+		backends[k]->add_relu_fwd(o, x, o, n);
+		assert_true(close_enough("add+relu out (in place, b)", nm, o, r2, n, 0, 0));
 	}
 	free(x), free(y), free(d), free(r1), free(r2), free(o), free(o2);
 }
