@@ -9,6 +9,7 @@
  * through the collective's flags, so every worker ends after the same step.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -269,6 +270,11 @@ int train_worker(void *run, struct region *rg, int id)
 		fail(&w, "notifications", rc);
 		return 1;
 	}
+	/* More workers than cores: a peer being waited for needs this very core, so
+	 * spinning before sleeping only burns the time it needs. */
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && w.n > CPU_COUNT(&cpus))
+		w.nt.spin_ns = 0;
 	/* every replica starts from the same model: the seed is the run's, not the worker's */
 	rc = nn_model_init(&w.m, c->train.model, &t->train.in, &nn_ops_cpu, c->train.batch,
 			   c->run.seed);
