@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emu/cfg.h"
 #include "emu/cfg_keys.h"
@@ -151,11 +152,27 @@ static int cmd_bench(int argc, char **argv)
 	return 2;
 }
 
+/* OpenBLAS sizes its thread pool from OPENBLAS_NUM_THREADS when the library loads,
+ * before main, and every forked worker starts a pool of its own; idle pool threads spin
+ * in sched_yield, so on a 2-core box 16 workers' spare threads would take a sixth of the
+ * CPU from the training they are meant to serve.  Workers compute on one thread each
+ * ([run] threads raises it), so emu sets the variable and starts itself again, once.
+ * A value the user set is left alone. */
+static void single_threaded_blas(char **argv)
+{
+	if (getenv("OPENBLAS_NUM_THREADS"))
+		return;
+	setenv("OPENBLAS_NUM_THREADS", "1", 1);
+	execv("/proc/self/exe", argv);
+	/* exec failed (no /proc): run on, with the pool as it is */
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const cmds[] = { "run", "check", "bench", "help" };
 	const char *near;
 
+	single_threaded_blas(argv);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;
