@@ -102,7 +102,8 @@ static int cmd_help(int argc, char **argv)
 	return fflush(stdout) ? 1 : 0;
 }
 
-static int cmd_check(int argc, char **argv)
+/* emu check / emu run: load the configuration, then print it or run it. */
+static int cmd_with_config(int argc, char **argv, int run)
 {
 	struct cfg *c = malloc(sizeof(*c));
 	int r;
@@ -112,26 +113,12 @@ static int cmd_check(int argc, char **argv)
 		return 1;
 	}
 	r = load(c, argc, argv);
-	if (!r && (cfg_print(c, stdout) || fflush(stdout))) {
+	if (!r && run) {
+		r = cmd_run(c);
+	} else if (!r && (cfg_print(c, stdout) || fflush(stdout))) {
 		fprintf(stderr, "emu check: cannot write the configuration to stdout\n");
 		r = 1;
 	}
-	free(c);
-	return r;
-}
-
-static int cmd_run_file(int argc, char **argv)
-{
-	struct cfg *c = malloc(sizeof(*c));
-	int r;
-
-	if (!c) {
-		fprintf(stderr, "emu: out of memory\n");
-		return 1;
-	}
-	r = load(c, argc, argv);
-	if (!r)
-		r = cmd_run(c);
 	free(c);
 	return r;
 }
@@ -184,9 +171,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))
-		return cmd_run_file(argc, argv);
+		return cmd_with_config(argc, argv, 1);
 	if (!strcmp(argv[1], "check"))
-		return cmd_check(argc, argv);
+		return cmd_with_config(argc, argv, 0);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc, argv);
 	if (!strcmp(argv[1], "help"))

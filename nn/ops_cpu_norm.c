@@ -105,15 +105,8 @@ static void bn_fwd(float *out, const float *in, const float *gamma, const float 
 			mean = sum / N;
 			bn_sums(x, B, stride, HW, mean, &sum, &sq);
 			invstd = 1.0 / sqrt(sq / N + eps);
-			if (save_mean)
-				save_mean[c] = (float)mean;
-			if (save_invstd)
-				save_invstd[c] = (float)invstd;
-			if (run_mean)
-				run_mean[c] = (float)((1.0 - momentum) * run_mean[c] + momentum * mean);
-			if (run_var)
-				run_var[c] = (float)((1.0 - momentum) * run_var[c] +
-						     momentum * sq / (N > 1 ? N - 1 : 1));
+			nn_bn_store_stats(c, mean, invstd, sq, N, momentum, save_mean, save_invstd,
+					  run_mean, run_var);
 		} else {
 			mean = run_mean[c];
 			invstd = 1.0 / sqrt((double)run_var[c] + eps);

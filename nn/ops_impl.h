@@ -11,6 +11,9 @@ void nn_host_free(void *p);
 void nn_host_copy(void *dst, const void *src, size_t bytes);
 
 /* Reference backend. */
+/* Batch-norm statistics of channel c into save_* and the running averages. */
+void nn_bn_store_stats(int c, double mean, double invstd, double sq, double N, float momentum,
+		       float *save_mean, float *save_invstd, float *run_mean, float *run_var);
 /* Softmax cross-entropy in double: both CPU tables use it (B x K is tiny). */
 float nn_ref_xent_fwd_bwd(float *dlogits, const float *logits, const int32_t *y, int B,
 			  int K, int *correct);

@@ -27,15 +27,8 @@ void nn_ref_bn_fwd(float *out, const float *in, const float *gamma, const float 
 					sq += d * d;
 				}
 			invstd = 1.0 / sqrt(sq / N + eps);
-			if (save_mean)
-				save_mean[c] = (float)mean;
-			if (save_invstd)
-				save_invstd[c] = (float)invstd;
-			if (run_mean)
-				run_mean[c] = (float)((1.0 - momentum) * run_mean[c] + momentum * mean);
-			if (run_var)
-				run_var[c] = (float)((1.0 - momentum) * run_var[c] +
-						     momentum * sq / (N > 1 ? N - 1 : 1));
+			nn_bn_store_stats(c, mean, invstd, sq, N, momentum, save_mean, save_invstd,
+					  run_mean, run_var);
 		} else {
 			mean = run_mean[c];
 			invstd = 1.0 / sqrt((double)run_var[c] + eps);
@@ -50,6 +43,22 @@ void nn_ref_bn_fwd(float *out, const float *in, const float *gamma, const float 
 /* With xh = (x - mean) invstd:  dbeta = sum dout,  dgamma = sum dout xh,
  * din = gamma invstd (dout - dbeta/N - xh dgamma/N); dout masked by y > 0 when y is not
  * NULL (the fused relu). */
+/* Batch statistics of one channel into save_* and the running averages (PyTorch's
+ * semantics: unbiased variance for the running one); any pointer may be NULL. */
+void nn_bn_store_stats(int c, double mean, double invstd, double sq, double N, float momentum,
+		       float *save_mean, float *save_invstd, float *run_mean, float *run_var)
+{
+	if (save_mean)
+		save_mean[c] = (float)mean;
+	if (save_invstd)
+		save_invstd[c] = (float)invstd;
+	if (run_mean)
+		run_mean[c] = (float)((1.0 - momentum) * run_mean[c] + momentum * mean);
+	if (run_var)
+		run_var[c] = (float)((1.0 - momentum) * run_var[c] +
+				     momentum * sq / (N > 1 ? N - 1 : 1));
+}
+
 static void ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
 		       const float *y, const float *in, const float *gamma,
 		       const float *save_mean, const float *save_invstd, int B, int C, int HW)
