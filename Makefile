@@ -85,7 +85,7 @@ demo: deps
 	$(BUILD)/emu run ini/quickstart.ini
 	@scripts/plots
 
-# The RPS paper's sweep (about 20 minutes) and the time-to-accuracy pair.
+# The RPS paper's sweep (a few minutes here) and the time-to-accuracy pair.
 paper: deps $(BUILD)/emu
 	scripts/paper $(BUILD)/emu
 
