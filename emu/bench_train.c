@@ -48,14 +48,9 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 /* Seconds of compute for one step of all N workers, run one after another in this
  * process: each worker with its own model replica (its own parameters, activations and
  * batch), as in the run, so the caches see the same working set. */
-static int ideal_step(const struct cfg *c, double *out)
+static int ideal_step(const struct cfg *c, const struct nn_dataset *d, double *out)
 {
-	struct nn_dataset train, test;
-	char err[512];
-	if (train_load_data(c, &train, &test, err, sizeof(err)) < 0) {
-		fprintf(stderr, "emu: %s\n", err);
-		return -EINVAL;
-	}
+	const struct nn_dataset train = *d;
 	int n = c->run.workers, B = c->train.batch, steps = 10, rc = 0, built = 0;
 	struct nn_model *m = calloc((size_t)n, sizeof(*m));
 	size_t feat = (size_t)train.in.C * train.in.H * train.in.W;
@@ -92,8 +87,6 @@ static int ideal_step(const struct cfg *c, double *out)
 	free(tok);
 	free(y);
 	free(idx);
-	data_free(&train);
-	data_free(&test);
 	return rc;
 }
 
@@ -175,15 +168,25 @@ int bench_train(int argc, char **argv)
 	FILE *csv = fopen("bench-train.csv", "w");
 	if (csv)
 		fprintf(csv, "round,workers,model,batch,cores,compute_ms,ideal_ms,emu_ms,ratio\n");
-	for (int r = 0; r < ROUNDS; r++) {
+	/* the ideal's data, loaded once (each emu run loads its own, as it always does) */
+	struct nn_dataset train, test;
+	if (train_load_data(&c, &train, &test, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
+		return 2;
+	}
+	int failed = 0;
+	for (int r = 0; r < ROUNDS && !failed; r++) {
 		double all = 0, actual = 0;
 		long steps = 0;
-		if (ideal_step(&c, &all) < 0)
-			return 1;
+		if (ideal_step(&c, &train, &all) < 0) {
+			failed = 1;
+			break;
+		}
 		int rc = cmd_run(&c);
 		if (rc != 0 || run_step(tmpl, &actual, &steps) < 0) {
 			fprintf(stderr, "emu: bench train: the run failed (exit %d)\n", rc);
-			return 1;
+			failed = 1;
+			break;
 		}
 		double ideal = all / cores;
 		ratio[r] = actual / ideal;
@@ -196,6 +199,10 @@ int bench_train(int argc, char **argv)
 	}
 	if (csv)
 		fclose(csv);
+	data_free(&train);
+	data_free(&test);
+	if (failed)
+		return 1;
 	printf("compute: median of 5 x 10 steps, all workers one after another in one process, "
 	       "each with its own replica;\nideal = that / %d cores; emu: median 10-step window "
 	       "of a real run\nmedian ratio emu / ideal: %.3f   (target <= 1.25)\n", cores,

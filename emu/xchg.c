@@ -373,6 +373,8 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 					armed_r[cnt] = r;
 					armed_read[cnt++] = true;
 					armed_one_in = true;
+					/* again, after arming: data written between the check
+					 * above and the arm would otherwise wake nobody */
 					ready |= ring_readable(r) > 0;
 				}
 			}
