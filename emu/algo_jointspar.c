@@ -2,20 +2,25 @@
  * reconstructed from the paper's abstract and the authors' earlier bandit sampling (the
  * full text was not at hand; the rules are in emu/jointspar_bandit.h).
  *
- * Each step a worker samples layers with probabilities p, from its own draws keyed by
- * (seed, step, worker, layer), before backward, so that backward computes weight
- * gradients only for them and stops below the lowest.  It sends block j of its sampled
- * layers' gradients scaled by 1/p_l to server j (emu/jointspar_msg.h), and updates p
- * with its bandit.  Server j averages over every worker whose header arrived, skipped
- * layers counting as zero, so the aggregate is an unbiased estimate of the mean
- * gradient; it replies with the layers present in any message (the union: nearly all
- * of them with many workers, so uploads carry about s/L of allreduce's bytes, replies
- * nearly all).  Every worker: x -= lr (agg + wd x) (with momentum if train.momentum >
- * 0), or, for jointspar-lars, the same with the aggregate of each layer scaled by its
- * LARS trust ratio trust |x_l| / (|agg_l| + wd |x_l| + eps).  Where a reply (or part of
- * it) was lost a worker leaves those coordinates (and their momentum) unchanged this
- * step.  Under LARS a layer nobody sampled is not stepped at all: its trust ratio would
- * be undefined.
+ * Each step a worker samples layers with probabilities p before backward, so that
+ * backward computes weight gradients only for them and stops below the lowest.  The
+ * draws are keyed by (seed, step, layer) and, with `jointspar.draws = independent`, the
+ * worker.  It sends block j of its sampled layers' gradients scaled by 1/p_l to server j
+ * (emu/jointspar_msg.h).  Server j averages over every worker whose header arrived,
+ * skipped layers counting as zero, so the aggregate is an unbiased estimate of the mean
+ * gradient; it replies with the layers present in any message: with shared draws just
+ * the sampled ones (about s/L of allreduce's bytes each way), with independent draws
+ * their union (nearly all).  Every worker: x -= lr (agg + wd x) (with momentum if
+ * train.momentum > 0), or, for jointspar-lars, the same with the aggregate of each layer
+ * scaled by its LARS trust ratio trust |x_l| / (|agg_l| + wd |x_l| + eps).  Where a reply
+ * (or part of it) was lost a worker leaves those coordinates (and their momentum)
+ * unchanged this step.  Under LARS a layer nobody sampled is not stepped at all: its
+ * trust ratio would be undefined.
+ *
+ * The bandit of a worker learns from its own gradient under independent draws, and from
+ * the aggregate under shared draws, so that every worker keeps the same p.  After a lost
+ * reply a worker's p may differ from the others' for good, and its draws with it: its
+ * own estimate stays unbiased (it scales by its own p), only the replies grow.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,6 +37,7 @@ struct jointspar {
 	size_t moff[CFG_MAX_WORKERS + 1];	/* bytes: message for server j at msg + moff[j] */
 	size_t mlen[CFG_MAX_WORKERS];
 	int lars;
+	int shared;		/* jointspar.draws = shared */
 	/* one allocation, carved: */
 	void *mem;
 	uint8_t *msg;		/* moff[n] bytes */
@@ -53,6 +59,7 @@ static int js_init(struct worker *w, void **state, size_t *max_msg)
 		return -ENOMEM;
 	s->w = w;
 	s->lars = c->train.algorithm == ALGO_JOINTSPAR_LARS;
+	s->shared = c->jointspar.draws == DRAWS_SHARED;
 	int rc = jointspar_bandit_init(&s->bandit, m->nlayers, c->jointspar.budget,
 				       c->jointspar.p_min, c->jointspar.alpha);
 	if (rc < 0) {
@@ -102,7 +109,9 @@ err:
 static void js_before_backward(struct worker *w, void *state)
 {
 	struct jointspar *s = state;
-	jointspar_sample(&s->bandit, w->c->run.seed, w->step, w->id, s->sampled);
+	/* shared draws: one set of uniforms for all, so equal p give equal layers */
+	int who = s->shared ? 0 : w->id;
+	jointspar_sample(&s->bandit, w->c->run.seed, w->step, who, s->sampled);
 	w->need_wgrad = s->sampled;
 }
 
@@ -151,6 +160,35 @@ static void js_update(struct jointspar *s, size_t off, size_t n, float ratio)
 	}
 }
 
+/* Bandit feedback, independent draws: the norms of this worker's own layer gradients. */
+static void own_norms(struct jointspar *s)
+{
+	const struct nn_model *m = &s->w->m;
+	for (int l = 0; l < m->nlayers; l++)
+		s->norm2[l] = s->sampled[l] ?
+			optim_norm2(m->grads + m->layers[l].off, m->layers[l].size) : 0;
+}
+
+/* Bandit feedback, shared draws: the norms of the mean gradient, |agg_l|^2 p_l^2 (the
+ * aggregate is scaled by 1/p_l), the same on every worker while replies arrive, so that
+ * every worker keeps the same p and keeps drawing the same layers.  The variance the
+ * sampling adds is then sum_l |mean g_l|^2 (1/p_l - 1): the mean gradient is what the
+ * bandit must follow.  A layer whose reply did not wholly arrive gives no feedback: it
+ * leaves this step's sampled set (drawn anew each step). */
+static void mean_norms(struct jointspar *s)
+{
+	const struct nn_model *m = &s->w->m;
+	for (int l = 0; l < m->nlayers; l++) {
+		size_t off = m->layers[l].off, n = m->layers[l].size;
+		if (s->sampled[l] && memchr(s->arrived + off, 0, n)) {
+			s->sampled[l] = 0;
+			continue;
+		}
+		double p = s->bandit.p[l];
+		s->norm2[l] = s->sampled[l] ? optim_norm2(s->agg + off, n) * p * p : 0;
+	}
+}
+
 static int js_step(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out)
 {
 	struct jointspar *s = state;
@@ -158,14 +196,18 @@ static int js_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	for (int j = 0; j < w->n; j++)
 		s->mlen[j] = jointspar_msg_build(s->msg + s->moff[j], &s->blk[j], m->layers,
 						 s->sampled, s->bandit.p, m->grads);
-	for (int l = 0; l < m->nlayers; l++)
-		s->norm2[l] = s->sampled[l] ?
-			optim_norm2(m->grads + m->layers[l].off, m->layers[l].size) : 0;
 	/* the messages are built with this step's p; the bandit moves on for the next */
-	jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
+	if (!s->shared) {
+		own_norms(s);
+		jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
+	}
 	int rc = xchg_run(&w->x, w->step, &js_ops, s, flags, flags_out);
 	if (rc < 0)
 		return rc;
+	if (s->shared) {
+		mean_norms(s);
+		jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
+	}
 	const struct cfg *c = w->c;
 	for (int l = 0; l < m->nlayers; l++) {
 		size_t off = m->layers[l].off, n = m->layers[l].size;

@@ -60,6 +60,7 @@ enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOIN
 enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
 enum cfg_on_miss { MISS_OWN, MISS_ZERO };
 enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
+enum cfg_draws { DRAWS_SHARED, DRAWS_INDEPENDENT };
 enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
 enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
 enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR };
@@ -131,6 +132,7 @@ struct cfg {
 		double alpha;		/* bandit step size */
 		double trust;		/* LARS trust coefficient */
 		double lars_eps;
+		enum cfg_draws draws;	/* the same layers on every worker, or each its own */
 	} jointspar;
 };
 

@@ -33,6 +33,8 @@ const char *const cfg_block_map_names[] = { [BLOCKS_FIXED] = "fixed",
 const char *const cfg_on_miss_names[] = { [MISS_OWN] = "own", [MISS_ZERO] = "zero", NULL };
 const char *const cfg_adversary_names[] = { [ADV_INVERT] = "invert", [ADV_RANDOM] = "random",
 	NULL };
+const char *const cfg_draws_names[] = { [DRAWS_SHARED] = "shared",
+	[DRAWS_INDEPENDENT] = "independent", NULL };
 const char *const cfg_dataset_names[] = { [DATA_FASHION_MNIST] = "fashion-mnist",
 	[DATA_CIFAR10] = "cifar10", [DATA_TEXT] = "text", [DATA_GAUSSIAN] = "gaussian",
 	[DATA_LINREG] = "linreg", NULL };

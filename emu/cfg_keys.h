@@ -136,10 +136,13 @@
 	X(jointspar, budget, DOUBLE, 0, "2", 0, 1e6, CFG_GT_LO, \
 	  "expected number of layers computed and sent per step") \
 	X(jointspar, p_min, PROB, 0, "0.05", 0, 1, CFG_GT_LO, "lowest sampling probability of a layer") \
-	X(jointspar, alpha, DOUBLE, 0, "0.01", 0, 1000, CFG_GT_LO, "bandit step size") \
+	X(jointspar, alpha, DOUBLE, 0, "0.01", 0, 1000, 0, \
+	  "bandit step size; 0 keeps every p at budget / layers") \
 	X(jointspar, trust, DOUBLE, 0, "0.001", 0, 1000, CFG_GT_LO, \
 	  "LARS trust coefficient (algorithm = jointspar-lars)") \
-	X(jointspar, lars_eps, DOUBLE, 0, "1e-9", 0, 1, CFG_GT_LO, "LARS denominator guard")
+	X(jointspar, lars_eps, DOUBLE, 0, "1e-9", 0, 1, CFG_GT_LO, "LARS denominator guard") \
+	X(jointspar, draws, ENUM, cfg_draws_names, "shared", 0, 0, 0, \
+	  "sample the same layers on every worker (sparse replies) or each its own")
 
 #define CFG_KEYS(X) CFG_NET_KEYS(X) CFG_OTHER_KEYS(X)
 
@@ -182,8 +185,8 @@ extern const char *const cfg_device_names[], *const cfg_notify_names[],
 	*const cfg_compute_names[], *const cfg_loss_names[], *const cfg_unit_names[],
 	*const cfg_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
-	*const cfg_dataset_names[], *const cfg_shard_names[], *const cfg_lr_scaling_names[],
-	*const cfg_model_names[];
+	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
+	*const cfg_lr_scaling_names[], *const cfg_model_names[];
 
 /* The key named name in section ("link" for [link A-B]), or NULL. */
 const struct cfg_key *cfg_key_find(const char *section, const char *name);

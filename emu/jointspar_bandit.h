@@ -12,13 +12,15 @@
  *     that does not depend on the gradients' scale, as EXP3 assumes losses in [0, 1];
  *   - p = the KL projection of w onto {sum q = s, p_min <= q <= 1}: q_l = clip(c w_l,
  *     p_min, 1) with c found by bisection.
- * The uniforms u_l are keyed by (seed, step, worker, layer): each worker samples on its
- * own, so a server's reply holds the union of the workers' layers (nearly all of them
- * with 16 workers): the upload is about s/L of allreduce's bytes, the reply nearly
- * dense.  Coupled draws (the same u_l on every worker) would make the replies sparse too,
- * but then the aggregate of a layer is either 0 or 1/p times the mean gradient: its
- * noise no longer averages over workers, and LeNet on Fashion-MNIST (16 workers, s = 2
- * of 5) stalled at 35-70% where independent draws reach 82-84%.
+ * The uniforms u_l are keyed by (seed, step, who, layer).  With shared draws (the
+ * default, `jointspar.draws`) who is the same on every worker, and so are p (the bandit
+ * follows the averaged gradient, emu/algo_jointspar.c): every worker samples the same
+ * layers, and a server's reply carries only those, so a step moves about s/L of
+ * allreduce's bytes both ways.  A layer's aggregate is then 0 or 1/p times the mean
+ * gradient: the variance no longer averages over workers, so the rate must be that of a
+ * small batch.  With independent draws (who = the worker) the noise averages over
+ * workers, but the reply carries the union of their layers, nearly all of them with 16
+ * workers (about 0.7 of allreduce's bytes at s/L = 0.4).
  */
 #ifndef EMU_JOINTSPAR_BANDIT_H
 #define EMU_JOINTSPAR_BANDIT_H

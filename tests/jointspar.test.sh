@@ -1,9 +1,12 @@
 # jointspar end to end on a synthetic problem (an MLP: 2 layers, 7 workers):
 #  - budget = L (every layer, p = 1) is synchronous SGD: it follows allreduce's test loss;
-#  - budget = 1 of 2 still learns; its payload is below allreduce's: the uploads carry
-#    about s/L = 1/2, the replies the union of the workers' layers (with uniform p,
-#    1 - (1/2)^7 of dense): about (0.5 + 0.99) / 2 = 0.75 in all (the per-message header
-#    measured from allreduce's run over the same links);
+#  - budget = 1 of 2 still learns, with shared draws (the default) and independent ones;
+#  - payload: with shared draws every worker sends the same layers and the replies carry
+#    only those, so a step moves about s/L = 1/2 of allreduce's payload (alpha = 0 keeps
+#    p = s/L, so this is exact in expectation); with independent draws the replies carry
+#    the union of the workers' layers, 1 - (1/2)^7 of dense: about (0.5 + 0.99) / 2 =
+#    0.75 in all (the per-message header measured from allreduce's run over the same
+#    links);
 #  - jointspar-lars learns (LARS wants a large global rate: trust 0.001).
 . "$SRCDIR/tests/lib.sh"
 cat >"$T/s.ini" <<INI
@@ -32,28 +35,43 @@ go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/nu
 go ar train.algorithm=allreduce
 go full jointspar.budget=2
 go half jointspar.budget=1
+go even jointspar.budget=1 jointspar.alpha=0 train.epochs=16
+go indep jointspar.budget=1 jointspar.draws=independent
 go lars train.algorithm=jointspar-lars train.lr=10 jointspar.budget=1
 l_ar=$(last_col "$T/ar/eval.csv" test_loss)
 l_full=$(last_col "$T/full/eval.csv" test_loss)
-a_half=$(last_col "$T/half/eval.csv" test_acc)
-a_lars=$(last_col "$T/lars/eval.csv" test_acc)
 echo "test loss: allreduce $l_ar, jointspar budget 2 of 2 $l_full"
-echo "test accuracy: jointspar budget 1 of 2 $a_half, jointspar-lars $a_lars"
 awk -v a="$l_ar" -v b="$l_full" 'BEGIN{d = a - b; if (d < 0) d = -d; exit !(d <= 1e-3 * a)}' ||
 	fail "budget = L: test loss $l_full, allreduce's $l_ar"
-awk -v a="$a_half" 'BEGIN{exit !(a > 0.9)}' || fail "budget 1 of 2: accuracy $a_half, expected > 0.9"
-awk -v a="$a_lars" 'BEGIN{exit !(a > 0.9)}' || fail "jointspar-lars: accuracy $a_lars, expected > 0.9"
+for run in half even indep lars; do
+	a=$(last_col "$T/$run/eval.csv" test_acc)
+	echo "test accuracy, $run: $a"
+	awk -v a="$a" 'BEGIN{exit !(a > 0.9)}' || fail "$run: accuracy $a, expected > 0.9"
+done
 
 sum() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {s+=$k} END{printf "%.0f\n", s}' "$1"; }
-m=$(sum "$T/ar/net.csv" messages)
-[ "$m" = "$(sum "$T/half/net.csv" messages)" ] || fail "allreduce and jointspar sent different message counts"
-awk -v ba="$(sum "$T/ar/net.csv" bytes)" -v bh="$(sum "$T/half/net.csv" bytes)" \
-    -v bf="$(sum "$T/full/net.csv" bytes)" -v m="$m" -v s="$(last_col "$T/ar/eval.csv" step)" 'BEGIN {
-	n = 7; P = 32 * 256 + 256 + 256 * 10 + 10; pa = 8 * (n - 1) * P * s
-	h = (ba - pa) / m
-	full = bf - m * h; half = bh - m * h
-	printf "payload per step: allreduce %.0f B, jointspar s=2 %.0f B, s=1 %.0f B (%.2f of allreduce)\n", pa / s, full / s, half / s, half / pa
-	# budget = L: allreduce plus one 4-byte layer bitmap per message
-	if (full != pa + 4 * m) { print "budget = L: payload " full ", expected " pa + 4 * m; exit 1 }
-	exit !(half / pa > 0.6 && half / pa < 0.9)
-}' || fail "jointspar's payload (budget 1 of 2) is not about 0.75 of allreduce's"
+# header bytes per message, from allreduce's run: its payload is 8 (n - 1) P per step
+n=7; P=$((32 * 256 + 256 + 256 * 10 + 10))
+steps() { last_col "$T/$1/eval.csv" step; }
+h=$(awk -v b="$(sum "$T/ar/net.csv" bytes)" -v m="$(sum "$T/ar/net.csv" messages)" \
+	-v pa=$((8 * (n - 1) * P * $(steps ar))) 'BEGIN{print (b - pa) / m}')
+# payload of a run as a fraction of allreduce's over the same number of steps
+frac() {
+	[ "$(sum "$T/$1/net.csv" messages)" = $((2 * n * (n - 1) * $(steps "$1"))) ] ||
+		fail "$1: not one message to and from every other worker each step"
+	awk -v b="$(sum "$T/$1/net.csv" bytes)" -v m="$(sum "$T/$1/net.csv" messages)" -v h="$h" \
+		-v pa=$((8 * (n - 1) * P * $(steps "$1"))) 'BEGIN{printf "%.8f\n", (b - m * h) / pa}'
+}
+[ "$(sum "$T/ar/net.csv" messages)" = $((2 * n * (n - 1) * $(steps ar))) ] || fail "allreduce: message count"
+f_full=$(frac full) f_even=$(frac even) f_indep=$(frac indep)
+echo "payload, fraction of allreduce's: budget 2 of 2 $f_full; 1 of 2, shared draws $f_even, independent $f_indep"
+# budget = L: allreduce plus one 4-byte layer bitmap per message
+awk -v f="$f_full" -v x="$((4 * 2 * n * (n - 1)))" -v pa=$((8 * (n - 1) * P)) \
+	'BEGIN{d = f - 1 - x / pa; exit !(d < 1e-5 && d > -1e-5)}' ||
+	fail "budget = L: payload $f_full of allreduce's, expected 1 + the layer bitmaps"
+# shared: s/L = 0.5 in expectation; the layers weigh 0.76 and 0.24 of the model, so a
+# step's fraction has sd 0.4, and the mean over 288 steps sd 0.024
+awk -v f="$f_even" 'BEGIN{exit !(f > 0.43 && f < 0.57)}' ||
+	fail "shared draws: payload $f_even of allreduce's, expected about s/L = 0.5"
+awk -v f="$f_indep" 'BEGIN{exit !(f > 0.65 && f < 0.85)}' ||
+	fail "independent draws: payload $f_indep of allreduce's, expected about 0.75"

@@ -174,7 +174,10 @@ static void fake_msg(struct fake_msg *f, const uint8_t *data, size_t len, size_t
 	f->m.arrived = f->arrived;
 }
 
-static void test_unbiased_and_bytes(void **unused)
+/* Workers with their own p (independent draws), or one p and one set of draws for all
+ * (shared draws): either way the aggregate is unbiased; the replies carry the union of
+ * the sampled layers, which shared draws keep as small as the uploads. */
+static void unbiased_and_bytes(int shared)
 {
 	struct nn_layer layers[L];
 	struct jointspar_block blk[NB];
@@ -194,7 +197,9 @@ static void test_unbiased_and_bytes(void **unused)
 		double raw[L];
 		for (int l = 0; l < L; l++)
 			raw[l] = 0.1 + unif(&s);
-		jointspar_project(p[w], raw, L, 2.5, 0.05);	/* each worker its own p */
+		jointspar_project(p[w], raw, L, 2.5, 0.05);
+		if (shared && w > 0)
+			memcpy(p[w], p[0], sizeof(p[w]));
 		for (int i = 0; i < NP; i++)
 			g[w][i] = (float)(2 * unif(&s) - 1);
 	}
@@ -211,7 +216,7 @@ static void test_unbiased_and_bytes(void **unused)
 		uint8_t sampled[NW][L];
 		for (int w = 0; w < NW; w++) {
 			struct jointspar_bandit b = { .nlayers = L, .p = p[w] };
-			jointspar_sample(&b, 77, step, w, sampled[w]);
+			jointspar_sample(&b, 77, step, shared ? 0 : w, sampled[w]);
 		}
 		for (int j = 0; j < NB; j++) {
 			struct fake_msg in[NW];
@@ -267,14 +272,29 @@ static void test_unbiased_and_bytes(void **unused)
 	assert_true(fabs(up_bytes - hdr - expect) < 0.02 * expect);
 	double union_bytes = 0;	/* a layer is in the reply if any worker sampled it */
 	for (int l = 0; l < L; l++) {
-		double none = 1;
-		for (int w = 0; w < NW; w++)
+		double none = 1;	/* shared: one draw, with p[0] = every p */
+		for (int w = 0; w < (shared ? 1 : NW); w++)
 			none *= 1 - p[w][l];
 		union_bytes += (1 - none) * sizes[l] * 4.0 * K * NW;
 	}
 	assert_true(fabs(down_bytes - hdr - union_bytes) < 0.02 * union_bytes);
-	/* up: s/L = 2.5/7 of dense, within what unequal p allow; down: the union, larger */
-	assert_true(up_bytes / dense < 0.6 && down_bytes > up_bytes);
+	/* up: s/L = 2.5/7 of dense, within what unequal p allow; down: the union, larger
+	 * unless every worker drew the same layers */
+	assert_true(up_bytes / dense < 0.6);
+	if (shared)
+		assert_true(down_bytes == up_bytes);
+	else
+		assert_true(down_bytes > 1.5 * up_bytes);
+}
+
+static void test_unbiased_and_bytes_independent(void **unused)
+{
+	unbiased_and_bytes(0);
+}
+
+static void test_unbiased_and_bytes_shared(void **unused)
+{
+	unbiased_and_bytes(1);
 }
 
 static void test_losses(void **unused)
@@ -351,7 +371,8 @@ int main(void)
 		cmocka_unit_test(test_bandit_stays_feasible),
 		cmocka_unit_test(test_projection_is_kl),
 		cmocka_unit_test(test_bandit_prefers_large_gradients),
-		cmocka_unit_test(test_unbiased_and_bytes),
+		cmocka_unit_test(test_unbiased_and_bytes_independent),
+		cmocka_unit_test(test_unbiased_and_bytes_shared),
 		cmocka_unit_test(test_losses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
