@@ -21,6 +21,7 @@
 #include "emu/notify.h"
 #include "emu/region.h"
 #include "emu/ring.h"
+#include "tests/memfds.h"
 #include "emu/supervisor.h"
 
 #define MAXW 16
@@ -139,29 +140,6 @@ static void on_record(void *ctx, int id, const void *data, size_t len)
 	res->last_step[id] = r->step;
 	res->stopped[id] = r->stopped;
 	atomic_fetch_add(&res->records[id], 1);
-}
-
-static int count_memfds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	char path[300], target[300];
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		ssize_t len;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = '\0';
-		n += strncmp(target, "/memfd:", 7) == 0;
-	}
-	closedir(d);
-	return n;
 }
 
 static int count_dir(const char *dir)
