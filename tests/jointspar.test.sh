@@ -34,7 +34,7 @@ INI
 go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "$name"; }; }
 go ar train.algorithm=allreduce
 go full jointspar.budget=2
-go half jointspar.budget=1
+go half jointspar.budget=1 jointspar.alpha=0.1
 go even jointspar.budget=1 jointspar.alpha=0 train.epochs=16
 go indep jointspar.budget=1 jointspar.draws=independent
 go lars train.algorithm=jointspar-lars train.lr=10 jointspar.budget=1
@@ -75,3 +75,12 @@ awk -v f="$f_even" 'BEGIN{exit !(f > 0.43 && f < 0.57)}' ||
 	fail "shared draws: payload $f_even of allreduce's, expected about s/L = 0.5"
 awk -v f="$f_indep" 'BEGIN{exit !(f > 0.65 && f < 0.85)}' ||
 	fail "independent draws: payload $f_indep of allreduce's, expected about 0.75"
+
+# Shared draws with the bandit on (alpha 0.1: it moves p far enough that workers that each
+# followed their own gradient would soon draw different layers): every worker keeps the
+# same p only if the bandit of each follows the same (averaged) gradient.  Then every message carries the same layers, and
+# the bytes on link a->b (a's upload to server b, server a's reply to b) equal those on
+# b->a over the whole run.  Independent draws break that symmetry.
+asym() { awk -F, 'NR>1{b[$1","$2]=$8} END{for (k in b) {split(k, p, ","); if (b[p[2]","p[1]] != b[k]) n++} print n+0}' "$1"; }
+[ "$(asym "$T/half/net.csv")" = 0 ] || fail "shared draws: the workers did not all send the same layers"
+[ "$(asym "$T/indep/net.csv")" -gt 0 ] || fail "independent draws: links symmetric, as if the draws were shared"
