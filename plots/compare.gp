@@ -1,0 +1,13 @@
+# Two panels side by side: test accuracy against epoch, and against bytes sent by all
+# workers (what each algorithm pays in communication for its accuracy).
+load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+set terminal pngcairo size 1400,600 font ",11"
+set output out
+set multiplot layout 1,2 title "Test accuracy against epoch and against bytes sent"
+set ylabel "test accuracy (%)"
+set xlabel "epoch"
+plot for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r)
+set xlabel "bytes sent by all workers (MiB)"
+set logscale x
+plot for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r)
+unset multiplot
