@@ -7,6 +7,7 @@
 #    the union of the workers' layers, 1 - (1/2)^7 of dense: about (0.5 + 0.99) / 2 =
 #    0.75 in all (the per-message header measured from allreduce's run over the same
 #    links);
+#  - with shared draws and the bandit moving, every worker draws the same layers all run;
 #  - jointspar-lars learns (LARS wants a large global rate: trust 0.001).
 . "$SRCDIR/tests/lib.sh"
 cat >"$T/s.ini" <<INI
@@ -55,14 +56,17 @@ n=7; P=$((32 * 256 + 256 + 256 * 10 + 10))
 steps() { last_col "$T/$1/eval.csv" step; }
 h=$(awk -v b="$(sum "$T/ar/net.csv" bytes)" -v m="$(sum "$T/ar/net.csv" messages)" \
 	-v pa=$((8 * (n - 1) * P * $(steps ar))) 'BEGIN{print (b - pa) / m}')
-# payload of a run as a fraction of allreduce's over the same number of steps
-frac() {
+msgs_ok() {
 	[ "$(sum "$T/$1/net.csv" messages)" = $((2 * n * (n - 1) * $(steps "$1"))) ] ||
 		fail "$1: not one message to and from every other worker each step"
+}
+# payload of a run as a fraction of allreduce's over the same number of steps
+frac() {
+	msgs_ok "$1"
 	awk -v b="$(sum "$T/$1/net.csv" bytes)" -v m="$(sum "$T/$1/net.csv" messages)" -v h="$h" \
 		-v pa=$((8 * (n - 1) * P * $(steps "$1"))) 'BEGIN{printf "%.8f\n", (b - m * h) / pa}'
 }
-[ "$(sum "$T/ar/net.csv" messages)" = $((2 * n * (n - 1) * $(steps ar))) ] || fail "allreduce: message count"
+msgs_ok ar
 f_full=$(frac full) f_even=$(frac even) f_indep=$(frac indep)
 echo "payload, fraction of allreduce's: budget 2 of 2 $f_full; 1 of 2, shared draws $f_even, independent $f_indep"
 # budget = L: allreduce plus one 4-byte layer bitmap per message
@@ -76,11 +80,15 @@ awk -v f="$f_even" 'BEGIN{exit !(f > 0.43 && f < 0.57)}' ||
 awk -v f="$f_indep" 'BEGIN{exit !(f > 0.65 && f < 0.85)}' ||
 	fail "independent draws: payload $f_indep of allreduce's, expected about 0.75"
 
-# Shared draws with the bandit on (alpha 0.1: it moves p far enough that workers that each
-# followed their own gradient would soon draw different layers): every worker keeps the
-# same p only if the bandit of each follows the same (averaged) gradient.  Then every message carries the same layers, and
-# the bytes on link a->b (a's upload to server b, server a's reply to b) equal those on
-# b->a over the whole run.  Independent draws break that symmetry.
-asym() { awk -F, 'NR>1{b[$1","$2]=$8} END{for (k in b) {split(k, p, ","); if (b[p[2]","p[1]] != b[k]) n++} print n+0}' "$1"; }
+# Shared draws with the bandit on (alpha 0.1 moves p far enough that workers whose
+# bandits each followed their own gradient would soon draw different layers): every
+# worker keeps the same p only if every bandit follows the same, averaged, gradient.
+# Then every message carries the same layers, and link a->b (a's upload to server b,
+# server a's reply to b) carries as many bytes as b->a over the whole run.  Independent
+# draws break that symmetry.
+asym() {
+	awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="bytes") k=i; next} {b[$1","$2]=$k}
+		END{for (l in b) {split(l, e, ","); if (b[e[2]","e[1]] != b[l]) n++} print n+0}' "$1"
+}
 [ "$(asym "$T/half/net.csv")" = 0 ] || fail "shared draws: the workers did not all send the same layers"
 [ "$(asym "$T/indep/net.csv")" -gt 0 ] || fail "independent draws: links symmetric, as if the draws were shared"
