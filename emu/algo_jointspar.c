@@ -196,18 +196,15 @@ static int js_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	for (int j = 0; j < w->n; j++)
 		s->mlen[j] = jointspar_msg_build(s->msg + s->moff[j], &s->blk[j], m->layers,
 						 s->sampled, s->bandit.p, m->grads);
-	/* the messages are built with this step's p; the bandit moves on for the next */
-	if (!s->shared) {
-		own_norms(s);
-		jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
-	}
 	int rc = xchg_run(&w->x, w->step, &js_ops, s, flags, flags_out);
 	if (rc < 0)
 		return rc;
-	if (s->shared) {
+	/* the messages were built with this step's p; the bandit moves on for the next */
+	if (s->shared)
 		mean_norms(s);
-		jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
-	}
+	else
+		own_norms(s);
+	jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
 	const struct cfg *c = w->c;
 	for (int l = 0; l < m->nlayers; l++) {
 		size_t off = m->layers[l].off, n = m->layers[l].size;
