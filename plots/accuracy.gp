@@ -3,4 +3,4 @@ load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is
 set title "Test accuracy"
 set xlabel "epoch"
 set ylabel "test accuracy (%)"
-plot for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r)
+plot @acc_by_epoch

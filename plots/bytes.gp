@@ -4,4 +4,4 @@ set title "Test accuracy against bytes sent"
 set xlabel "bytes sent by all workers (MiB)"
 set ylabel "test accuracy (%)"
 set logscale x
-plot for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r)
+plot @acc_by_bytes

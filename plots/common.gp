@@ -10,3 +10,7 @@ set grid
 set key bottom right
 # A run's label: the last part of its directory name.
 label(r) = system("basename " . r)
+# Plots that more than one figure draws (`plot @acc_by_epoch`): test accuracy against
+# epoch, and against bytes sent by all workers.
+acc_by_epoch = 'for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r)'
+acc_by_bytes = 'for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r)'

@@ -6,8 +6,8 @@ set output out
 set multiplot layout 1,2 title "Test accuracy against epoch and against bytes sent"
 set ylabel "test accuracy (%)"
 set xlabel "epoch"
-plot for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r)
+plot @acc_by_epoch
 set xlabel "bytes sent by all workers (MiB)"
 set logscale x
-plot for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r)
+plot @acc_by_bytes
 unset multiplot
