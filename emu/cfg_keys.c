@@ -98,14 +98,25 @@ const struct cfg_key *cfg_key_find(const char *section, const char *name)
 	return NULL;
 }
 
-static int list_names(const char *const *names, char *buf, size_t n)
+void cfg_join_names(const char *const *names, size_t count, const char *sep, char *buf,
+		    size_t n)
 {
 	size_t len = 0;
 
 	buf[0] = 0;
-	for (size_t i = 0; names[i] && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", names[i]);
-	return 0;
+	for (size_t i = 0; i < count && names[i] && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? sep : "", names[i]);
+}
+
+void cfg_key_fmt_bound(const struct cfg_key *k, double v, char *buf, size_t n)
+{
+	switch (k->type) {
+	case CFG_T_DURATION: units_fmt_duration((int64_t)v, buf, n); break;
+	case CFG_T_SIZE: units_fmt_size((int64_t)v, buf, n); break;
+	case CFG_T_RATE: units_fmt_rate(v, buf, n); break;
+	case CFG_T_FLOPS: units_fmt_flops(v, buf, n); break;
+	default: units_fmt_double(v, buf, n);
+	}
 }
 
 static int check_range(const struct cfg_key *k, double v, const char *text, char *why,
@@ -120,27 +131,8 @@ static int check_range(const struct cfg_key *k, double v, const char *text, char
 	      ((k->flags & CFG_LT_HI) && v == k->hi);
 	if (!bad)
 		return 0;
-	switch (k->type) {
-	case CFG_T_DURATION:
-		units_fmt_duration((int64_t)k->lo, lo, sizeof(lo));
-		units_fmt_duration((int64_t)k->hi, hi, sizeof(hi));
-		break;
-	case CFG_T_SIZE:
-		units_fmt_size((int64_t)k->lo, lo, sizeof(lo));
-		units_fmt_size((int64_t)k->hi, hi, sizeof(hi));
-		break;
-	case CFG_T_RATE:
-		units_fmt_rate(k->lo, lo, sizeof(lo));
-		units_fmt_rate(k->hi, hi, sizeof(hi));
-		break;
-	case CFG_T_FLOPS:
-		units_fmt_flops(k->lo, lo, sizeof(lo));
-		units_fmt_flops(k->hi, hi, sizeof(hi));
-		break;
-	default:
-		units_fmt_double(k->lo, lo, sizeof(lo));
-		units_fmt_double(k->hi, hi, sizeof(hi));
-	}
+	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
+	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
 	snprintf(why, n, "%s is out of range; expected %s %s and %s %s%s", text,
 		 (k->flags & CFG_GT_LO) ? "more than" : "at least", lo,
 		 (k->flags & CFG_LT_HI) ? "less than" : "at most", hi,
@@ -160,7 +152,7 @@ static int parse_choice(const struct cfg_key *k, const char *text, int *idx, cha
 			return 0;
 		}
 	}
-	list_names(k->names, all, sizeof(all));
+	cfg_join_names(k->names, SIZE_MAX, ", ", all, sizeof(all));
 	if (!*text)
 		snprintf(why, n, "missing value; expected one of %s", all);
 	else

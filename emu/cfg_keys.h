@@ -196,6 +196,11 @@ const struct cfg_key *cfg_key_find(const char *section, const char *name);
 int cfg_key_parse(const struct cfg_key *k, void *base, const char *text, char *why, size_t n);
 /* The canonical text of the key's value in base, which cfg_key_parse reads back. */
 void cfg_key_format(const struct cfg_key *k, const void *base, char *buf, size_t n);
+/* A bound (lo or hi) of the key as its type is written: "1ms", "64KiB", "0.05". */
+void cfg_key_fmt_bound(const struct cfg_key *k, double v, char *buf, size_t n);
+/* names[0] sep names[1] ... into buf: the first count names, or up to a NULL. */
+void cfg_join_names(const char *const *names, size_t count, const char *sep, char *buf,
+		    size_t n);
 /* "duration", "probability", ... and the units it takes, for the reference. */
 const char *cfg_type_name(enum cfg_type t);
 const char *cfg_type_unit(enum cfg_type t);

@@ -190,7 +190,7 @@ static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char
 {
 	const char *names[CFG_NKEYS], *ksect = strcmp(sect, "link") ? sect : "net";
 	char all[1024];
-	size_t n = 0, len = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < cfg_nkeys; i++)
 		if (!strcmp(cfg_keys[i].section, ksect))
@@ -203,10 +203,7 @@ static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char
 		if (!strcmp(cfg_keys[i].name, name))
 			return fail(L, loc, "unknown key '%s' in [%s]; expected it in [%s]", name,
 				    sect, cfg_keys[i].section);
-	all[0] = 0;
-	for (size_t i = 0; i < n && len < sizeof(all); i++)
-		len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%s", i ? ", " : "",
-					names[i]);
+	cfg_join_names(names, n, ", ", all, sizeof(all));
 	return fail(L, loc, "unknown key '%s' in [%s]; expected one of %s", name, sect, all);
 }
 

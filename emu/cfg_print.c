@@ -43,27 +43,14 @@ static void wrap(FILE *f, const char *prefix, const char *s, int width)
 	}
 }
 
-static void fmt_bound(const struct cfg_key *k, double v, char *buf, size_t n)
-{
-	switch (k->type) {
-	case CFG_T_DURATION: units_fmt_duration((int64_t)v, buf, n); break;
-	case CFG_T_SIZE: units_fmt_size((int64_t)v, buf, n); break;
-	case CFG_T_RATE: units_fmt_rate(v, buf, n); break;
-	case CFG_T_FLOPS: units_fmt_flops(v, buf, n); break;
-	default: units_fmt_double(v, buf, n);
-	}
-}
-
 /* "[0, 1]", "(0, 1000]", "one of a b c", "" */
 static void range_text(const struct cfg_key *k, char *buf, size_t n)
 {
 	char lo[UNITS_BUF], hi[UNITS_BUF];
-	size_t len = 0;
 
 	buf[0] = 0;
 	if (k->names) {
-		for (int i = 0; k->names[i] && len < n; i++)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? " " : "", k->names[i]);
+		cfg_join_names(k->names, SIZE_MAX, " ", buf, n);
 		return;
 	}
 	if (!(k->lo < k->hi))
@@ -72,8 +59,8 @@ static void range_text(const struct cfg_key *k, char *buf, size_t n)
 		snprintf(buf, n, "%s%.0f characters", k->lo > 0 ? "1 to " : "up to ", k->hi);
 		return;
 	}
-	fmt_bound(k, k->lo, lo, sizeof(lo));
-	fmt_bound(k, k->hi, hi, sizeof(hi));
+	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
+	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
 	snprintf(buf, n, "%c%s, %s%c%s", (k->flags & CFG_GT_LO) ? '(' : '[', lo, hi,
 		 (k->flags & CFG_LT_HI) ? ')' : ']', (k->flags & CFG_POW2) ? ", power of 2" : "");
 }
