@@ -14,7 +14,6 @@
 #include "emu/worker.h"
 
 struct algo {
-	const char *name;
 	/* Allocate state for worker w; *max_msg = the largest message or reply it sends. */
 	int (*init)(struct worker *w, void **state, size_t *max_msg);
 	/* Optional: before backward (e.g. sample layers into w->need_wgrad). */

@@ -66,4 +66,4 @@ static int ar_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	return 0;
 }
 
-const struct algo algo_allreduce = { "allreduce", ar_init, NULL, ar_step, free };
+const struct algo algo_allreduce = { ar_init, NULL, ar_step, free };

@@ -66,7 +66,6 @@ static int js_init(struct worker *w, void **state, size_t *max_msg)
 		free(s);
 		return rc;
 	}
-	size_t big = 0;
 	*max_msg = 0;
 	for (int j = 0; j < w->n; j++) {
 		rc = jointspar_block_init(&s->blk[j], m->layers, m->nlayers, m->nparams,
@@ -77,10 +76,8 @@ static int js_init(struct worker *w, void **state, size_t *max_msg)
 		s->moff[j + 1] = s->moff[j] + (mx + 7) / 8 * 8;	/* keep floats aligned */
 		if (mx > *max_msg)
 			*max_msg = mx;
-		if (s->blk[j].b1 - s->blk[j].b0 > big)
-			big = s->blk[j].b1 - s->blk[j].b0;
 	}
-	size_t L = (size_t)m->nlayers, P = m->nparams;
+	size_t L = (size_t)m->nlayers, P = m->nparams, big = algo_max_block(w);
 	size_t nmom = c->train.momentum > 0 ? P : 0;
 	/* doubles and floats first, bytes last: every piece stays aligned */
 	size_t bytes = L * sizeof(double) + (P + big + nmom) * sizeof(float) +
@@ -233,5 +230,4 @@ static void js_free(void *state)
 	free(s);
 }
 
-const struct algo algo_jointspar = { "jointspar", js_init, js_before_backward, js_step,
-				     js_free };
+const struct algo algo_jointspar = { js_init, js_before_backward, js_step, js_free };

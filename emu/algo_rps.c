@@ -91,4 +91,4 @@ static int rps_step(struct worker *w, void *state, uint32_t flags, uint32_t *fla
 	return xchg_run(&w->x, w->step, &rps_ops, &k, flags, flags_out);
 }
 
-const struct algo algo_rps = { "rps", rps_init, NULL, rps_step, free };
+const struct algo algo_rps = { rps_init, NULL, rps_step, free };

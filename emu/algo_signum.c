@@ -38,6 +38,17 @@ static size_t block_len(const struct worker *w, int j)
 	return w->block_off[j + 1] - w->block_off[j];
 }
 
+static void sg_free(void *state)
+{
+	struct signum *s = state;
+	if (!s)
+		return;
+	free(s->v);
+	free(s->packed);
+	free(s->valid);
+	free(s);
+}
+
 static int sg_init(struct worker *w, void **state, size_t *max_msg)
 {
 	struct signum *s = calloc(1, sizeof(*s));
@@ -45,20 +56,14 @@ static int sg_init(struct worker *w, void **state, size_t *max_msg)
 		return -ENOMEM;
 	s->w = w;
 	s->woff[0] = 0;
-	for (int j = 0; j < w->n; j++) {
-		size_t nw = bitpack_words(block_len(w, j));
-		s->woff[j + 1] = s->woff[j] + nw;
-		if (nw > s->maxw)
-			s->maxw = nw;
-	}
+	for (int j = 0; j < w->n; j++)
+		s->woff[j + 1] = s->woff[j] + bitpack_words(block_len(w, j));
+	s->maxw = bitpack_words(algo_max_block(w));
 	s->v = calloc(w->m.nparams, sizeof(float));
 	s->packed = calloc(s->woff[w->n] + 1, sizeof(uint32_t));
 	s->valid = calloc((size_t)w->n * s->maxw + 1, sizeof(uint32_t));
 	if (!s->v || !s->packed || !s->valid) {
-		free(s->v);
-		free(s->packed);
-		free(s->valid);
-		free(s);
+		sg_free(s);
 		return -ENOMEM;
 	}
 	*max_msg = s->maxw * sizeof(uint32_t);
@@ -161,15 +166,4 @@ static int sg_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	return xchg_run(&w->x, w->step, &sg_ops, s, flags, flags_out);
 }
 
-static void sg_free(void *state)
-{
-	struct signum *s = state;
-	if (!s)
-		return;
-	free(s->v);
-	free(s->packed);
-	free(s->valid);
-	free(s);
-}
-
-const struct algo algo_signum = { "signum", sg_init, NULL, sg_step, sg_free };
+const struct algo algo_signum = { sg_init, NULL, sg_step, sg_free };

@@ -21,6 +21,14 @@ static int bit(const uint8_t *hdr, int k)
 	return (word >> (k % 32)) & 1;
 }
 
+static void set_bit(uint8_t *hdr, int k)
+{
+	uint32_t word;
+	memcpy(&word, hdr + 4 * (k / 32), sizeof(word));
+	word |= 1u << (k % 32);
+	memcpy(hdr + 4 * (k / 32), &word, sizeof(word));
+}
+
 int jointspar_block_init(struct jointspar_block *blk, const struct nn_layer *layers,
 			 int nlayers, size_t nparams, size_t b0, size_t b1)
 {
@@ -59,10 +67,7 @@ size_t jointspar_msg_build(uint8_t *buf, const struct jointspar_block *blk,
 		if (!sampled[l])
 			continue;
 		int k = l - blk->l0;
-		uint32_t word;
-		memcpy(&word, buf + 4 * (k / 32), sizeof(word));
-		word |= 1u << (k % 32);
-		memcpy(buf + 4 * (k / 32), &word, sizeof(word));
+		set_bit(buf, k);
 		size_t lo, hi;
 		piece(blk, layers, l, &lo, &hi);
 		const float *src = g + blk->b0 + lo;
@@ -127,10 +132,7 @@ size_t jointspar_msg_reduce(const struct jointspar_block *blk, const struct nn_l
 					cnt[i]++;
 				continue;
 			}
-			uint32_t word;
-			memcpy(&word, reply + 4 * (k / 32), sizeof(word));
-			word |= 1u << (k % 32);
-			memcpy(reply + 4 * (k / 32), &word, sizeof(word));
+			set_bit(reply, k);
 			for (size_t i = lo; i < hi; i++, pos++) {
 				if (algo_float_arrived(m, first + pos)) {
 					sum[i] += body[pos];

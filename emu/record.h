@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_END };
+enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK };
 
 struct rec_train {		/* one per worker per logged step */
 	int32_t type;
@@ -39,13 +39,6 @@ struct rec_link {		/* per directed link, from its sender, at each evaluation */
 	int32_t src, dst;
 	uint64_t messages, units, units_dropped, retransmits, bytes;
 	double delay_sum_ns;
-};
-
-struct rec_end {
-	int32_t type;
-	int32_t worker;
-	int64_t step;
-	int32_t interrupted;
 };
 
 #endif

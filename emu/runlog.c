@@ -58,7 +58,6 @@ struct runlog {
 	int tty;
 	int64_t step, steps_total;
 	double loss, acc, epoch;
-	int ended;
 };
 
 static double now_s(void)
@@ -282,8 +281,6 @@ void runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
 			l->links[r->src * l->n + r->dst] = *r;
-	} else if (type == REC_END) {
-		l->ended++;
 	}
 }
 

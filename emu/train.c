@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "emu/algo.h"
+#include "emu/cfg_keys.h"
 #include "emu/commands.h"
 #include "emu/runlog.h"
 #include "emu/supervisor.h"
@@ -106,7 +107,7 @@ int cmd_run(const struct cfg *c)
 		return 1;
 	}
 	fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %d epochs, logs in %s\n",
-		c->run.name, c->run.workers, c->train.algorithm == ALGO_JOINTSPAR_LARS ? "jointspar-lars" : algo_find(c->train.algorithm)->name, c->train.model,
+		c->run.name, c->run.workers, cfg_algo_names[c->train.algorithm], c->train.model,
 		t.nparams, c->train.epochs, dir);
 	struct region_params rp = {
 		.nworkers = c->run.workers,

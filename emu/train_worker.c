@@ -30,7 +30,6 @@ struct scratch {
 	int32_t *tokens;
 	void *y;		/* labels (int32) or targets (float) */
 	float *mean;		/* mean of all replicas: params then state */
-	float *own;		/* own params + state, saved while evaluating the mean */
 };
 
 static void fail(struct worker *w, const char *what, int rc)
@@ -51,8 +50,7 @@ static int scratch_init(struct scratch *s, const struct worker *w)
 	s->tokens = d->tokens ? calloc((size_t)B * d->in.T, sizeof(int32_t)) : NULL;
 	s->y = calloc((size_t)B, 4);
 	s->mean = calloc(model, sizeof(float));
-	s->own = calloc(model, sizeof(float));
-	if (!s->idx || !s->bidx || (d->x && !s->x) || (d->tokens && !s->tokens) || !s->y || !s->mean || !s->own)
+	if (!s->idx || !s->bidx || (d->x && !s->x) || (d->tokens && !s->tokens) || !s->y || !s->mean)
 		return -ENOMEM;
 	return 0;
 }
@@ -65,7 +63,6 @@ static void scratch_free(struct scratch *s)
 	free(s->tokens);
 	free(s->y);
 	free(s->mean);
-	free(s->own);
 }
 
 /* Every worker publishes its replica; all compute the same mean (summed in worker-id
@@ -97,12 +94,13 @@ static double replicas_mean(struct worker *w, struct scratch *s)
 	return dist;
 }
 
-/* Evaluate the mean model on test samples [lo, hi) of this worker's share. */
+/* Evaluate the mean model on test samples [lo, hi) of this worker's share.  Called right
+ * after replicas_mean: this worker's snapshot still holds its own params and state (only
+ * their owner writes snapshots), and they come back from there. */
 static void evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 {
 	size_t np = w->m.nparams, ns = w->m.nstate;
-	memcpy(s->own, w->m.params, np * sizeof(float));
-	memcpy(s->own + np, w->m.state, ns * sizeof(float));
+	const float *own = region_snapshot(w->rg, w->id);
 	memcpy(w->m.params, s->mean, np * sizeof(float));
 	memcpy(w->m.state, s->mean + np, ns * sizeof(float));
 	const struct nn_dataset *d = w->test;
@@ -122,8 +120,8 @@ static void evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 		r->correct += correct;
 		r->count += b;
 	}
-	memcpy(w->m.params, s->own, np * sizeof(float));
-	memcpy(w->m.state, s->own + np, ns * sizeof(float));
+	memcpy(w->m.params, own, np * sizeof(float));
+	memcpy(w->m.state, own + np, ns * sizeof(float));
 }
 
 static void log_links(struct worker *w)
@@ -299,8 +297,6 @@ int train_worker(void *run, struct region *rg, int id)
 	}
 	atomic_store(&region_slot(rg, id)->state, WORKER_RUNNING);
 	rc = train_loop(&w, a, state, &s);
-	struct rec_end end = { .type = REC_END, .worker = id, .step = w.step, .interrupted = rc > 0 };
-	worker_log(rg, id, &end, sizeof(end), &w.nt);
 	xchg_free(&w.x);
 out_algo:
 	a->free(state);
