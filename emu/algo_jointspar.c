@@ -208,9 +208,10 @@ static int js_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 		float ratio = 1.0f;
 		if (s->lars) {
 			/* the layer's aggregate as taken; lost floats read as 0 */
-			if (optim_norm2(s->agg + off, n) == 0)
+			double g2 = optim_norm2(s->agg + off, n);
+			if (g2 == 0)
 				continue;
-			ratio = optim_lars_ratio(m->params + off, s->agg + off, n,
+			ratio = optim_lars_ratio(optim_norm2(m->params + off, n), g2,
 						 (float)c->jointspar.trust,
 						 (float)c->train.weight_decay,
 						 (float)c->jointspar.lars_eps);

@@ -28,10 +28,9 @@ double optim_norm2(const float *v, size_t n)
 	return s;
 }
 
-float optim_lars_ratio(const float *w, const float *g, size_t n, float trust, float wd,
-		       float eps)
+float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps)
 {
-	double wn = sqrt(optim_norm2(w, n)), gn = sqrt(optim_norm2(g, n));
+	double wn = sqrt(w2), gn = sqrt(g2);
 	/* A fresh zero layer (|w| = 0) or one without gradient keeps the global rate. */
 	if (wn == 0 || gn == 0)
 		return 1.0f;

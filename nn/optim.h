@@ -10,9 +10,9 @@ void optim_sgd(float *x, const float *g, size_t n, float lr, float wd);
 void optim_momentum(float *v, const float *g, size_t n, float beta);
 /* v = (1 - beta) * g + beta * v  (Signum's momentum) */
 void optim_ema(float *v, const float *g, size_t n, float beta);
-/* LARS trust ratio of one layer: trust * |w| / (|g| + wd * |w| + eps); 1 if |w| or |g| is 0 */
-float optim_lars_ratio(const float *w, const float *g, size_t n, float trust, float wd,
-		       float eps);
+/* LARS trust ratio of one layer from its squared norms w2 = |w|^2, g2 = |g|^2
+ * (optim_norm2): trust * |w| / (|g| + wd * |w| + eps); 1 if |w| or |g| is 0 */
+float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps);
 double optim_norm2(const float *v, size_t n);	/* squared Euclidean norm, double accumulator */
 
 /* Learning-rate schedule of Goyal et al. (2017): base * (nworkers if linear scaling), a

@@ -73,10 +73,11 @@ static void test_norm_and_lars(void **state)
 	assert_near(optim_norm2(big, 1000000), 1e6 * (double)0.1f * 0.1f, 1e-9);
 
 	double want = 0.001 * sqrt(w2) / (sqrt(g2) + 5e-4 * sqrt(w2) + 1e-9);
-	assert_near(optim_lars_ratio(X0, G, N, 0.001f, 5e-4f, 1e-9f), want, 1e-6);
+	double x2 = optim_norm2(X0, N), gg2 = optim_norm2(G, N);
+	assert_near(optim_lars_ratio(x2, gg2, 0.001f, 5e-4f, 1e-9f), want, 1e-6);
 	float zero[N] = { 0 };
-	assert_true(optim_lars_ratio(zero, G, N, 0.001f, 5e-4f, 1e-9f) == 1.0f);
-	assert_true(optim_lars_ratio(X0, zero, N, 0.001f, 5e-4f, 1e-9f) == 1.0f);
+	assert_true(optim_lars_ratio(optim_norm2(zero, N), gg2, 0.001f, 5e-4f, 1e-9f) == 1.0f);
+	assert_true(optim_lars_ratio(x2, optim_norm2(zero, N), 0.001f, 5e-4f, 1e-9f) == 1.0f);
 }
 
 static void test_schedule(void **state)
