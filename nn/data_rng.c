@@ -2,7 +2,7 @@
 #include <math.h>
 #include "nn/data_rng.h"
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t data_rng_splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -15,10 +15,10 @@ void data_rng_init(struct data_rng *r, uint64_t seed, uint64_t stream)
 	/* Mix the stream through splitmix first so that neighbouring (seed, stream)
 	 * pairs do not start from neighbouring states. */
 	uint64_t x = seed;
-	uint64_t k = splitmix64(&x) ^ stream;
+	uint64_t k = data_rng_splitmix64(&x) ^ stream;
 	x = k;
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+		r->s[i] = data_rng_splitmix64(&x);
 }
 
 static inline uint64_t rotl(uint64_t x, int k)

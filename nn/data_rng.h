@@ -12,6 +12,9 @@ struct data_rng {
 	uint64_t s[4];
 };
 
+/* One step of splitmix64 on state *x (Steele et al.): the seeding generator here, and
+ * the generator of the initial weights (nn/model_init.c). */
+uint64_t data_rng_splitmix64(uint64_t *x);
 /* Independent streams of one seed: e.g. stream = epoch, or a tag per use. */
 void data_rng_init(struct data_rng *r, uint64_t seed, uint64_t stream);
 uint64_t data_rng_next(struct data_rng *r);

@@ -53,7 +53,6 @@ int nn_model_init(struct nn_model *m, const char *name, const struct nn_input *i
 	m->exec = calloc(1, sizeof(*m->exec));
 	if (!m->exec)
 		goto err;
-	m->exec->regression = in->regression;
 	m->exec->host = malloc(2 * (size_t)batch_cap * sizeof(float));
 	m->params = ops->alloc(m->nparams * sizeof(float));
 	m->grads = ops->alloc(m->nparams * sizeof(float));

@@ -120,7 +120,7 @@ float nn_forward(struct nn_model *m, const float *x, const int32_t *tokens,
 	e->B = B;
 	e->tokens = tokens;
 	m->logits = last->y;
-	if (e->regression)
+	if (m->in.regression)
 		return mse(m, dlogits, last->y, y, B);
 	return m->ops->xent_fwd_bwd(dlogits, last->y, y, B, m->in.nclasses, correct);
 }

@@ -72,7 +72,6 @@ struct nn_exec {
 	float *ws;		/* conv workspace */
 	float *zero;		/* zero vector, zero_floats long, never written */
 	float *host;		/* host scratch for the regression loss: 2 * batch_cap */
-	bool regression;
 	int B;			/* batch of the last forward; 0: none */
 	const int32_t *tokens;	/* of the last forward */
 };

@@ -6,33 +6,22 @@
  *   batch norm: gamma 1, beta 0, running mean 0, running var 1;
  *   embedding: N(0, 1);  lstm: every tensor U(-1/sqrt(Hd), +1/sqrt(Hd)). */
 #include <math.h>
+#include "nn/data_rng.h"
 #include "nn/model_impl.h"
 
-struct nn_rng {
-	uint64_t s;
-};
-
-static uint64_t splitmix64(struct nn_rng *r)
-{
-	uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 /* uniform in [0, 1) with 53 bits */
-static double unif(struct nn_rng *r)
+static double unif(uint64_t *r)
 {
-	return (double)(splitmix64(r) >> 11) * 0x1.0p-53;
+	return (double)(data_rng_splitmix64(r) >> 11) * 0x1.0p-53;
 }
 
-static void fill_uniform(struct nn_rng *r, float *p, size_t n, double bound)
+static void fill_uniform(uint64_t *r, float *p, size_t n, double bound)
 {
 	for (size_t i = 0; i < n; i++)
 		p[i] = (float)((2.0 * unif(r) - 1.0) * bound);
 }
 
-static void fill_normal(struct nn_rng *r, float *p, size_t n)
+static void fill_normal(uint64_t *r, float *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		double u = 1.0 - unif(r), v = unif(r);	/* u in (0, 1] */
@@ -48,8 +37,8 @@ void nn_model_init_params(const struct nn_graph *g, float *params, float *state,
 		if (n->layer < 0)
 			continue;
 		const struct nn_layer *l = &g->layers[n->layer];
-		struct nn_rng r = {seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(n->layer + 1))};
-		splitmix64(&r);
+		uint64_t r = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(n->layer + 1));
+		data_rng_splitmix64(&r);
 		float *p = params + l->off;
 		switch (n->kind) {
 		case NN_CONV:

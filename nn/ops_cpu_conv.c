@@ -253,9 +253,7 @@ void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b
 	const size_t in_sz = (size_t)s->C * s->H * s->W, out_sz = (size_t)s->K * OHW;
 	float *wt = ws, *col = ws + (size_t)s->K * CKK;
 
-	for (int k = 0; k < s->K; k++)
-		for (int r = 0; r < CKK; r++)
-			wt[(size_t)r * s->K + k] = w[(size_t)k * CKK + r];
+	nn_cpu_transpose(wt, w, s->K, CKK);
 	if (conv_is_direct(s)) {
 		conv_direct(out, in, wt, b, s, col);
 		return;
@@ -278,20 +276,8 @@ static void conv_bias_grad(float *db, const float *dout, const struct nn_conv_sh
 
 	memset(db, 0, (size_t)s->K * sizeof(float));
 	for (int n = 0; n < s->B; n++)
-		for (int k = 0; k < s->K; k++) {
-			const float *restrict d = dout + ((size_t)n * s->K + k) * OHW;
-			float acc[NN_CPU_VL] = { 0 }, sum = 0.0f;
-			int t = 0;
-
-			for (; t + NN_CPU_VL <= OHW; t += NN_CPU_VL)
-				for (int j = 0; j < NN_CPU_VL; j++)
-					acc[j] += d[t + j];
-			for (; t < OHW; t++)
-				sum += d[t];
-			for (int j = 0; j < NN_CPU_VL; j++)
-				sum += acc[j];
-			db[k] += sum;
-		}
+		for (int k = 0; k < s->K; k++)
+			db[k] += nn_cpu_sum(dout + ((size_t)n * s->K + k) * OHW, OHW);
 }
 
 /* din of a same (or direct) conv: the forward conv of dout with filters (C, K, kh, kw)
@@ -335,13 +321,9 @@ void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
 		conv_same_input_grad(din, dout, w, s, ws);
 		return;
 	}
-	/* dcol (CKK, OHW) = w^T dout: w (K, CKK) is already w^T transposed */
+	/* dcol (CKK, OHW) = w^T dout: w (K, CKK) is already w^T transposed.  (A pointwise
+	 * conv is "same" and never gets here.) */
 	for (int n = 0; n < s->B; n++) {
-		if (nn_cpu_conv_is_pointwise(s)) {
-			nn_cpu_gemm_at(din + n * in_sz, OHW, w, dout + n * out_sz, OHW, CKK, OHW,
-				       s->K, NULL, 0);
-			continue;
-		}
 		nn_cpu_gemm_at(ws, OHW, w, dout + n * out_sz, OHW, CKK, OHW, s->K, NULL, 0);
 		col2im(din + n * in_sz, ws, OHW, s);
 	}

@@ -73,6 +73,17 @@ static void im2row_hwc(float *restrict rows, const float *restrict in,
 			}
 }
 
+/* dw (K, C, kh, kw) from the channels-last weight gradient dwp (K, kh, kw, C) */
+static void wgrad_from_hwc(float *dw, const float *dwp, const struct nn_conv_shape *s)
+{
+	const int C = s->C, kk = s->kh * s->kw, CKK = C * kk;
+
+	for (int k = 0; k < s->K; k++)
+		for (int c = 0; c < C; c++)
+			for (int q = 0; q < kk; q++)
+				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
+}
+
 /* With dout^T (OHW, K) and the patches as rows (OHW, kh*kw*C): see conv_use_hwc_wgrad */
 static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
 				 const struct nn_conv_shape *s, float *ws)
@@ -88,10 +99,7 @@ static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
 		im2row_hwc(rows, in_t, s);
 		nn_cpu_gemm_at(dwp, CKK, dout_t, rows, CKK, s->K, CKK, OHW, NULL, n > 0);
 	}
-	for (int k = 0; k < s->K; k++)
-		for (int c = 0; c < C; c++)
-			for (int q = 0; q < kk; q++)
-				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
+	wgrad_from_hwc(dw, dwp, s);
 }
 
 /* Weight gradient of a same conv read in place (NN_CPU_DIRECT): per sample, the input
@@ -128,10 +136,7 @@ static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 			nn_cpu_gemm_at(dwp + i * s->kw * C, CKK, dt, xp + (size_t)i * Wp * C, C, K,
 				       s->kw * C, H * Wp, NULL, n > 0);
 	}
-	for (int k = 0; k < K; k++)
-		for (int c = 0; c < C; c++)
-			for (int q = 0; q < kk; q++)
-				dw[((size_t)k * C + c) * kk + q] = dwp[(size_t)k * CKK + q * C + c];
+	wgrad_from_hwc(dw, dwp, s);
 }
 
 /* Weight gradient through channel-last copies: with dout^T (OHW, K) and the patches as

@@ -194,20 +194,8 @@ void nn_cpu_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shap
 
 void nn_cpu_gap_fwd(float *out, const float *in, int B, int C, int HW)
 {
-	for (size_t p = 0; p < (size_t)B * C; p++) {
-		const float *restrict x = in + p * HW;
-		float acc[NN_CPU_VL] = { 0 }, sum = 0.0f;
-		int t = 0;
-
-		for (; t + NN_CPU_VL <= HW; t += NN_CPU_VL)
-			for (int j = 0; j < NN_CPU_VL; j++)
-				acc[j] += x[t + j];
-		for (; t < HW; t++)
-			sum += x[t];
-		for (int j = 0; j < NN_CPU_VL; j++)
-			sum += acc[j];
-		out[p] = sum / (float)HW;
-	}
+	for (size_t p = 0; p < (size_t)B * C; p++)
+		out[p] = nn_cpu_sum(in + p * HW, HW) / (float)HW;
 }
 
 void nn_cpu_gap_bwd(float *din, const float *dout, int B, int C, int HW)

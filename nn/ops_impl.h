@@ -152,6 +152,23 @@ static inline void nn_fzero(float *restrict dst, int n)
 }
 #endif
 
+/* Sum of x[0..n) in NN_CPU_VL lanes (the tail first, then the lanes in order): the order
+ * every row sum of the CPU backend uses, so that its results do not depend on the op. */
+static inline float nn_cpu_sum(const float *restrict x, int n)
+{
+	float acc[NN_CPU_VL] = { 0 }, sum = 0.0f;
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int j = 0; j < NN_CPU_VL; j++)
+			acc[j] += x[t + j];
+	for (; t < n; t++)
+		sum += x[t];
+	for (int j = 0; j < NN_CPU_VL; j++)
+		sum += acc[j];
+	return sum;
+}
+
 /* Shared by nn/ops_cpu_conv.c and nn/ops_cpu_conv_wgrad.c */
 int nn_cpu_conv_is_same(const struct nn_conv_shape *s);	/* stride 1, 2*pad == k-1 */
 int nn_cpu_conv_is_pointwise(const struct nn_conv_shape *s);	/* 1x1, stride 1, pad 0 */

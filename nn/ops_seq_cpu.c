@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include "nn/ops_impl.h"
 #include "nn/ops_seq.h"
 
 void nn_embed_fwd_cpu(float *out, const int32_t *tokens, const float *table, int B, int T,
@@ -112,12 +113,8 @@ void nn_lstm_bwd_cpu(float *din, float *dwx, float *dwh, float *db, const float 
 			dh2 = sw;
 		}
 	}
-	if (db) {
-		memset(db, 0, (size_t)G * sizeof(float));
-		for (int p = 0; p < BT; p++)
-			for (int j = 0; j < G; j++)
-				db[j] += s.dA[(size_t)p * G + j];
-	}
+	if (db)
+		nn_cpu_colsum(db, s.dA, BT, G);
 	/* dwx (4Hd,D) = dA^T (4Hd, B*T) in (B*T, D) */
 	if (dwx)
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, D, BT, 1.0f, s.dA, G,
