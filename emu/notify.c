@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <linux/futex.h>
 #include <stdint.h>
 #include <string.h>
@@ -76,15 +77,37 @@ static int futex_waitv_sys(int count, _Atomic uint32_t *const words[], const uin
 	return -errno;
 }
 
+static bool words_changed(int count, _Atomic uint32_t *const words[], const uint32_t expect[])
+{
+	for (int i = 0; i < count; i++)
+		if (atomic_load(words[i]) != expect[i])
+			return true;
+	return false;
+}
+
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		const uint32_t expect[], int64_t timeout_ns)
 {
 	if (count < 1 || count > NOTIFY_MAX_WORDS)
 		return -EINVAL;
 	n->waits++;
-	if (n->mode == NOTIFY_IO_URING)
-		return notify_uring_wait(n->uring, count, words, expect, timeout_ns);
-	return futex_waitv_sys(count, words, expect, timeout_ns);
+	for (;;) {
+		/* sleep in slices: see NOTIFY_RECHECK_NS */
+		int64_t slice = timeout_ns < 0 || timeout_ns > NOTIFY_RECHECK_NS ?
+					NOTIFY_RECHECK_NS : timeout_ns;
+		int ret = n->mode == NOTIFY_IO_URING ?
+				  notify_uring_wait(n->uring, count, words, expect, slice) :
+				  futex_waitv_sys(count, words, expect, slice);
+
+		if (ret != -ETIMEDOUT)
+			return ret;
+		if (words_changed(count, words, expect)) {
+			n->late_wakes++;
+			return 0;
+		}
+		if (timeout_ns >= 0 && (timeout_ns -= slice) <= 0)
+			return -ETIMEDOUT;
+	}
 }
 
 void notify_wake(struct notify *n, _Atomic uint32_t *word)

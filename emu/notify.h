@@ -22,16 +22,17 @@ struct notify {
 	uint64_t waits, wakes;		/* counters, for tests and benchmarks */
 	int64_t spin_ns;		/* ring_*_all spin this long before sleeping;
 					 * notify_init sets NOTIFY_SPIN_NS, 0 = sleep at once */
-	uint64_t late_wakes;		/* sleeps that timed out with the condition already
-					 * true: a wake-up that never came (see below) */
+	uint64_t late_wakes;		/* sleeps that outlasted NOTIFY_RECHECK_NS with a
+					 * word already changed: a wake-up that never came */
 };
 
 #define NOTIFY_SPIN_NS 5000
-/* Sleepers in ring_*_all and barrier_wait re-check every NOTIFY_RECHECK_NS.  With the
- * futex_waitv(2) syscall on kernel 6.18 a sleeper was, twice in ~50 loaded test runs,
- * left asleep after its peer had stored, fenced, seen the waiting token and called
- * FUTEX_WAKE; never seen in io_uring mode.  The re-check bounds such a loss to 50 ms
- * and counts it in late_wakes instead of hanging the run. */
+/* notify_wait sleeps at most NOTIFY_RECHECK_NS at a time and then compares the words
+ * itself.  On kernel 6.18 a sleeper was sometimes left asleep after its peer had stored,
+ * fenced, seen the waiting token and issued the wake: twice in ~50 loaded test runs with
+ * the futex_waitv(2) syscall, and with IORING_OP_FUTEX_WAITV a whole run hung in the
+ * exchange (which sleeps without a timeout) until this check moved here from the
+ * callers.  Such a loss now costs at most 50 ms and is counted in late_wakes. */
 #define NOTIFY_RECHECK_NS 50000000
 
 /* Returns 0 or -errno (forcing io_uring where it is unavailable gives -ENOSYS). */
@@ -39,7 +40,8 @@ int notify_init(struct notify *n, enum cfg_notify mode);
 void notify_free(struct notify *n);
 const char *notify_mode_name(enum cfg_notify mode);
 
-/* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none).
+/* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none);
+ * a changed word ends the sleep within NOTIFY_RECHECK_NS even if its wake is lost.
  * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR. */
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		const uint32_t expect[], int64_t timeout_ns);

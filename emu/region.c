@@ -161,6 +161,6 @@ void barrier_wait(struct barrier *b, int nworkers, struct notify *nt)
 	for (int spin = 0; atomic_load_explicit(w, memory_order_acquire) == gen; spin++) {
 		if (spin < 256)
 			continue;
-		notify_wait(nt, 1, &w, &gen, NOTIFY_RECHECK_NS);	/* see notify.h */
+		notify_wait(nt, 1, &w, &gen, -1);
 	}
 }

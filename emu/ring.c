@@ -182,14 +182,12 @@ static void wait_until(struct ring *r, struct notify *nt, size_t (*ready)(struct
 			}
 		}
 	}
-	for (int timed_out = 0;; ) {
+	for (;;) {
 		uint32_t seen = arm(r);
 
-		if (ready(r)) {
-			nt->late_wakes += timed_out;
+		if (ready(r))
 			break;
-		}
-		timed_out = notify_wait(nt, 1, &word, &seen, NOTIFY_RECHECK_NS) == -ETIMEDOUT;
+		notify_wait(nt, 1, &word, &seen, -1);
 	}
 	disarm(r);
 }
