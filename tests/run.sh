@@ -15,11 +15,20 @@ for t in "$BUILD"/tests/test_* tests/*.test.sh; do
 	name=$(basename "$t")
 	case "$name" in *"$pattern"*) ;; *) continue ;; esac
 	start=$(date +%s)
+	# each test in a process group of its own: whatever it leaves running (a test killed
+	# by the timeout leaves its emu behind) is found, reported and killed
 	case "$t" in
-	*.sh) timeout -k 5 "$timeout_s" bash "$t" >"$log" 2>&1 ;;
-	*) timeout -k 5 "$timeout_s" "$t" >"$log" 2>&1 ;;
+	*.sh) setsid timeout -k 5 "$timeout_s" bash "$t" >"$log" 2>&1 & ;;
+	*) setsid timeout -k 5 "$timeout_s" "$t" >"$log" 2>&1 & ;;
 	esac
+	group=$!
+	wait $group
 	rc=$?
+	if left=$(pgrep -g $group); then
+		echo "left running by $name: $(echo $left)" >>"$log"
+		pkill -KILL -g $group
+		[ $rc -eq 0 ] && rc=1
+	fi
 	secs=$(( $(date +%s) - start ))
 	case $rc in
 	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)" ;;
