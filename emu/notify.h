@@ -12,6 +12,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 #include "emu/cfg.h"
 
 #define NOTIFY_MAX_WORDS 128	/* FUTEX_WAITV_MAX */
@@ -34,6 +35,24 @@ struct notify {
  * exchange (which sleeps without a timeout) until this check moved here from the
  * callers.  Such a loss now costs at most 50 ms and is counted in late_wakes. */
 #define NOTIFY_RECHECK_NS 50000000
+
+/* For spinning before a sleep: CLOCK_MONOTONIC in ns, and the CPU's spin-wait hint. */
+static inline int64_t notify_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void notify_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
 
 /* Returns 0 or -errno (forcing io_uring where it is unavailable gives -ENOSYS). */
 int notify_init(struct notify *n, enum cfg_notify mode);

@@ -16,28 +16,10 @@
 #include <errno.h>
 #include <string.h>
 #include <sched.h>
-#include <time.h>
 
 #include "emu/notify.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "futex words are the low halves");
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Called after the full fence that follows the store of head (tail). */
 static inline void wake_if_armed(_Atomic uint32_t *waiting, _Atomic uint32_t *word,
@@ -166,14 +148,14 @@ static void wait_until(struct ring *r, struct notify *nt, size_t (*ready)(struct
 		       _Atomic uint32_t *word)
 {
 	if (nt->spin_ns > 0) {
-		int64_t deadline = now_ns() + nt->spin_ns;
+		int64_t deadline = notify_now_ns() + nt->spin_ns;
 
 		for (unsigned i = 1;; i++) {
 			if (ready(r))
 				return;
-			cpu_relax();
+			notify_cpu_relax();
 			if (i % 64 == 0) {
-				if (now_ns() > deadline)
+				if (notify_now_ns() > deadline)
 					break;
 				/* The peer may be waiting for this very core (16 workers
 				 * on 2 cores): measured under load, a spin that yields

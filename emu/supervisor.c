@@ -159,8 +159,7 @@ static void on_signal(struct sup *s)
 			s->signo = (int)fi.ssi_signo;
 			if (s->status == 0)
 				s->status = 128 + s->signo;
-			atomic_store(region_stop(s->rg), 1);
-			notify_wake(&s->nt, region_stop(s->rg));
+			atomic_store(region_stop(s->rg), 1);	/* read once per step */
 		} else if (fi.ssi_signo == SIGINT && !s->killing) {
 			kill_all(s);
 		}
@@ -295,7 +294,6 @@ static int setup_watchers(struct sup *s, enum cfg_notify mode)
 	ret = notify_init(&s->nt, mode);
 	if (ret < 0)
 		return ret;
-	s->nt.spin_ns = 0;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);

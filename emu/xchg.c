@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "emu/net.h"
 #include "emu/notify.h"
@@ -74,7 +73,7 @@ struct xflow {
 	size_t pos, run_end;
 	/* sender: the payload */
 	const struct xchg_iov *iov;
-	int niov, ci;		/* current iov and the message offset where it starts */
+	int ci;			/* current iov and the message offset where it starts */
 	size_t cbase;
 	/* receiver: where the payload goes */
 	uint8_t *buf;
@@ -84,7 +83,6 @@ struct xpriv {
 	size_t max_msg;
 	bool fits;		/* every message fits its ring whole: no sender ever waits for space */
 	int max_units, words;	/* bitmap words per message */
-	uint64_t seed;
 	struct net_txq txq;
 	struct net_link *link;		/* [n]: id -> j */
 	int64_t *timeout_in;		/* [n]: j -> id, unreliable timeout; -1 reliable */
@@ -106,24 +104,13 @@ static size_t align64(size_t x)
 	return (x + 63) & ~(size_t)63;
 }
 
-static int64_t mono_ns(void)
+/* Units a message of max_msg bytes is cut into on link src -> dst (1 unless packets). */
+static int link_units(const struct cfg *c, int src, int dst, size_t max_msg)
 {
-	struct timespec ts;
+	struct net_cfg nc;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
-static bool bit(const uint64_t *b, int u)
-{
-	return (b[u >> 6] >> (u & 63)) & 1;
+	cfg_link_net(c, src, dst, &nc);
+	return nc.unit == UNIT_PACKET && nc.mtu > 0 ? net_nunits(&nc, max_msg) : 1;
 }
 
 static size_t unit_end(const struct xhdr *h, int u)
@@ -138,12 +125,12 @@ static bool next_run(struct xflow *f)
 {
 	int u = f->next_unit, n = f->h.nunits;
 
-	while (u < n && !bit(f->bits, u))
+	while (u < n && !xchg_bit(f->bits, u))
 		u++;
 	if (u >= n)
 		return false;
 	f->pos = (size_t)u * f->h.unit;
-	while (u < n && bit(f->bits, u))
+	while (u < n && xchg_bit(f->bits, u))
 		u++;
 	f->next_unit = u;
 	f->run_end = unit_end(&f->h, u - 1);
@@ -280,7 +267,7 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 			int cnt = 0;
 
 			for (int u = 0; u < f->h.nunits; u++) {
-				if (bit(f->bits, u)) {
+				if (xchg_bit(f->bits, u)) {
 					cnt++;
 				} else {
 					size_t s = (size_t)u * f->h.unit, e = unit_end(&f->h, u);
@@ -342,13 +329,13 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 			continue;
 		}
 		if (x->nt->spin_ns > 0) {
-			int64_t now = mono_ns();
+			int64_t now = notify_now_ns();
 
 			if (spin_until < 0)
 				spin_until = now + x->nt->spin_ns;
 			if (now < spin_until) {
 				for (int i = 0; i < 32; i++)
-					cpu_relax();
+					notify_cpu_relax();
 				continue;
 			}
 		}
@@ -402,7 +389,7 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 
 /* Prepare the outgoing message to peer j: run the network model, fill the header. */
 static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flags,
-		      const struct xchg_iov *iov, int niov, size_t len)
+		      const struct xchg_iov *iov, size_t len)
 {
 	struct xpriv *p = x->priv;
 	struct xflow *f = &p->out[j];
@@ -414,7 +401,6 @@ static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t f
 	f->peer = j;
 	f->bits = p->bits_out + (size_t)j * p->words;
 	f->iov = iov;
-	f->niov = niov;
 	/* len <= max_msg was checked, so nunits <= max_units: net_send cannot fail */
 	net_send(&p->link[j], &p->txq, len, step, phase, x->clock, f->bits, NULL, &m);
 	f->h = (struct xhdr){ .src = (uint16_t)x->id, .phase = (uint8_t)phase,
@@ -427,7 +413,7 @@ static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t f
 	uint64_t payload = 0;
 
 	for (int u = 0; u < m.nunits; u++)
-		if (bit(f->bits, u))
+		if (xchg_bit(f->bits, u))
 			payload += unit_end(&f->h, u) - (size_t)u * m.unit;
 	uint64_t bytes = sizeof(f->h) + f->bitbytes + payload;
 
@@ -535,7 +521,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 		int j = (id + k) % n;
 
 		start_out(x, j, step, PHASE_SCATTER, flags, p->iov + (size_t)j * XCHG_MAX_IOV,
-			  p->niov[j], len[j]);
+			  len[j]);
 		start_in(x, j);
 	}
 	/* one's own message, gathered unless it is one piece already */
@@ -578,7 +564,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	for (int k = 1; k < n; k++) {
 		int j = (id + k) % n;
 
-		start_out(x, j, step, PHASE_BCAST, or_flags, &riov, 1, rlen);
+		start_out(x, j, step, PHASE_BCAST, or_flags, &riov, rlen);
 		start_in(x, j);
 	}
 	rc = run_flows(x, step, PHASE_BCAST);
@@ -618,22 +604,12 @@ int xchg_init(struct xchg *x, const struct cfg *c, struct region *rg, struct not
 	int max_units = 1;
 
 	for (int j = 0; j < n; j++) {
-		cfg_link_net(c, id, j, &nc);
-		if (nc.unit == UNIT_PACKET && nc.mtu > 0) {
-			int u = net_nunits(&nc, max_msg);
+		int u = link_units(c, id, j, max_msg), v = link_units(c, j, id, max_msg);
 
-			if (u < 0)
-				return -EINVAL;
-			max_units = u > max_units ? u : max_units;
-		}
-		cfg_link_net(c, j, id, &nc);
-		if (nc.unit == UNIT_PACKET && nc.mtu > 0) {
-			int u = net_nunits(&nc, max_msg);
-
-			if (u < 0)
-				return -EINVAL;
-			max_units = u > max_units ? u : max_units;
-		}
+		if (u < 0 || v < 0)
+			return -EINVAL;
+		max_units = u > max_units ? u : max_units;
+		max_units = v > max_units ? v : max_units;
 	}
 	int words = (max_units + 63) / 64;
 	size_t nn = (size_t)n, stride = align64(max_msg > 0 ? max_msg : 1);
@@ -676,7 +652,6 @@ int xchg_init(struct xchg *x, const struct cfg *c, struct region *rg, struct not
 				   region_ring(rg, (id + 1) % n, id)->size;
 	p->max_units = max_units;
 	p->words = words;
-	p->seed = c->run.seed;
 	memset(p->bits_all, 0xff, (size_t)words * sizeof(uint64_t));
 
 	for (int j = 0; j < n; j++) {

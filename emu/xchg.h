@@ -51,9 +51,15 @@ struct xmsg {
 	const uint64_t *arrived;	/* bit u: unit u arrived */
 };
 
+/* Bit u of a bitmap of 64-bit words. */
+static inline bool xchg_bit(const uint64_t *bits, int u)
+{
+	return (bits[u >> 6] >> (u & 63)) & 1;
+}
+
 static inline bool xmsg_unit_arrived(const struct xmsg *m, int u)
 {
-	return (m->arrived[u >> 6] >> (u & 63)) & 1;
+	return xchg_bit(m->arrived, u);
 }
 
 struct xchg_ops {
