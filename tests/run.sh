@@ -24,8 +24,11 @@ for t in "$BUILD"/tests/test_* tests/*.test.sh; do
 	group=$!
 	wait $group
 	rc=$?
-	if left=$(pgrep -g $group); then
-		echo "left running by $name: $(echo $left)" >>"$log"
+	# (a child on its way out gets a second; zombies are not running)
+	for i in 1 2 3 4 5 6 7 8 9 10; do pgrep -g $group -r R,S,D,T,t >/dev/null || break; sleep 0.1; done
+	if left=$(pgrep -g $group -r R,S,D,T,t); then
+		echo "left running by $name:" >>"$log"
+		ps -o pid,ppid,etime,cmd -p "$(echo $left | tr " " ,)" >>"$log"
 		pkill -KILL -g $group
 		[ $rc -eq 0 ] && rc=1
 	fi

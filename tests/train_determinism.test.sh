@@ -18,6 +18,7 @@ for alg in $algos; do
 		2>"$T/err" || { kill $l1 $l2; cat "$T/err"; fail "run b, $alg"; }
 done
 kill $l1 $l2 2>/dev/null || true
+wait $l1 $l2 2>/dev/null || true
 for alg in $algos; do
 	for f in train.csv eval.csv; do
 		[ "$(wc -l <"$T/a-$alg/$f")" -gt 3 ] || fail "$alg: $f has too few lines"
