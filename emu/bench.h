@@ -10,6 +10,12 @@
 
 #include <stdio.h>
 
+/* emu/bench_net.c: one CSV line with those columns (nothing if csv is NULL), and the
+ * qsort comparator of int64_t timings. */
+void bench_csv_line(FILE *csv, const char *test, const char *variant, size_t bytes,
+		    double value, const char *unit, const char *ref, double ref_value);
+int bench_cmp_i64(const void *a, const void *b);
+
 /* emu/bench_xchg.c: a 16-worker exchange.  Prints its table to stdout, appends its lines
  * to csv.  Returns 0 or -errno. */
 int bench_xchg(FILE *csv, int quick);

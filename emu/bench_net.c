@@ -26,16 +26,8 @@
 
 #define MiB (1024 * 1024)
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void csv_line(FILE *csv, const char *test, const char *variant, size_t bytes,
-		     double value, const char *unit, const char *ref, double ref_value)
+void bench_csv_line(FILE *csv, const char *test, const char *variant, size_t bytes,
+		    double value, const char *unit, const char *ref, double ref_value)
 {
 	if (csv)
 		fprintf(csv, "%s,%s,%zu,%.4g,%s,%s,%.4g,%.4g\n", test, variant, bytes, value, unit,
@@ -67,12 +59,12 @@ static double memcpy_gbps(size_t size, size_t total)
 	memset(a, 1, size);
 	memset(b, 2, size);
 	memcpy(b, a, size);	/* warm */
-	t0 = now_ns();
+	t0 = notify_now_ns();
 	for (size_t done = 0; done < total; done += size) {
 		memcpy(b, a, size);
 		__asm__ __volatile__("" : : "r"(b) : "memory");	/* keep every copy */
 	}
-	t1 = now_ns();
+	t1 = notify_now_ns();
 	gbps = (double)total / (double)(t1 - t0);
 out:
 	free(a);
@@ -114,11 +106,11 @@ static double ring_gbps(size_t size, size_t total, size_t ring_size)
 	}
 	if (notify_init(&nt, NOTIFY_AUTO) == 0) {
 		ring_read_all(ack, &token, 1, &nt);
-		t0 = now_ns();
+		t0 = notify_now_ns();
 		for (size_t done = 0; done < total; done += size)
 			ring_write_all(data, buf, size, &nt);
 		ring_read_all(ack, &token, 1, &nt);	/* the consumer has every byte */
-		t1 = now_ns();
+		t1 = notify_now_ns();
 		gbps = (double)total / (double)(t1 - t0);
 		notify_free(&nt);
 	} else {
@@ -161,13 +153,13 @@ static void bench_throughput(FILE *csv, int quick)
 		printf("%10zu %9zuK %12.2f %12.2f %7.2f\n", size, ring_size / 1024, r, m,
 		       m > 0 ? r / m : 0);
 		snprintf(variant, sizeof(variant), "ring %zuK", ring_size / 1024);
-		csv_line(csv, "throughput", variant, size, r, "GB/s", "memcpy", m);
+		bench_csv_line(csv, "throughput", variant, size, r, "GB/s", "memcpy", m);
 	}
 }
 
 /* --- (b) round-trip latency ---------------------------------------------------------- */
 
-static int cmp_i64(const void *a, const void *b)
+int bench_cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
@@ -176,7 +168,7 @@ static int cmp_i64(const void *a, const void *b)
 
 static double median_us(int64_t *rtt, int n)
 {
-	qsort(rtt, (size_t)n, sizeof(*rtt), cmp_i64);
+	qsort(rtt, (size_t)n, sizeof(*rtt), bench_cmp_i64);
 	return (double)rtt[n / 2] * 1e-3;
 }
 
@@ -219,12 +211,12 @@ static double ring_rtt(enum cfg_notify mode, int64_t spin_ns, int n, int warm)
 	notify_init(&nt, mode);
 	nt.spin_ns = spin_ns;
 	for (int i = 0; i < n + warm; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = notify_now_ns();
 
 		ring_write_all(ab, msg, sizeof(msg), &nt);
 		ring_read_all(ba, msg, sizeof(msg), &nt);
 		if (i >= warm)
-			rtt[i - warm] = now_ns() - t0;
+			rtt[i - warm] = notify_now_ns() - t0;
 	}
 	notify_free(&nt);
 	if (reap(pid) == 0)
@@ -272,14 +264,14 @@ static double futex_rtt(int n, int warm)
 		_exit(0);
 	}
 	for (int i = 0; i < n + warm; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = notify_now_ns();
 
 		atomic_store(w, 1);
 		futex_wake_word(w);
 		while (atomic_load(w) != 2)
 			futex_wait_word(w, 1);
 		if (i >= warm)
-			rtt[i - warm] = now_ns() - t0;
+			rtt[i - warm] = notify_now_ns() - t0;
 	}
 	if (reap(pid) == 0)
 		med = median_us(rtt, n);
@@ -321,13 +313,13 @@ static double pipe_rtt(int n, int warm)
 		int i;
 
 		for (i = 0; i < n + warm; i++) {
-			int64_t t0 = now_ns();
+			int64_t t0 = notify_now_ns();
 
 			if (write(ab[1], msg, sizeof(msg)) != (ssize_t)sizeof(msg) ||
 			    read(ba[0], msg, sizeof(msg)) != (ssize_t)sizeof(msg))
 				break;
 			if (i >= warm)
-				rtt[i - warm] = now_ns() - t0;
+				rtt[i - warm] = notify_now_ns() - t0;
 		}
 		if (reap(pid) == 0 && i == n + warm)
 			med = median_us(rtt, n);
@@ -359,8 +351,8 @@ static void bench_latency(FILE *csv, int quick)
 	       "%-28s %10s %12s\n", n, "", "RTT us", "/ raw futex");
 	printf("%-28s %10.2f %12.2f\n", "raw futex wait/wake", fx, 1.0);
 	printf("%-28s %10.2f %12.2f\n", "pipe", pp, fx > 0 ? pp / fx : 0);
-	csv_line(csv, "rtt", "raw futex", 64, fx, "us", "raw futex", fx);
-	csv_line(csv, "rtt", "pipe", 64, pp, "us", "raw futex", fx);
+	bench_csv_line(csv, "rtt", "raw futex", 64, fx, "us", "raw futex", fx);
+	bench_csv_line(csv, "rtt", "pipe", 64, pp, "us", "raw futex", fx);
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		double r = ring_rtt(v[i].mode, v[i].spin, n, warm);
 
@@ -369,7 +361,7 @@ static void bench_latency(FILE *csv, int quick)
 			continue;
 		}
 		printf("%-28s %10.2f %12.2f\n", v[i].name, r, fx > 0 ? r / fx : 0);
-		csv_line(csv, "rtt", v[i].name, 64, r, "us", "raw futex", fx);
+		bench_csv_line(csv, "rtt", v[i].name, 64, r, "us", "raw futex", fx);
 	}
 }
 

@@ -33,6 +33,7 @@
 #define BX_COPY_BYTES (64u * 1024 * 1024)
 
 #define BX_MAX_ITERS 64
+_Static_assert(20 <= BX_MAX_ITERS, "a full run times 20 iterations");
 
 struct bx_shared {
 	int64_t ns[BX_WORKERS];		/* per worker: time of the timed iterations */
@@ -48,21 +49,6 @@ struct bx_worker {
 	int n;
 	size_t blk;		/* floats per block */
 };
-
-static int64_t bx_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int bx_cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
 
 static int bx_encode(void *ctx, int server, struct xchg_iov iov[])
 {
@@ -122,16 +108,16 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 	rc = xchg_run(&x, 0, &bx_ops, &w, 0, NULL);	/* warm: page faults, caches */
 	barrier_wait(region_barrier(rg), BX_WORKERS, &nt);
 	uint64_t w0 = nt.waits, k0 = nt.wakes;
-	int64_t t0 = bx_now();
+	int64_t t0 = notify_now_ns();
 
 	for (int it = 1; it <= iters && !rc; it++) {
-		int64_t t = bx_now();
+		int64_t t = notify_now_ns();
 
 		rc = xchg_run(&x, it, &bx_ops, &w, 0, NULL);
 		if (id == 0)
-			sh->it_ns[it - 1] = bx_now() - t;
+			sh->it_ns[it - 1] = notify_now_ns() - t;
 	}
-	sh->ns[id] = bx_now() - t0;
+	sh->ns[id] = notify_now_ns() - t0;
 	sh->waits[id] = nt.waits - w0;
 	if (id == 0)
 		sh->mode = (int)nt.mode;
@@ -162,13 +148,13 @@ static double bx_copy_bw(struct bx_shared *sh, int procs)
 				_exit(1);
 			memset(a, 1, BX_COPY_BYTES);
 			memset(b, 2, BX_COPY_BYTES);
-			int64_t t0 = bx_now();
+			int64_t t0 = notify_now_ns();
 
 			for (int r = 0; r < 4; r++) {
 				memcpy(b, a, BX_COPY_BYTES);
 				__asm__ __volatile__("" : : "r"(b) : "memory");
 			}
-			sh->copy_ns[p] = (double)(bx_now() - t0);
+			sh->copy_ns[p] = (double)(notify_now_ns() - t0);
 			_exit(0);
 		}
 	}
@@ -186,9 +172,8 @@ static double bx_copy_bw(struct bx_shared *sh, int procs)
 int bench_xchg(FILE *csv, int quick)
 {
 	struct cfg c;
-	struct region_params rp = { .nworkers = BX_WORKERS, .ring_size = 256 * 1024,
-				    .log_ring_size = 4096 };
-	int iters = quick ? 3 : 20 < BX_MAX_ITERS ? 20 : BX_MAX_ITERS, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), rc = 0;
+	struct region_params rp = { .nworkers = BX_WORKERS, .log_ring_size = 4096 };
+	int iters = quick ? 3 : 20, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), rc = 0;
 	struct bx_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct region *rg;
@@ -254,7 +239,7 @@ int bench_xchg(FILE *csv, int quick)
 		worst = sh->ns[i] > worst ? sh->ns[i] : worst;
 	/* The collective ties the workers together, so worker 0's iterations time the
 	 * exchange; the median resists the other tenants of a shared machine. */
-	qsort(sh->it_ns, (size_t)iters, sizeof(int64_t), bx_cmp);
+	qsort(sh->it_ns, (size_t)iters, sizeof(int64_t), bench_cmp_i64);
 	double per = (double)sh->it_ns[iters / 2];	/* ns per exchange, median */
 	double mean = (double)worst / iters;
 	double vec = (double)BX_FLOATS * sizeof(float);
@@ -270,9 +255,8 @@ int bench_xchg(FILE *csv, int quick)
 	printf("%-28s sleeps %.1f, wakes %.1f per worker per exchange (notify %s)\n", "",
 	       (double)waits / BX_WORKERS / iters, (double)wakes / BX_WORKERS / iters,
 	       notify_mode_name((enum cfg_notify)sh->mode));
-	if (csv)
-		fprintf(csv, "xchg,16w-1Mfloat-mean,%.0f,%.4g,ms,memcpy-bound,%.4g,%.4g\n", vec,
-			per / 1e6, bound / 1e6, bound > 0 ? per / bound : 0.0);
+	bench_csv_line(csv, "xchg", "16w-1Mfloat-mean", (size_t)vec, per / 1e6, "ms",
+		       "memcpy-bound", bound / 1e6);
 out_rg:
 	region_destroy(rg);
 out:
