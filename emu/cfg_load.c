@@ -440,6 +440,32 @@ static int check_rto(struct loader *L, const struct net_cfg *n, const char *labe
 		    "rto <= rto_max", label, a, label, b);
 }
 
+/* The 4-state loss model leaves state 1 for 3 or 4 (p13, p14) and state 3 for 1 or 2
+ * (p31, p32): each pair may add up to at most 1.  kl: the label's key locations. */
+static int check_exits(struct loader *L, const struct net_cfg *n, const char *label,
+		       const loc_t *kl)
+{
+	const struct { int a, b; double pa, pb; } pair[] = {
+		{ CFG_NETK_p13, CFG_NETK_p14, n->p13, n->p14 },
+		{ CFG_NETK_p31, CFG_NETK_p32, n->p31, n->p32 },
+	};
+
+	if (n->loss != LOSS_STATE)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		const char *a = cfg_keys[pair[i].a].name, *b = cfg_keys[pair[i].b].name;
+
+		if (pair[i].pa + pair[i].pb <= 1.0)
+			continue;
+		return fail(L, loc_later(loc_later(kl[pair[i].a], L->key_loc[pair[i].a]),
+					 loc_later(kl[pair[i].b], L->key_loc[pair[i].b])),
+			    "%s.%s + %s.%s = %g; expected at most 1 (the chances of leaving one "
+			    "state of the 4-state loss model)", label, a, label, b,
+			    pair[i].pa + pair[i].pb);
+	}
+	return 0;
+}
+
 static const struct cfg_key *key_of(const char *section, const char *name, size_t *i)
 {
 	const struct cfg_key *k = cfg_key_find(section, name);
@@ -473,6 +499,10 @@ static int validate(struct loader *L)
 			    c->signum.adversaries, c->run.workers);
 	if (check_rto(L, &c->net, "net", L->key_loc[CFG_NETK_rto], L->key_loc[CFG_NETK_rto_max]))
 		return -EINVAL;
+	n = c->net;
+	resolve(&n, c->net_set);
+	if (check_exits(L, &n, "net", L->key_loc))
+		return -EINVAL;
 	for (int i = 0; i < c->nlinks; i++) {
 		char label[32];
 		const loc_t *kl = L->link_key_loc[i];
@@ -480,7 +510,8 @@ static int validate(struct loader *L)
 		cfg_link_net(c, c->links[i].src, c->links[i].dst, &n);
 		snprintf(label, sizeof(label), "link %d-%d", c->links[i].src, c->links[i].dst);
 		if (check_rto(L, &n, label, loc_later(kl[CFG_NETK_rto], L->key_loc[CFG_NETK_rto]),
-			      loc_later(kl[CFG_NETK_rto_max], L->key_loc[CFG_NETK_rto_max])))
+			      loc_later(kl[CFG_NETK_rto_max], L->key_loc[CFG_NETK_rto_max])) ||
+		    check_exits(L, &n, label, kl))
 			return -EINVAL;
 	}
 	return 0;
