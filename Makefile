@@ -80,32 +80,42 @@ test: deps
 	$(MAKE) --no-print-directory $(BUILD)/emu $(TEST_BIN)
 	@BUILD=$(BUILD) tests/run.sh
 
+# Targets that run emu install what they need first, then build it (not as parallel
+# prerequisites: the build needs the packages).
+build_emu = $(MAKE) --no-print-directory $(BUILD)/emu
+
 demo: deps
-	$(MAKE) --no-print-directory $(BUILD)/emu
+	$(build_emu)
 	$(BUILD)/emu run ini/quickstart.ini
 	@scripts/plots
 
 # The RPS paper's sweep (a few minutes here) and the time-to-accuracy pair.
-paper: deps $(BUILD)/emu
+paper: deps
+	$(build_emu)
 	scripts/paper $(BUILD)/emu
 
-algorithms: deps $(BUILD)/emu
+algorithms: deps
+	$(build_emu)
 	scripts/algorithms $(BUILD)/emu
 
-tta: deps $(BUILD)/emu
+tta: deps
+	$(build_emu)
 	$(BUILD)/emu run ini/tta-allreduce-reliable.ini
 	$(BUILD)/emu run ini/tta-rps-unreliable.ini
 	@scripts/time-to-accuracy 0.80 runs/tta-allreduce-reliable runs/tta-rps-unreliable
 	@scripts/plots
 
-bench: deps $(BUILD)/emu
+bench: deps
+	$(build_emu)
 	$(BUILD)/emu bench net
 
-bench-nn: $(BUILD)/emu
+bench-nn:
 	@scripts/install-deps bench
+	$(build_emu)
 	$(BUILD)/emu bench nn
 
-bench-train: deps $(BUILD)/emu
+bench-train: deps
+	$(build_emu)
 	$(BUILD)/emu bench train
 
 plots:

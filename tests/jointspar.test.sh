@@ -32,7 +32,6 @@ synthetic_size = 4096
 dim = 32
 classes = 10
 INI
-go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "$name"; }; }
 go ar train.algorithm=allreduce
 go full jointspar.budget=2
 go half jointspar.budget=1 jointspar.alpha=0.1
@@ -50,7 +49,6 @@ for run in half even indep lars; do
 	awk -v a="$a" 'BEGIN{exit !(a > 0.9)}' || fail "$run: accuracy $a, expected > 0.9"
 done
 
-sum() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {s+=$k} END{printf "%.0f\n", s}' "$1"; }
 # header bytes per message, from allreduce's run: its payload is 8 (n - 1) P per step
 n=7; P=$((32 * 256 + 256 + 256 * 10 + 10))
 steps() { last_col "$T/$1/eval.csv" step; }

@@ -33,9 +33,14 @@ classes = 4
 INI
 }
 
+# go NAME [OVERRIDE...]: run $T/s.ini into $T/NAME; a failed run fails the test.
+go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "$name"; }; }
+
 # Value of column NAME (by header) in the last line of CSV file.
 last_col() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {v=$k} END{print v}' "$1"; }
 # Column NAME of every line, one per line.
 col() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {print $k}' "$1"; }
+# Sum of column NAME over every line.
+sum() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {s+=$k} END{printf "%.0f\n", s}' "$1"; }
 # The CSV without the wall-clock column (what must be identical across runs).
 no_wall() { awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="wall_s") k=i} {s=""; for(i=1;i<=NF;i++) if(i!=k) s=s (s==""?"":",") $i; print s}' "$1"; }

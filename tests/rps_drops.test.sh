@@ -4,10 +4,9 @@
 # above RPS's.
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
-shift_run() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" 2>"$T/err" || { cat "$T/err"; fail "$name"; }; }
-shift_run rps0 train.algorithm=rps net.loss=none
-shift_run rps1 train.algorithm=rps net.loss=bernoulli net.loss_p=0.1
-shift_run ar1 train.algorithm=allreduce net.loss=bernoulli net.loss_p=0.1
+go rps0 train.algorithm=rps net.loss=none
+go rps1 train.algorithm=rps net.loss=bernoulli net.loss_p=0.1
+go ar1 train.algorithm=allreduce net.loss=bernoulli net.loss_p=0.1
 l0=$(last_col "$T/rps0/eval.csv" test_loss)
 l1=$(last_col "$T/rps1/eval.csv" test_loss)
 echo "rps test loss: p=0 $l0, p=0.1 $l1"

@@ -26,7 +26,6 @@ synthetic_size = 4096
 dim = 64
 classes = 10
 INI
-go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "$name"; }; }
 go inv3 signum.adversaries=3 signum.adversary=invert
 go inv4 signum.adversaries=4 signum.adversary=invert
 go rnd3 signum.adversaries=3 signum.adversary=random
@@ -41,7 +40,6 @@ awk -v a="$a4" 'BEGIN{exit !(a <= 0.1)}' || fail "4 of 7 inverting: accuracy $a4
 # bytes: n workers, P parameters, S steps: allreduce's payload is 8 (n-1) P bytes a step
 go sg0
 go ar0 train.algorithm=allreduce
-sum() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {s+=$k} END{printf "%.0f\n", s}' "$1"; }
 m_a=$(sum "$T/ar0/net.csv" messages)
 m_s=$(sum "$T/sg0/net.csv" messages)
 b_a=$(sum "$T/ar0/net.csv" bytes)

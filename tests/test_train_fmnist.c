@@ -12,7 +12,6 @@
 #include "nn/model.h"
 #include "nn/optim.h"
 
-#define DIR "/usr/share/datasets/fashion-mnist"
 #define BATCH 32
 #define EPOCHS 5
 #define TARGET 0.85
@@ -49,11 +48,12 @@ int main(void)
 	char err[512];
 	int r, rc = 1;
 
-	if (stat(DIR, &st) != 0) {
-		printf("%s is missing: apt-get install dataset-fashion-mnist\n", DIR);
+	if (stat(DATA_FASHION_MNIST_DIR, &st) != 0) {
+		printf("%s is missing: apt-get install dataset-fashion-mnist\n",
+		       DATA_FASHION_MNIST_DIR);
 		return 77;
 	}
-	r = data_fashion_mnist(&train, &test, DIR, err, sizeof(err));
+	r = data_fashion_mnist(&train, &test, NULL, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "test_train_fmnist: %s\n", err);
 		return 1;
