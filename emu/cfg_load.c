@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "emu/cfg_keys.h"
+#include "emu/net.h"
 
 #define NSECT 9			/* cfg_sections */
 #define SECT_NONE (-1)
@@ -386,13 +387,15 @@ static int apply_override(struct loader *L, int i)
 	return set_key(L, loc, trim(dot + 1), trim(eq + 1));
 }
 
-/* Derived defaults: netem's r = 1 - p and p31 = 1 - p13 when not given. */
+/* Derived defaults: netem's r = 1 - p and p31 = 1 - p13 when not given (net.c has the
+ * rule; every other loss parameter has a plain default in the key table). */
 static void resolve(struct net_cfg *n, uint64_t given)
 {
 	if (!(given & (uint64_t)1 << CFG_NETK_ge_r))
-		n->ge_r = 1 - n->loss_p;
+		n->ge_r = NET_UNSET;
 	if (!(given & (uint64_t)1 << CFG_NETK_p31))
-		n->p31 = 1 - n->p13;
+		n->p31 = NET_UNSET;
+	net_loss_defaults(n);
 }
 
 void cfg_defaults(struct cfg *c)
