@@ -45,8 +45,16 @@ const char *const cfg_lr_scaling_names[] = { [LR_SCALE_NONE] = "none",
 const char *const cfg_model_names[] = { "mlp", "lenet", "resnet20", "resnet32", "resnet44",
 	"resnet56", "resnet110", "lstm", "logreg", "linreg", NULL };
 
-const char *const cfg_sections[] = { "run", "net", "link", "train", "data", "rps",
-	"allreduce", "signum", "jointspar", NULL };
+const char *const cfg_sections[CFG_NSECTIONS + 1] = { "run", "net", "link", "train", "data",
+	"rps", "allreduce", "signum", "jointspar", NULL };
+
+int cfg_section_index(const char *name)
+{
+	for (int s = 0; s < CFG_NSECTIONS; s++)
+		if (!strcmp(cfg_sections[s], name))
+			return s;
+	return -1;
+}
 
 #define OFF_net(s, f) offsetof(struct net_cfg, f)
 #define OFF_run(s, f) offsetof(struct cfg, s.f)

@@ -178,7 +178,10 @@ extern const struct cfg_key cfg_keys[];	/* the [net] keys first, in CFG_NETK ord
 extern const size_t cfg_nkeys;
 
 /* Section names in print order; "link" stands for [link A-B]. NULL-terminated. */
-extern const char *const cfg_sections[];
+enum { CFG_NSECTIONS = 9, CFG_SECTION_LINK = 2 };
+extern const char *const cfg_sections[CFG_NSECTIONS + 1];
+/* The index of section name in cfg_sections, or -1. */
+int cfg_section_index(const char *name);
 
 /* Value names of each enum, indexed by the enum, NULL-terminated. */
 extern const char *const cfg_device_names[], *const cfg_notify_names[],

@@ -18,9 +18,8 @@
 #include "emu/cfg_keys.h"
 #include "emu/net.h"
 
-#define NSECT 9			/* cfg_sections */
 #define SECT_NONE (-1)
-#define SECT_LINK 2
+#define SECT_LINK CFG_SECTION_LINK
 
 /* A place in the input: > 0 a line of the file, < 0 minus an argv index, 0 = default. */
 typedef int loc_t;
@@ -34,7 +33,7 @@ struct loader {
 	int lineno;
 	int sect;			/* index into cfg_sections, or SECT_NONE */
 	int link;			/* current link when sect == SECT_LINK */
-	loc_t sect_loc[NSECT];
+	loc_t sect_loc[CFG_NSECTIONS];
 	loc_t key_loc[CFG_NKEYS];
 	loc_t link_loc[CFG_MAX_LINKS];
 	loc_t link_key_loc[CFG_MAX_LINKS][CFG_NNET];
@@ -92,12 +91,12 @@ static char *trim(char *s)
 	return s;
 }
 
+/* A section of the file by name: [link A-B] is handled apart, bare [link] is unknown. */
 static int sect_index(const char *name)
 {
-	for (int i = 0; cfg_sections[i]; i++)
-		if (i != SECT_LINK && !strcmp(cfg_sections[i], name))
-			return i;
-	return SECT_NONE;
+	int s = cfg_section_index(name);
+
+	return s == SECT_LINK ? SECT_NONE : s;
 }
 
 static int find_link(const struct cfg *c, int src, int dst)
@@ -152,7 +151,7 @@ static int open_section(struct loader *L, const char *name, loc_t loc)
 		return 0;
 	}
 	if (strncmp(name, "link", 4) || (name[4] && name[4] != ' ' && name[4] != '\t')) {
-		const char *near = cfg_suggest(name, cfg_sections, NSECT);
+		const char *near = cfg_suggest(name, cfg_sections, CFG_NSECTIONS);
 
 		if (near && strcmp(near, "link"))
 			return fail(L, loc, "unknown section [%s]; did you mean [%s]?", name, near);

@@ -121,12 +121,7 @@ int cfg_print(const struct cfg *c, FILE *f)
 
 static int section_index(const char *section)
 {
-	if (!strcmp(section, "link A-B"))
-		section = "link";
-	for (int s = 0; cfg_sections[s]; s++)
-		if (!strcmp(cfg_sections[s], section))
-			return s;
-	return -1;
+	return cfg_section_index(!strcmp(section, "link A-B") ? "link" : section);
 }
 
 int cfg_help(FILE *f, const char *section)
