@@ -53,15 +53,10 @@ const char *notify_mode_name(enum cfg_notify mode)
 	return "?";
 }
 
-static int futex_waitv_sys(int count, _Atomic uint32_t *const words[], const uint32_t expect[],
-			   int64_t timeout_ns)
+static int futex_waitv_sys(struct futex_waitv *v, int count, int64_t timeout_ns)
 {
-	struct futex_waitv v[NOTIFY_MAX_WORDS];
 	struct timespec ts, *tsp = NULL;
 
-	for (int i = 0; i < count; i++)
-		v[i] = (struct futex_waitv){ .val = expect[i], .uaddr = (uintptr_t)words[i],
-					     .flags = FUTEX_32 };
 	if (timeout_ns >= 0) {
 		/* futex_waitv takes an absolute deadline */
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -90,14 +85,18 @@ int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 {
 	if (count < 1 || count > NOTIFY_MAX_WORDS)
 		return -EINVAL;
+	struct futex_waitv v[NOTIFY_MAX_WORDS];
+
+	for (int i = 0; i < count; i++)		/* shared futexes: no FUTEX_PRIVATE_FLAG */
+		v[i] = (struct futex_waitv){ .val = expect[i], .uaddr = (uintptr_t)words[i],
+					     .flags = NOTIFY_FUTEX2_SIZE_U32 };
 	n->waits++;
 	for (;;) {
 		/* sleep in slices: see NOTIFY_RECHECK_NS */
 		int64_t slice = timeout_ns < 0 || timeout_ns > NOTIFY_RECHECK_NS ?
 					NOTIFY_RECHECK_NS : timeout_ns;
-		int ret = n->mode == NOTIFY_IO_URING ?
-				  notify_uring_wait(n->uring, count, words, expect, slice) :
-				  futex_waitv_sys(count, words, expect, slice);
+		int ret = n->mode == NOTIFY_IO_URING ? notify_uring_wait(n->uring, v, count, slice) :
+						       futex_waitv_sys(v, count, slice);
 
 		if (ret != -ETIMEDOUT)
 			return ret;

@@ -50,22 +50,15 @@ static int next_cqe(struct io_uring *ring, struct io_uring_cqe **cqe)
 	return io_uring_peek_cqe(ring, cqe);
 }
 
-int notify_uring_wait(void *u, int count, _Atomic uint32_t *const words[],
-		      const uint32_t expect[], int64_t timeout_ns)
+int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout_ns)
 {
 	struct io_uring *ring = u;
-	struct futex_waitv v[NOTIFY_MAX_WORDS];
 	struct __kernel_timespec ts;
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	int pending = 1, res = 0, ret;
 	bool timed_out = false, interrupted = false, cancelled = false;
 
-	if (count < 1 || count > NOTIFY_MAX_WORDS)
-		return -EINVAL;
-	for (int i = 0; i < count; i++)
-		v[i] = (struct futex_waitv){ .val = expect[i], .uaddr = (uintptr_t)words[i],
-					     .flags = NOTIFY_FUTEX2_SIZE_U32 };
 	reap_stale(ring);
 	sqe = io_uring_get_sqe(ring);
 	if (!sqe)

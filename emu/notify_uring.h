@@ -34,8 +34,8 @@ void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, ui
  * *out is a malloc'ed struct io_uring, released by notify_uring_free. */
 int notify_uring_init(void **out);
 void notify_uring_free(void *u);
-int notify_uring_wait(void *u, int count, _Atomic uint32_t *const words[],
-		      const uint32_t expect[], int64_t timeout_ns);
+/* Sleep on the count words of v (1..NOTIFY_MAX_WORDS, checked by notify_wait). */
+int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout_ns);
 int notify_uring_wake(void *u, _Atomic uint32_t *word);
 
 #endif
