@@ -9,26 +9,18 @@
 #include <string.h>
 #include <cmocka.h>
 #include "emu/bitpack.h"
+#include "tests/rng.h"
 
 #define MAXN 200
-
-/* Test-local generator (xorshift64*), seeded per test. */
-static uint64_t next(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
-}
 
 /* A float that is negative, positive, +0 or -0. */
 static float rand_float(uint64_t *s)
 {
-	switch (next(s) % 6) {
+	switch (test_rng(s) % 6) {
 	case 0: return 0.0f;
 	case 1: return -0.0f;
 	case 2: return -1e-30f;
-	default: return (float)((double)(next(s) % 2001) - 1000.0);
+	default: return (float)((double)(test_rng(s) % 2001) - 1000.0);
 	}
 }
 
@@ -91,7 +83,7 @@ static void check_vote(uint64_t *s, int nv, size_t n, int partial)
 		bitpack_signs(packed[k], v[k], n);
 		sp[k] = packed[k];
 		for (size_t i = 0; i < bitpack_words(n); i++)
-			valid[k][i] = (uint32_t)next(s);
+			valid[k][i] = (uint32_t)test_rng(s);
 		/* some voters count entirely, one counts not at all */
 		vp[k] = !partial || k % 3 == 0 ? NULL : valid[k];
 		if (partial && k == 1)

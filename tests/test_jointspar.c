@@ -14,19 +14,7 @@
 #include <cmocka.h>
 #include "emu/jointspar_bandit.h"
 #include "emu/jointspar_msg.h"
-
-static uint64_t next(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
-}
-
-static double unif(uint64_t *s)
-{
-	return (double)(next(s) >> 11) * 0x1p-53;
-}
+#include "tests/rng.h"
 
 static void check_simplex(const struct jointspar_bandit *b)
 {
@@ -56,7 +44,7 @@ static void test_bandit_stays_feasible(void **unused)
 		for (int it = 0; it < 2000; it++) {
 			jointspar_sample(&b, 11, it, 0, sampled);
 			for (int l = 0; l < b.nlayers; l++)	/* norms over 12 decades */
-				norm2[l] = pow(10.0, 12 * unif(&s) - 8) * (l + 1);
+				norm2[l] = pow(10.0, 12 * test_unif(&s) - 8) * (l + 1);
 			jointspar_bandit_update(&b, sampled, norm2);
 			check_simplex(&b);
 		}
@@ -72,11 +60,11 @@ static void test_projection_is_kl(void **unused)
 	uint64_t s = 5;
 	double w[40], q[40];
 	for (int rep = 0; rep < 200; rep++) {
-		int n = 1 + (int)(next(&s) % 40);
-		double pmin = 0.2 * unif(&s) / n + 1e-3;
-		double budget = n * pmin + (n - n * pmin) * unif(&s);
+		int n = 1 + (int)(test_rng(&s) % 40);
+		double pmin = 0.2 * test_unif(&s) / n + 1e-3;
+		double budget = n * pmin + (n - n * pmin) * test_unif(&s);
 		for (int l = 0; l < n; l++)
-			w[l] = exp(20 * unif(&s) - 10);
+			w[l] = exp(20 * test_unif(&s) - 10);
 		jointspar_project(q, w, n, budget, pmin);
 		double sum = 0, ratio = -1;
 		for (int l = 0; l < n; l++) {
@@ -196,12 +184,12 @@ static void unbiased_and_bytes(int shared)
 	for (int w = 0; w < NW; w++) {
 		double raw[L];
 		for (int l = 0; l < L; l++)
-			raw[l] = 0.1 + unif(&s);
+			raw[l] = 0.1 + test_unif(&s);
 		jointspar_project(p[w], raw, L, 2.5, 0.05);
 		if (shared && w > 0)
 			memcpy(p[w], p[0], sizeof(p[w]));
 		for (int i = 0; i < NP; i++)
-			g[w][i] = (float)(2 * unif(&s) - 1);
+			g[w][i] = (float)(2 * test_unif(&s) - 1);
 	}
 	for (int i = 0; i < NP; i++) {
 		mean[i] = 0;

@@ -25,17 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "nn/model.h"
-
-static uint64_t lcg(uint64_t *s)
-{
-	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-	return *s >> 33;
-}
-
-static double unif(uint64_t *s)
-{
-	return (double)lcg(s) / (double)(1ull << 31);
-}
+#include "tests/rng.h"
 
 struct fd_case {
 	const char *name;
@@ -113,17 +103,17 @@ static void check_model(const struct fd_case *c)
 		tok = malloc((size_t)B * in->T * sizeof(int32_t));
 		assert_non_null(tok);
 		for (int i = 0; i < B * in->T; i++)
-			tok[i] = (int32_t)(lcg(&s) % (uint64_t)in->vocab);
+			tok[i] = (int32_t)(test_rng(&s) % (uint64_t)in->vocab);
 	} else {
 		size_t n = (size_t)B * in->C * in->H * in->W;
 		x = malloc(n * sizeof(float));
 		assert_non_null(x);
 		for (size_t i = 0; i < n; i++)
-			x[i] = (float)(2 * unif(&s) - 1);
+			x[i] = (float)(2 * test_unif(&s) - 1);
 	}
 	for (int i = 0; i < B; i++) {
-		y[i] = (int32_t)(lcg(&s) % (uint64_t)in->nclasses);
-		target[i] = (float)(2 * unif(&s) - 1);
+		y[i] = (int32_t)(test_rng(&s) % (uint64_t)in->nclasses);
+		target[i] = (float)(2 * test_unif(&s) - 1);
 	}
 	const void *lab = in->regression ? (const void *)target : (const void *)y;
 
@@ -151,13 +141,13 @@ static void check_model(const struct fd_case *c)
 				i += L->size - n;
 			} else if (k >= 0) {
 				/* single parameters: the first, the last and random ones */
-				i += k == 0 ? 0 : k == 1 ? L->size - 1 : lcg(&s) % L->size;
+				i += k == 0 ? 0 : k == 1 ? L->size - 1 : test_rng(&s) % L->size;
 				n = 1;
 			}
 			want = 0;
 			for (size_t j = 0; j < n; j++) {
 				d[j] = n == 1 ? 1.0f :
-				       (float)((lcg(&s) & 1 ? 1 : -1) / sqrt((double)n));
+				       (float)((test_rng(&s) & 1 ? 1 : -1) / sqrt((double)n));
 				want += (double)g[i + j] * d[j];
 			}
 			r = fd_check(&m, &dd, i, n, d, want, &fd);
@@ -311,11 +301,11 @@ static void test_vs_torch(void **state)
 		assert_non_null(x);
 		assert_non_null(tok);
 		for (size_t i = 0; i < nx; i++) {
-			x[i] = (float)(2 * unif(&s) - 1);
-			tok[i] = (int32_t)(lcg(&s) % (uint64_t)(in->vocab ? in->vocab : 1));
+			x[i] = (float)(2 * test_unif(&s) - 1);
+			tok[i] = (int32_t)(test_rng(&s) % (uint64_t)(in->vocab ? in->vocab : 1));
 		}
 		for (int i = 0; i < t->B; i++)
-			y[i] = (int32_t)(lcg(&s) % (uint64_t)in->nclasses);
+			y[i] = (int32_t)(test_rng(&s) % (uint64_t)in->nclasses);
 		nn_forward(&m, in->T ? NULL : x, in->T ? tok : NULL, y, t->B, true, NULL);
 		nn_backward(&m, NULL);
 		snprintf(path, sizeof(path), "%s/%s.bin", dir, t->name);

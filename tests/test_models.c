@@ -14,13 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "nn/model.h"
-
-/* Deterministic test data: x ~ U(-1, 1), labels/tokens uniform. */
-static uint64_t lcg(uint64_t *s)
-{
-	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-	return *s >> 33;
-}
+#include "tests/rng.h"
 
 struct batch {
 	float *x;
@@ -29,6 +23,7 @@ struct batch {
 	float *target;
 };
 
+/* Deterministic test data: x ~ U(-1, 1), labels/tokens uniform. */
 static void batch_make(struct batch *b, const struct nn_input *in, int B, uint64_t seed)
 {
 	memset(b, 0, sizeof(*b));
@@ -36,21 +31,21 @@ static void batch_make(struct batch *b, const struct nn_input *in, int B, uint64
 		b->tokens = malloc((size_t)B * in->T * sizeof(int32_t));
 		assert_non_null(b->tokens);
 		for (int i = 0; i < B * in->T; i++)
-			b->tokens[i] = (int32_t)(lcg(&seed) % (uint64_t)in->vocab);
+			b->tokens[i] = (int32_t)(test_rng(&seed) % (uint64_t)in->vocab);
 	} else {
 		size_t n = (size_t)B * in->C * in->H * in->W;
 		b->x = malloc(n * sizeof(float));
 		assert_non_null(b->x);
 		for (size_t i = 0; i < n; i++)
-			b->x[i] = (float)((double)lcg(&seed) / (double)(1ull << 31)) * 2.0f - 1.0f;
+			b->x[i] = (float)test_unif(&seed) * 2.0f - 1.0f;
 	}
 	b->y = malloc((size_t)B * sizeof(int32_t));
 	b->target = malloc((size_t)B * sizeof(float));
 	assert_non_null(b->y);
 	assert_non_null(b->target);
 	for (int i = 0; i < B; i++) {
-		b->y[i] = (int32_t)(lcg(&seed) % (uint64_t)in->nclasses);
-		b->target[i] = (float)((double)lcg(&seed) / (double)(1ull << 31)) - 0.5f;
+		b->y[i] = (int32_t)(test_rng(&seed) % (uint64_t)in->nclasses);
+		b->target[i] = (float)test_unif(&seed) - 0.5f;
 	}
 }
 

@@ -15,27 +15,14 @@
 #include <cmocka.h>
 #include <cblas.h>
 #include "nn/ops.h"
+#include "tests/rng.h"
 
 static const struct nn_ops *const backends[] = { &nn_ops_ref, &nn_ops_cpu };
 #define NBACKENDS 2
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static int rng_int(uint64_t *s, int lo, int hi)	/* [lo, hi] */
 {
-	return lo + (int)(rng_next(s) % (uint64_t)(hi - lo + 1));
-}
-
-static float rng_unif(uint64_t *s, float lo, float hi)
-{
-	return lo + (hi - lo) * (float)((rng_next(s) >> 40) * (1.0 / 16777216.0));
+	return lo + (int)(test_rng(s) % (uint64_t)(hi - lo + 1));
 }
 
 /* --- buffers with a guard zone --- */
@@ -58,7 +45,7 @@ static float *buf_rand(size_t n, uint64_t *s, float lo, float hi)
 	float *b = buf_new(n);
 
 	for (size_t i = 0; i < n; i++)
-		b[i] = rng_unif(s, lo, hi);
+		b[i] = test_unif_f(s, lo, hi);
 	return b;
 }
 

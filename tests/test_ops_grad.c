@@ -15,23 +15,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "nn/ops.h"
+#include "tests/rng.h"
 
 static const struct nn_ops *ops = &nn_ops_ref;
-
-/* splitmix64: the test's own deterministic random numbers */
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static float rng_unif(uint64_t *s, float lo, float hi)
-{
-	return lo + (hi - lo) * (float)((rng_next(s) >> 40) * (1.0 / 16777216.0));
-}
 
 /* A tensor in both precisions; f is what the op sees, d what the calculus sees. */
 struct ten {
@@ -48,7 +34,7 @@ static void ten_init(struct ten *t, size_t n, uint64_t *s, float lo, float hi)
 	assert_non_null(t->f);
 	assert_non_null(t->d);
 	for (size_t i = 0; i < n; i++) {
-		t->f[i] = rng_unif(s, lo, hi);
+		t->f[i] = test_unif_f(s, lo, hi);
 		t->d[i] = t->f[i];
 	}
 }
@@ -61,7 +47,7 @@ static void ten_init_distinct(struct ten *t, size_t n, uint64_t *s, float gap)
 	for (size_t i = 0; i < n; i++)
 		t->f[i] = ((float)i - (float)n / 2 + 0.25f) * gap;	/* never 0 */
 	for (size_t i = n; i > 1; i--) {
-		size_t j = rng_next(s) % i;
+		size_t j = test_rng(s) % i;
 		float x = t->f[i - 1];
 
 		t->f[i - 1] = t->f[j];
@@ -387,8 +373,8 @@ static void test_bn(void **state)
 		ten_init(&c.r, n, &s, -1, 1);
 		c.out = calloc(n, sizeof(double));
 		for (int ch = 0; ch < c.C; ch++) {
-			rm0[ch] = rm[ch] = rng_unif(&s, -1, 1);
-			rv0[ch] = rv[ch] = rng_unif(&s, 0.5f, 2);
+			rm0[ch] = rm[ch] = test_unif_f(&s, -1, 1);
+			rv0[ch] = rv[ch] = test_unif_f(&s, 0.5f, 2);
 		}
 		ops->bn_fwd(out, c.x.f, c.g.f, c.be.f, rm, rv, sm, si, c.B, c.C, c.HW, mom,
 			    (float)BN_EPS, 1);
@@ -568,7 +554,7 @@ static void test_xent(void **state)
 		for (int n = 0; n < c.B; n++) {
 			int best = 0;
 
-			c.y[n] = (int32_t)(rng_next(&s) % c.K);
+			c.y[n] = (int32_t)(test_rng(&s) % c.K);
 			for (int k = 1; k < c.K; k++)
 				if (c.l.f[n * c.K + k] > c.l.f[n * c.K + best])
 					best = k;

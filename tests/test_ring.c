@@ -17,16 +17,9 @@
 #include "emu/region.h"
 #include "emu/ring.h"
 #include "tests/memfds.h"
+#include "tests/rng.h"
 
 static enum cfg_notify modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
-
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -42,7 +35,7 @@ static void fill(uint8_t *p, size_t n, uint64_t seed)
 	uint64_t s = seed * 2654435761ULL + 1;
 
 	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(xorshift(&s) >> 24);
+		p[i] = (uint8_t)(test_rng(&s) >> 24);
 }
 
 static struct region *make_region(int n, size_t ring_size)
@@ -182,7 +175,7 @@ static int produce(struct ring *r, enum cfg_notify mode, const struct stream_par
 		return 10;
 	nt.spin_ns = sp->spin_ns;
 	for (int m = 0; m < sp->messages; m++) {
-		uint32_t len = (uint32_t)(xorshift(&s) % (sp->max_len + 1));
+		uint32_t len = (uint32_t)(test_rng(&s) % (sp->max_len + 1));
 		uint64_t sum;
 
 		fill(buf, len, (uint64_t)m);
@@ -218,14 +211,14 @@ static void stream(enum cfg_notify mode, const struct stream_params *sp)
 	nt.spin_ns = sp->spin_ns;
 	alarm(20);
 	for (int m = 0; m < sp->messages; m++) {
-		uint32_t len, expect_len = (uint32_t)(xorshift(&s) % (sp->max_len + 1));
+		uint32_t len, expect_len = (uint32_t)(test_rng(&s) % (sp->max_len + 1));
 		uint64_t sum;
 		size_t got = 0;
 
 		ring_read_all(r, &len, sizeof(len), &nt);
 		assert_int_equal(len, expect_len);
 		while (got < len) {	/* reads of random size: partial reads of messages */
-			size_t k = 1 + xorshift(&rs) % (len - got);
+			size_t k = 1 + test_rng(&rs) % (len - got);
 
 			ring_read_all(r, buf + got, k, &nt);
 			got += k;
