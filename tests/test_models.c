@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include "nn/model.h"
 #include "tests/rng.h"
+#include "tests/close.h"
 
 struct batch {
 	float *x;
@@ -350,25 +351,11 @@ static void test_batches(void **state)
 	}
 }
 
-/* Relative comparison: |a - r| <= atol + rtol |r|, reporting the worst. */
 static void compare(const char *what, const float *a, const float *r, size_t n, double atol,
 		    double rtol)
 {
-	size_t bad = 0, worst = 0;
-	double wd = 0;
-	for (size_t i = 0; i < n; i++) {
-		double d = fabs((double)a[i] - r[i]);
-		if (!(d <= atol + rtol * fabs(r[i]))) {
-			if (!bad || d > wd) {
-				wd = d;
-				worst = i;
-			}
-			bad++;
-		}
-	}
-	if (bad)
-		fail_msg("%s: %zu of %zu differ; worst [%zu] %g vs ref %g", what, bad, n, worst,
-			 a[worst], r[worst]);
+	if (!floats_close(what, a, r, n, atol, rtol))
+		fail_msg("%s: out of tolerance", what);
 }
 
 static void test_cpu_vs_ref(void **state)

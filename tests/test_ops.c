@@ -16,6 +16,7 @@
 #include <cblas.h>
 #include "nn/ops.h"
 #include "tests/rng.h"
+#include "tests/close.h"
 
 static const struct nn_ops *const backends[] = { &nn_ops_ref, &nn_ops_cpu };
 #define NBACKENDS 2
@@ -76,26 +77,14 @@ static int untouched(const char *what, const float *b, size_t n)
 	return 1;
 }
 
-/* llm.c style: the first mismatches, then the largest error */
+/* The shared check, labelled with the backend, and the guard words after the output. */
 static int close_enough(const char *what, const char *backend, const float *got,
 			const float *want, size_t n, double atol, double rtol)
 {
-	size_t bad = 0, worst_i = 0;
-	double worst = 0;
+	char label[160];
 
-	for (size_t i = 0; i < n; i++) {
-		double err = fabs((double)got[i] - want[i]);
-
-		if (!(err <= worst))	/* NaN counts as the worst */
-			worst = isnan(err) ? INFINITY : err, worst_i = i;
-		if (!(err <= atol + rtol * fabs(want[i])) && bad++ < 5)
-			printf("%s (%s)[%zu]: got %.9g, reference %.9g\n", what, backend, i, got[i],
-			       want[i]);
-	}
-	if (bad)
-		printf("%s (%s): %zu of %zu mismatch, largest error %.3g at %zu\n", what,
-		       backend, bad, n, worst, worst_i);
-	return bad == 0 && guard_ok(what, got, n);
+	snprintf(label, sizeof(label), "%s (%s)", what, backend);
+	return floats_close(label, got, want, n, atol, rtol) && guard_ok(what, got, n);
 }
 
 #define ATOL 2e-5

@@ -12,29 +12,7 @@
 #include <cmocka.h>
 #include "nn/data_rng.h"
 #include "nn/ops_seq.h"
-
-/* Max |a - b| - (atol + rtol |ref|) must stay <= 0; prints the first mismatches. */
-static int close_enough(const char *what, const float *got, const float *ref, size_t n,
-			double atol, double rtol)
-{
-	int bad = 0;
-	double worst = 0;
-	for (size_t i = 0; i < n; i++) {
-		double diff = fabs((double)got[i] - ref[i]);
-		if (diff > worst)
-			worst = diff;
-		if (!(diff <= atol + rtol * fabs(ref[i]))) {
-			if (bad < 5)
-				fprintf(stderr, "%s[%zu]: got %.8g, reference %.8g\n", what, i,
-					got[i], ref[i]);
-			bad++;
-		}
-	}
-	if (bad)
-		fprintf(stderr, "%s: %d of %zu out of tolerance, max |diff| %.3g\n", what, bad,
-			n, worst);
-	return bad == 0;
-}
+#include "tests/close.h"
 
 static float *randv(struct data_rng *r, size_t n, double scale)
 {
@@ -87,8 +65,8 @@ static void test_embed(void **state)
 		assert_non_null(wantf);
 		for (size_t i = 0; i < (size_t)V * D; i++)
 			wantf[i] = (float)want[i];
-		assert_true(close_enough("embed dtable ref", g1, wantf, (size_t)V * D, 1e-5, 1e-5));
-		assert_true(close_enough("embed dtable cpu", g2, g1, (size_t)V * D, 1e-6, 1e-6));
+		assert_true(floats_close("embed dtable ref", g1, wantf, (size_t)V * D, 1e-5, 1e-5));
+		assert_true(floats_close("embed dtable cpu", g2, g1, (size_t)V * D, 1e-6, 1e-6));
 		free(wantf);
 		free(tok), free(table), free(dout), free(o1), free(o2), free(g1), free(g2);
 		free(want);
@@ -202,14 +180,14 @@ static void test_lstm_fast_vs_ref(void **state)
 		lstm_run(&a, &k, 0);
 		lstm_run(&f, &k, 1);
 		fprintf(stderr, "shape B=%d T=%d D=%d Hd=%d\n", B, T, D, H);
-		assert_true(close_enough("out", f.out, a.out, (size_t)B * H, 1e-5, 1e-4));
+		assert_true(floats_close("out", f.out, a.out, (size_t)B * H, 1e-5, 1e-4));
 		/* forward part of the cache: gates, c, h */
-		assert_true(close_enough("cache", f.cache, a.cache, (size_t)B * T * 6 * H, 1e-5,
+		assert_true(floats_close("cache", f.cache, a.cache, (size_t)B * T * 6 * H, 1e-5,
 					 1e-4));
-		assert_true(close_enough("din", f.din, a.din, (size_t)B * T * D, 1e-5, 1e-3));
-		assert_true(close_enough("dwx", f.dwx, a.dwx, (size_t)4 * H * D, 1e-5, 1e-3));
-		assert_true(close_enough("dwh", f.dwh, a.dwh, (size_t)4 * H * H, 1e-5, 1e-3));
-		assert_true(close_enough("db", f.db, a.db, (size_t)4 * H, 1e-5, 1e-3));
+		assert_true(floats_close("din", f.din, a.din, (size_t)B * T * D, 1e-5, 1e-3));
+		assert_true(floats_close("dwx", f.dwx, a.dwx, (size_t)4 * H * D, 1e-5, 1e-3));
+		assert_true(floats_close("dwh", f.dwh, a.dwh, (size_t)4 * H * H, 1e-5, 1e-3));
+		assert_true(floats_close("db", f.db, a.db, (size_t)4 * H, 1e-5, 1e-3));
 		lstm_run_free(&a);
 		lstm_run_free(&f);
 		lstm_case_free(&k);
@@ -256,11 +234,11 @@ static void test_lstm_finite_differences(void **state)
 			assert_true(fabs(L - lstm_loss_double(&k, p)) < 1e-5);
 			const char *be = fast ? "cpu" : "ref";
 			fprintf(stderr, "%s shape B=%d T=%d D=%d Hd=%d\n", be, B, T, D, H);
-			assert_true(close_enough("din vs fd", o.din, num, n_in, 2e-5, 1e-3));
-			assert_true(close_enough("dwx vs fd", o.dwx, num + n_in, n_wx, 2e-5, 1e-3));
-			assert_true(close_enough("dwh vs fd", o.dwh, num + n_in + n_wx, n_wh, 2e-5,
+			assert_true(floats_close("din vs fd", o.din, num, n_in, 2e-5, 1e-3));
+			assert_true(floats_close("dwx vs fd", o.dwx, num + n_in, n_wx, 2e-5, 1e-3));
+			assert_true(floats_close("dwh vs fd", o.dwh, num + n_in + n_wx, n_wh, 2e-5,
 						 1e-3));
-			assert_true(close_enough("db vs fd", o.db, num + n_in + n_wx + n_wh,
+			assert_true(floats_close("db vs fd", o.db, num + n_in + n_wx + n_wh,
 						 (size_t)G, 2e-5, 1e-3));
 			lstm_run_free(&o);
 		}
