@@ -46,14 +46,6 @@ struct rec {
 	uint8_t pad[];		/* ALL_OK: bytes (step * 7 + i) */
 };
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int worker(void *ctx, struct region *rg, int id)
 {
 	struct result *res = ctx;
@@ -194,7 +186,7 @@ static void start(struct run *rn, struct result *res, int nworkers, size_t log_r
 	rn->errfd = mkstemp(tmpl);
 	assert_true(rn->errfd >= 0);
 	unlink(tmpl);
-	rn->start = now_ns();
+	rn->start = notify_now_ns();
 	rn->pid = fork();
 	assert_true(rn->pid >= 0);
 	if (rn->pid == 0) {
@@ -221,7 +213,7 @@ static void finish(struct run *rn)
 	ssize_t len;
 
 	assert_int_equal(wait4(rn->pid, &rn->status, 0, &rn->ru), rn->pid);
-	rn->ns = now_ns() - rn->start;
+	rn->ns = notify_now_ns() - rn->start;
 	len = pread(rn->errfd, rn->err, sizeof(rn->err) - 1, 0);
 	rn->err[len > 0 ? len : 0] = '\0';
 	close(rn->errfd);
@@ -362,10 +354,10 @@ static void test_second_sigint_kills(void **state)
 	kill(rn.pid, SIGINT);
 	usleep(50000);
 	assert_int_equal(waitpid(rn.pid, NULL, WNOHANG), 0);	/* still waiting for them */
-	t0 = now_ns();
+	t0 = notify_now_ns();
 	kill(rn.pid, SIGINT);
 	finish(&rn);
-	assert_true(now_ns() - t0 < 1000000000);
+	assert_true(notify_now_ns() - t0 < 1000000000);
 	assert_true(WIFEXITED(rn.status));
 	assert_int_equal(WEXITSTATUS(rn.status), 130);
 	expect_lines(rn.err, "", mode, 3);
@@ -407,8 +399,8 @@ static void test_killed_supervisor_takes_workers(void **state)
 	kill(rn.pid, SIGKILL);
 	finish(&rn);
 	assert_true(WIFSIGNALED(rn.status));
-	t0 = now_ns();
-	while (alive > 0 && now_ns() - t0 < 1000000000) {
+	t0 = notify_now_ns();
+	while (alive > 0 && notify_now_ns() - t0 < 1000000000) {
 		alive = 0;
 		for (int w = 0; w < 3; w++)
 			alive += !dead(res->pids[w]);
