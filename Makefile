@@ -35,8 +35,9 @@ LDLIBS   += -luring -linih -lopenblas -lz -lm
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CFLAGS   += -DEMU_VERSION='"$(VERSION)"'
 
-EMU_SRC  := $(filter-out emu/main.c,$(wildcard emu/*.c))
-NN_SRC   := $(wildcard nn/*.c)
+# Every folder of emu/ and nn/ is one layer (README: "Source layout").
+EMU_SRC  := $(filter-out emu/main.c,$(wildcard emu/*.c emu/*/*.c))
+NN_SRC   := $(wildcard nn/*.c nn/*/*.c)
 EMU_OBJ  := $(EMU_SRC:%.c=$(BUILD)/obj/%.o)
 NN_OBJ   := $(NN_SRC:%.c=$(BUILD)/obj/%.o)
 
@@ -54,9 +55,11 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test demo paper algorithms tta bench bench-nn bench-train plots install clean help
 all: $(BUILD)/emu
 
-$(BUILD)/obj/%.o: %.c $(wildcard emu/*.h nn/*.h) Makefile
+# -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
+# change rebuilds exactly what includes it.
+$(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/nn/cuda/%.o: nn/cuda/%.cu $(wildcard nn/*.h nn/cuda/*.cuh)
 	@mkdir -p $(@D)
@@ -69,9 +72,12 @@ $(BUILD)/libemu.a: $(EMU_OBJ) $(NN_OBJ) $(CU_OBJ)
 $(BUILD)/emu: $(BUILD)/obj/emu/main.o $(BUILD)/libemu.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libemu.a $(wildcard tests/*.h)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libemu.a $(LDLIBS) -lcmocka
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libemu.a Makefile
+	@mkdir -p $(@D) $(BUILD)/obj/tests
+	$(CC) $(CFLAGS) -MMD -MP -MF $(BUILD)/obj/tests/$*.d $(LDFLAGS) -o $@ $< $(BUILD)/libemu.a \
+		$(LDLIBS) -lcmocka
+
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)
 
 deps:
 	@scripts/install-deps test

@@ -4,11 +4,11 @@
 #ifndef EMU_COMMANDS_H
 #define EMU_COMMANDS_H
 
-#include "emu/cfg.h"
+#include "emu/cfg/cfg.h"
 
-int cmd_run(const struct cfg *c);		/* emu/train.c: the distributed run */
-int bench_net(int argc, char **argv);		/* emu/bench_net.c: rings, notify, exchange */
-int bench_nn(int argc, char **argv);		/* emu/bench_nn.c: nn step against PyTorch */
-int bench_train(int argc, char **argv);		/* emu/bench_train.c: harness overhead */
+int cmd_run(const struct cfg *c);		/* emu/run/train.c: the distributed run */
+int bench_net(int argc, char **argv);		/* emu/bench/bench_net.c: rings, notify, exchange */
+int bench_nn(int argc, char **argv);		/* emu/bench/bench_nn.c: nn step against PyTorch */
+int bench_train(int argc, char **argv);		/* emu/bench/bench_train.c: harness overhead */
 
 #endif

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emu/cfg.h"
-#include "emu/cfg_keys.h"
-#include "emu/bench_jointspar.h"
+#include "emu/cfg/cfg.h"
+#include "emu/cfg/cfg_keys.h"
+#include "emu/bench/bench_jointspar.h"
 #include "emu/commands.h"
 
 #ifndef EMU_VERSION

@@ -13,7 +13,7 @@
  * mlp fc1 fc2; lenet conv1 conv2 fc1 fc2 fc3; resnet conv1 bn1 layerS.B.{conv1,bn1,
  * conv2,bn2,shortcut.0,shortcut.1} fc; lstm embed lstm fc; logreg/linreg fc.
  * Memory: everything a step needs is in params, grads, state and the arena (planned
- * at init, nn/model_impl.h); a step allocates nothing.
+ * at init, nn/model/model_impl.h); a step allocates nothing.
  */
 #ifndef NN_MODEL_H
 #define NN_MODEL_H

@@ -129,7 +129,7 @@ struct nn_ops {
 
 size_t nn_lstm_cache_floats(int B, int T, int Hd);
 
-/* The sequence ops live in nn/ops_seq_ref.c and nn/ops_seq_cpu.c (another module);
+/* The sequence ops live in nn/ref/ops_seq_ref.c and nn/cpu/ops_seq_cpu.c (another module);
  * both tables point at them. */
 void nn_embed_fwd_ref(float *out, const int32_t *tokens, const float *table, int B, int T,
 		      int D);

@@ -1,6 +1,6 @@
 /* nn/ops_seq.h — internals of the embedding and one-layer LSTM ops of the two CPU
- * backends (nn/ops_seq_ref.c: plain loops with double accumulators, the oracle;
- * nn/ops_seq_cpu.c: OpenBLAS).  nn/ops.h declares them (nn_embed_fwd_ref ... and
+ * backends (nn/ref/ops_seq_ref.c: plain loops with double accumulators, the oracle;
+ * nn/cpu/ops_seq_cpu.c: OpenBLAS).  nn/ops.h declares them (nn_embed_fwd_ref ... and
  * nn_lstm_cache_floats) and says what they compute; this header fixes the cache layout.
  *
  * LSTM cache (nn_lstm_cache_floats(B, T, Hd) floats, batch-major; ref and cpu share it):

@@ -1,10 +1,10 @@
-/* tests/rng.h — the tests' deterministic random inputs: splitmix64 (nn/data_rng.h) on a
+/* tests/rng.h — the tests' deterministic random inputs: splitmix64 (nn/data/data_rng.h) on a
  * state the test seeds, and the few shapes the tests draw from it. */
 #ifndef TESTS_RNG_H
 #define TESTS_RNG_H
 
 #include <stdint.h>
-#include "nn/data_rng.h"
+#include "nn/data/data_rng.h"
 
 static inline uint64_t test_rng(uint64_t *s)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "emu/bitpack.h"
+#include "emu/algo/bitpack.h"
 #include "tests/rng.h"
 
 #define MAXN 200

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emu/cfg.h"
-#include "emu/cfg_keys.h"
-#include "emu/units.h"
+#include "emu/cfg/cfg.h"
+#include "emu/cfg/cfg_keys.h"
+#include "emu/cfg/units.h"
 #include "tests/rng.h"
 
 static char why[512];

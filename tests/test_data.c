@@ -14,7 +14,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 #include "nn/data.h"
-#include "nn/data_rng.h"
+#include "nn/data/data_rng.h"
 
 #define FM_MEAN 0.2860	/* Fashion-MNIST, as published (see nn/data.h) */
 #define FM_STD 0.3530

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "emu/jointspar_bandit.h"
-#include "emu/jointspar_msg.h"
+#include "emu/algo/jointspar_bandit.h"
+#include "emu/algo/jointspar_msg.h"
 #include "tests/rng.h"
 
 static void check_simplex(const struct jointspar_bandit *b)

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "emu/net.h"
+#include "emu/net/net.h"
 
 enum { NB = 100, BATCH = 10000, N = NB * BATCH };
 

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "emu/net.h"
-#include "emu/rng.h"
+#include "emu/net/net.h"
+#include "emu/net/rng.h"
 
 static struct net_cfg cfg_base(void)
 {

@@ -13,15 +13,15 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "emu/notify.h"
+#include "emu/shm/notify.h"
 
 #define NWORDS 100
 
-static enum cfg_notify modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
+static enum notify_mode modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
 
 static void test_init_mode(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 	struct notify n;
 
 	assert_int_equal(notify_init(&n, mode), 0);
@@ -38,7 +38,7 @@ static void test_differs_returns_at_once(void **state)
 	uint32_t expect = 4;
 	int64_t t0;
 
-	assert_int_equal(notify_init(&n, *(enum cfg_notify *)*state), 0);
+	assert_int_equal(notify_init(&n, *(enum notify_mode *)*state), 0);
 	t0 = notify_now_ns();
 	assert_int_equal(notify_wait(&n, 1, words, &expect, -1), 0);	/* would hang if wrong */
 	assert_true(notify_now_ns() - t0 < 100000000);
@@ -53,7 +53,7 @@ static void test_timeout(void **state)
 	uint32_t expect[3] = { 1, 2, 3 };
 	int64_t t0, dt;
 
-	assert_int_equal(notify_init(&n, *(enum cfg_notify *)*state), 0);
+	assert_int_equal(notify_init(&n, *(enum notify_mode *)*state), 0);
 	for (int rep = 0; rep < 3; rep++) {
 		t0 = notify_now_ns();
 		assert_int_equal(notify_wait(&n, 3, words, expect, 30000000), -ETIMEDOUT);
@@ -91,7 +91,7 @@ static char proc_state(pid_t pid)
 }
 
 /* A child sleeps on NWORDS shared words; the parent changes and wakes one of them. */
-static void wake_one_of_many(enum cfg_notify mode, int which, int64_t child_timeout)
+static void wake_one_of_many(enum notify_mode mode, int which, int64_t child_timeout)
 {
 	_Atomic uint32_t *w = mmap(NULL, NWORDS * sizeof(*w), PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -138,7 +138,7 @@ static void wake_one_of_many(enum cfg_notify mode, int which, int64_t child_time
 
 static void test_wake_any_of_many(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 
 	wake_one_of_many(mode, 57, -1);
 	wake_one_of_many(mode, 0, 5000000000);
@@ -153,7 +153,7 @@ static void test_wake_without_sleeper(void **state)
 	_Atomic uint32_t *words[1] = { &w };
 	uint32_t expect = 0;
 
-	assert_int_equal(notify_init(&n, *(enum cfg_notify *)*state), 0);
+	assert_int_equal(notify_init(&n, *(enum notify_mode *)*state), 0);
 	for (int i = 0; i < 20; i++)
 		notify_wake(&n, &w);
 	assert_int_equal(notify_wait(&n, 1, words, &expect, 10000000), -ETIMEDOUT);

@@ -13,13 +13,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "emu/notify.h"
-#include "emu/region.h"
-#include "emu/ring.h"
+#include "emu/shm/notify.h"
+#include "emu/shm/region.h"
+#include "emu/shm/ring.h"
 #include "tests/memfds.h"
 #include "tests/rng.h"
 
-static enum cfg_notify modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
+static enum notify_mode modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -165,7 +165,7 @@ struct stream_params {
 };
 
 /* Producer: [u32 len][payload][u64 fnv1a(payload)] per message. */
-static int produce(struct ring *r, enum cfg_notify mode, const struct stream_params *sp)
+static int produce(struct ring *r, enum notify_mode mode, const struct stream_params *sp)
 {
 	struct notify nt;
 	uint64_t s = 12345;
@@ -189,7 +189,7 @@ static int produce(struct ring *r, enum cfg_notify mode, const struct stream_par
 	return 0;
 }
 
-static void stream(enum cfg_notify mode, const struct stream_params *sp)
+static void stream(enum notify_mode mode, const struct stream_params *sp)
 {
 	struct region *rg = make_region(2, sp->ring_size);
 	struct ring *r = region_ring(rg, 1, 0);
@@ -239,7 +239,7 @@ static void stream(enum cfg_notify mode, const struct stream_params *sp)
 	region_destroy(rg);
 }
 
-static int mode_available(enum cfg_notify mode)
+static int mode_available(enum notify_mode mode)
 {
 	struct notify nt;
 
@@ -254,7 +254,7 @@ static void test_random_messages(void **state)
 	struct stream_params sp = { .ring_size = 65536, .messages = 3000, .max_len = 20000,
 				    .spin_ns = NOTIFY_SPIN_NS };
 
-	stream(*(enum cfg_notify *)*state, &sp);
+	stream(*(enum notify_mode *)*state, &sp);
 }
 
 /* A 64-byte ring: every message wraps and back-pressure stops the producer all the time. */
@@ -263,7 +263,7 @@ static void test_tiny_ring_backpressure(void **state)
 	struct stream_params sp = { .ring_size = 64, .messages = 300, .max_len = 1001,
 				    .spin_ns = NOTIFY_SPIN_NS };
 
-	stream(*(enum cfg_notify *)*state, &sp);
+	stream(*(enum notify_mode *)*state, &sp);
 }
 
 /* Messages far larger than the ring stream through in pieces. */
@@ -272,11 +272,11 @@ static void test_huge_messages(void **state)
 	struct stream_params sp = { .ring_size = 4096, .messages = 6, .max_len = 3 << 20,
 				    .spin_ns = NOTIFY_SPIN_NS };
 
-	stream(*(enum cfg_notify *)*state, &sp);
+	stream(*(enum notify_mode *)*state, &sp);
 }
 
 /* Ping-pong: a lost wake-up hangs it, and the alarm turns the hang into a failure. */
-static void pingpong(enum cfg_notify mode, int64_t spin_ns, int n)
+static void pingpong(enum notify_mode mode, int64_t spin_ns, int n)
 {
 	struct region *rg = make_region(2, 4096);
 	struct ring *ab = region_ring(rg, 0, 1), *ba = region_ring(rg, 1, 0);
@@ -324,20 +324,20 @@ static void pingpong(enum cfg_notify mode, int64_t spin_ns, int n)
 /* No spinning at all: every empty or full ring goes to sleep (the Dekker pair of fences). */
 static void test_sleep_only_pingpong(void **state)
 {
-	pingpong(*(enum cfg_notify *)*state, 0, 5000);
+	pingpong(*(enum notify_mode *)*state, 0, 5000);
 }
 
 /* A short spin: most hand-overs succeed while spinning and a few sleep, so wakers often
  * act late, while the sleeper has already woken and re-armed (the arm tokens). */
 static void test_short_spin_pingpong(void **state)
 {
-	pingpong(*(enum cfg_notify *)*state, 2000, 30000);
+	pingpong(*(enum notify_mode *)*state, 2000, 30000);
 }
 
 /* barrier_wait: nobody leaves a round before all have arrived. */
 static void test_barrier(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 	enum { N = 6, ROUNDS = 200 };
 	struct region *rg = make_region(N, 4096);
 	_Atomic int32_t *arrived = region_snapshot(rg, 0);	/* shared scratch: 100 bytes */

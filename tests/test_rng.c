@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <cmocka.h>
-#include "emu/rng.h"
+#include "emu/net/rng.h"
 
 /* Random123 kat_vectors, "philox4x32 10" lines: counter[4] key[2] -> output[4]. */
 static void test_known_answers(void **state)

@@ -22,8 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "emu/algo.h"
-#include "emu/net.h"
+#include "emu/algo/algo.h"
+#include "emu/net/net.h"
 
 #define NMAX 32
 

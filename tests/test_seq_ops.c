@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "nn/data_rng.h"
+#include "nn/data/data_rng.h"
 #include "nn/ops_seq.h"
 #include "tests/close.h"
 

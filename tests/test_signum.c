@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "emu/algo.h"
-#include "emu/rng.h"
+#include "emu/algo/algo.h"
+#include "emu/net/rng.h"
 
 /* cmocka's asserts are not for other threads: the harness aborts instead. */
 #define CHECK(e) do { if (!(e)) { fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #e); abort(); } } while (0)

@@ -18,11 +18,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "emu/notify.h"
-#include "emu/region.h"
-#include "emu/ring.h"
+#include "emu/shm/notify.h"
+#include "emu/shm/region.h"
+#include "emu/shm/ring.h"
 #include "tests/memfds.h"
-#include "emu/supervisor.h"
+#include "emu/run/supervisor.h"
 
 #define MAXW 16
 
@@ -31,7 +31,7 @@ enum scenario { SEGV, EXIT3, ERRTEXT, STOP, STOP_IGNORED, ALL_OK, CPU_IDLE };
 /* Shared between the test, the supervisor child and (read-only) nobody else. */
 struct result {
 	enum scenario sc;
-	enum cfg_notify mode;
+	enum notify_mode mode;
 	_Atomic int records[MAXW];
 	int last_step[MAXW];
 	int order_errors, content_errors;
@@ -167,7 +167,7 @@ struct run {
 	int errfd;
 };
 
-static struct result *new_result(enum scenario sc, enum cfg_notify mode)
+static struct result *new_result(enum scenario sc, enum notify_mode mode)
 {
 	struct result *res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -250,7 +250,7 @@ static void collect_pids(struct run *rn, struct result *res, int nworkers)
 	assert_int_equal(n, nworkers);
 }
 
-static void expect_lines(const char *err, const char *second, enum cfg_notify mode, int n)
+static void expect_lines(const char *err, const char *second, enum notify_mode mode, int n)
 {
 	char first[128], want[512];
 
@@ -262,7 +262,7 @@ static void expect_lines(const char *err, const char *second, enum cfg_notify mo
 	assert_string_equal(err, want);
 }
 
-static void run_failure(enum cfg_notify mode, enum scenario sc, const char *line, int bad)
+static void run_failure(enum notify_mode mode, enum scenario sc, const char *line, int bad)
 {
 	struct result *res = new_result(sc, mode);
 	int shm_before = count_dir("/dev/shm");
@@ -286,22 +286,22 @@ static void run_failure(enum cfg_notify mode, enum scenario sc, const char *line
 	munmap(res, sizeof(*res));
 }
 
-static enum cfg_notify modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
+static enum notify_mode modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
 
 static void test_segv(void **state)
 {
-	run_failure(*(enum cfg_notify *)*state, SEGV, "emu: worker 1 died at step 7: SIGSEGV\n", 1);
+	run_failure(*(enum notify_mode *)*state, SEGV, "emu: worker 1 died at step 7: SIGSEGV\n", 1);
 }
 
 static void test_exit3(void **state)
 {
-	run_failure(*(enum cfg_notify *)*state, EXIT3,
+	run_failure(*(enum notify_mode *)*state, EXIT3,
 		    "emu: worker 2 died at step 4: exit status 3\n", 2);
 }
 
 static void test_error_text(void **state)
 {
-	run_failure(*(enum cfg_notify *)*state, ERRTEXT,
+	run_failure(*(enum notify_mode *)*state, ERRTEXT,
 		    "emu: worker 0 failed at step 5: bad batch in shard 0\n", 0);
 }
 
@@ -321,7 +321,7 @@ static void wait_records(struct result *res, int nworkers, int min)
 
 static void test_sigint_stops_at_step_boundary(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 	struct result *res = new_result(STOP, mode);
 	struct run rn;
 
@@ -343,7 +343,7 @@ static void test_sigint_stops_at_step_boundary(void **state)
 
 static void test_second_sigint_kills(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 	struct result *res = new_result(STOP_IGNORED, mode);
 	struct run rn;
 	int64_t t0;
@@ -387,7 +387,7 @@ static int dead(pid_t pid)
 /* SIGKILL to the supervisor: no worker outlives it (PR_SET_PDEATHSIG). */
 static void test_killed_supervisor_takes_workers(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 	struct result *res = new_result(STOP_IGNORED, mode);
 	struct run rn;
 	int64_t t0;
@@ -413,7 +413,7 @@ static void test_killed_supervisor_takes_workers(void **state)
 
 static void test_all_ok_with_backpressure(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 	struct result *res = new_result(ALL_OK, mode);
 	struct run rn;
 
@@ -437,7 +437,7 @@ static void test_all_ok_with_backpressure(void **state)
 /* 16 workers on 2 cores wait a second in ring_read_all: they must sleep, not spin. */
 static void test_waiting_workers_sleep(void **state)
 {
-	enum cfg_notify mode = *(enum cfg_notify *)*state;
+	enum notify_mode mode = *(enum notify_mode *)*state;
 	struct result *res = new_result(CPU_IDLE, mode);
 	struct run rn;
 	double cpu;

@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "emu/cfg.h"
-#include "emu/cfg_keys.h"
-#include "emu/net.h"
-#include "emu/notify.h"
-#include "emu/region.h"
-#include "emu/xchg.h"
+#include "emu/cfg/cfg.h"
+#include "emu/cfg/cfg_keys.h"
+#include "emu/net/net.h"
+#include "emu/shm/notify.h"
+#include "emu/shm/region.h"
+#include "emu/net/xchg.h"
 
 enum { MAXN = 8, MAXSTEPS = 8, W = 32 };	/* W bitmap words: up to 2048 units */
 
@@ -38,7 +38,7 @@ struct scen {
 	int n, steps;
 	size_t floats;		/* vector length per worker */
 	size_t ring_size;
-	enum cfg_notify mode;
+	enum notify_mode mode;
 	int64_t spin_ns;	/* < 0: notify's default */
 	int yields;		/* inject random sched_yield / usleep in the callbacks */
 	enum reply_mode reply;
@@ -232,7 +232,9 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		return 4;
 	if (sc->spin_ns >= 0)
 		nt.spin_ns = sc->spin_ns;
-	rc = xchg_init(&x, &sc->c, rg, &nt, id, (maxb + 8) * sizeof(float));
+	struct xchg_links links;
+	cfg_xchg_links(&sc->c, id, &links);
+	rc = xchg_init(&x, &links, rg, &nt, id, (maxb + 8) * sizeof(float));
 	if (rc) {
 		fprintf(stderr, "worker %d: xchg_init: %s\n", id, strerror(-rc));
 		return 5;

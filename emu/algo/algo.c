@@ -1,0 +1,14 @@
+/* emu/algo/algo.c — the registry of algorithms. */
+#include "emu/algo/algo.h"
+
+const struct algo *algo_find(enum cfg_algo a)
+{
+	switch (a) {
+	case ALGO_RPS: return &algo_rps;
+	case ALGO_ALLREDUCE: return &algo_allreduce;
+	case ALGO_SIGNUM: return &algo_signum;
+	case ALGO_JOINTSPAR:
+	case ALGO_JOINTSPAR_LARS: return &algo_jointspar;
+	}
+	return NULL;
+}

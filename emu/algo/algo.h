@@ -1,0 +1,51 @@
+/* emu/algo/algo.h — the interface every distributed algorithm implements.
+ *
+ * Per step the trainer does: batch -> forward -> algo->before_backward (may choose which
+ * layers get weight gradients: w->need_wgrad) -> backward -> algo->step (one xchg_run
+ * collective and the parameter update).  An algorithm keeps its state (momentum,
+ * sampling probabilities, scratch) in one allocation made by init and released by free.
+ * Algorithms are deterministic functions of what arrives: no timing, no arrival order.
+ */
+#ifndef EMU_ALGO_H
+#define EMU_ALGO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "emu/run/worker.h"
+
+struct algo {
+	/* Allocate state for worker w; *max_msg = the largest message or reply it sends. */
+	int (*init)(struct worker *w, void **state, size_t *max_msg);
+	/* Optional: before backward (e.g. sample layers into w->need_wgrad). */
+	void (*before_backward)(struct worker *w, void *state);
+	/* After backward (grads in w->m.grads): exchange and update w->m.params.  flags go
+	 * into the collective and their OR over workers comes back in *flags_out. */
+	int (*step)(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out);
+	void (*free)(void *state);
+};
+
+extern const struct algo algo_rps, algo_allreduce, algo_signum, algo_jointspar;
+const struct algo *algo_find(enum cfg_algo a);
+
+/* Helpers the algorithms share (emu/algo/algo_common.c). */
+
+/* Element-wise mean over the arrived parts of dense float messages: for every float,
+ * the mean over workers whose unit holding it arrived (in[self] always did).  Floats
+ * split across two units count as arrived only if both units did. */
+void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats);
+/* Copy the arrived floats of a dense float reply into dst; where the reply did not
+ * arrive, dst keeps its value (or, zero_missing, becomes 0).  Returns floats copied. */
+size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
+			 int zero_missing);
+/* One zeroed allocation (release with free): a state struct of `size` bytes followed by
+ * a momentum buffer of nparams floats when [train] momentum > 0 (else *momentum = NULL). */
+void *algo_state_alloc(const struct worker *w, size_t size, float **momentum);
+/* Floats in the largest of w's n blocks. */
+size_t algo_max_block(const struct worker *w);
+/* x -= lr (g + wd x), through a momentum buffer when it is not NULL (as torch.optim.SGD:
+ * m = beta m + g + wd x; x -= lr m).  Overwrites w->m.grads with g + wd x on that path. */
+void algo_sgd_step(struct worker *w, float *momentum);
+/* Whether float i of a message arrived (both ends of it). */
+int algo_float_arrived(const struct xmsg *m, size_t i);
+
+#endif

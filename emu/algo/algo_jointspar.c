@@ -1,0 +1,234 @@
+/* emu/algo/algo_jointspar.c — JointSpar and JointSpar-LARS (Liu & Mozafari, ICML 2022),
+ * reconstructed from the paper's abstract and the authors' earlier bandit sampling (the
+ * full text was not at hand; the rules are in emu/algo/jointspar_bandit.h).
+ *
+ * Each step a worker samples layers with probabilities p before backward, so that
+ * backward computes weight gradients only for them and stops below the lowest.  The
+ * draws are keyed by (seed, step, layer) and, with `jointspar.draws = independent`, the
+ * worker.  It sends block j of its sampled layers' gradients scaled by 1/p_l to server j
+ * (emu/algo/jointspar_msg.h).  Server j averages over every worker whose header arrived,
+ * skipped layers counting as zero, so the aggregate is an unbiased estimate of the mean
+ * gradient; it replies with the layers present in any message: with shared draws just
+ * the sampled ones (about s/L of allreduce's bytes each way), with independent draws
+ * their union (nearly all).  Every worker: x -= lr (agg + wd x) (with momentum if
+ * train.momentum > 0), or, for jointspar-lars, the same with the aggregate of each layer
+ * scaled by its LARS trust ratio trust |x_l| / (|agg_l| + wd |x_l| + eps).  Where a reply
+ * (or part of it) was lost a worker leaves those coordinates (and their momentum)
+ * unchanged this step.  Under LARS a layer nobody sampled is not stepped at all: its
+ * trust ratio would be undefined.
+ *
+ * The bandit of a worker learns from its own gradient under independent draws, and from
+ * the aggregate under shared draws, so that every worker keeps the same p.  After a lost
+ * reply a worker's p may differ from the others' for good, and its draws with it: its
+ * own estimate stays unbiased (it scales by its own p), only the replies grow.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "emu/algo/algo.h"
+#include "emu/algo/jointspar_bandit.h"
+#include "emu/algo/jointspar_msg.h"
+#include "nn/optim.h"
+
+struct jointspar {
+	struct worker *w;
+	struct jointspar_bandit bandit;
+	struct jointspar_block blk[CFG_MAX_WORKERS];
+	size_t moff[CFG_MAX_WORKERS + 1];	/* bytes: message for server j at msg + moff[j] */
+	size_t mlen[CFG_MAX_WORKERS];
+	int lars;
+	int shared;		/* jointspar.draws = shared */
+	/* one allocation, carved: */
+	void *mem;
+	uint8_t *msg;		/* moff[n] bytes */
+	uint8_t *sampled;	/* nlayers */
+	double *norm2;		/* nlayers */
+	float *agg;		/* nparams: the aggregate taken from the replies */
+	uint8_t *arrived;	/* nparams */
+	float *sum;		/* server scratch: the largest block */
+	uint32_t *cnt;
+	float *momentum;	/* nparams, or NULL */
+};
+
+static int js_init(struct worker *w, void **state, size_t *max_msg)
+{
+	const struct cfg *c = w->c;
+	const struct nn_model *m = &w->m;
+	struct jointspar *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->w = w;
+	s->lars = c->train.algorithm == ALGO_JOINTSPAR_LARS;
+	s->shared = c->jointspar.draws == DRAWS_SHARED;
+	int rc = jointspar_bandit_init(&s->bandit, m->nlayers, c->jointspar.budget,
+				       c->jointspar.p_min, c->jointspar.alpha);
+	if (rc < 0) {
+		free(s);
+		return rc;
+	}
+	*max_msg = 0;
+	for (int j = 0; j < w->n; j++) {
+		rc = jointspar_block_init(&s->blk[j], m->layers, m->nlayers, m->nparams,
+					  w->block_off[j], w->block_off[j + 1]);
+		if (rc < 0)
+			goto err;
+		size_t mx = jointspar_msg_max(&s->blk[j]);
+		s->moff[j + 1] = s->moff[j] + (mx + 7) / 8 * 8;	/* keep floats aligned */
+		if (mx > *max_msg)
+			*max_msg = mx;
+	}
+	size_t L = (size_t)m->nlayers, P = m->nparams, big = algo_max_block(w);
+	size_t nmom = c->train.momentum > 0 ? P : 0;
+	/* doubles and floats first, bytes last: every piece stays aligned */
+	size_t bytes = L * sizeof(double) + (P + big + nmom) * sizeof(float) +
+		       big * sizeof(uint32_t) + s->moff[w->n] + L + P;
+	s->mem = calloc(1, bytes);
+	if (!s->mem) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	s->norm2 = s->mem;
+	s->agg = (float *)(s->norm2 + L);
+	s->sum = s->agg + P;
+	s->momentum = nmom ? s->sum + big : NULL;
+	s->cnt = (uint32_t *)(s->sum + big + nmom);
+	s->msg = (uint8_t *)(s->cnt + big);
+	s->sampled = s->msg + s->moff[w->n];
+	s->arrived = s->sampled + L;
+	*state = s;
+	return 0;
+err:
+	jointspar_bandit_free(&s->bandit);
+	free(s);
+	return rc;
+}
+
+static void js_before_backward(struct worker *w, void *state)
+{
+	struct jointspar *s = state;
+	/* shared draws: one set of uniforms for all, so equal p give equal layers */
+	int who = s->shared ? 0 : w->id;
+	jointspar_sample(&s->bandit, w->c->run.seed, w->step, who, s->sampled);
+	w->need_wgrad = s->sampled;
+}
+
+static int js_encode(void *ctx, int server, struct xchg_iov iov[])
+{
+	struct jointspar *s = ctx;
+	iov[0].base = s->msg + s->moff[server];
+	iov[0].len = s->mlen[server];
+	return 1;
+}
+
+static size_t js_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
+			size_t cap)
+{
+	struct jointspar *s = ctx;
+	return jointspar_msg_reduce(&s->blk[server], s->w->m.layers, in, s->w->n, s->sum,
+				    s->cnt, reply, cap);
+}
+
+static void js_apply(void *ctx, int server, const struct xmsg *reply)
+{
+	struct jointspar *s = ctx;
+	jointspar_msg_take(&s->blk[server], s->w->m.layers, reply, s->agg, s->arrived);
+}
+
+static const struct xchg_ops js_ops = { js_encode, js_reduce, js_apply };
+
+/* x -= lr * u where u = ratio (g + wd x) (+ momentum), on the coordinates that arrived. */
+static void js_update(struct jointspar *s, size_t off, size_t n, float ratio)
+{
+	struct worker *w = s->w;
+	float *x = w->m.params + off, *g = s->agg + off;
+	const uint8_t *ok = s->arrived + off;
+	float *mom = s->momentum ? s->momentum + off : NULL;
+	float lr = (float)w->lr, wd = (float)w->c->train.weight_decay;
+	float beta = (float)w->c->train.momentum;
+	for (size_t i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		float u = ratio * (g[i] + wd * x[i]);
+		if (mom) {
+			mom[i] = beta * mom[i] + u;
+			u = mom[i];
+		}
+		x[i] -= lr * u;
+	}
+}
+
+/* Bandit feedback, independent draws: the norms of this worker's own layer gradients. */
+static void own_norms(struct jointspar *s)
+{
+	const struct nn_model *m = &s->w->m;
+	for (int l = 0; l < m->nlayers; l++)
+		s->norm2[l] = s->sampled[l] ?
+			optim_norm2(m->grads + m->layers[l].off, m->layers[l].size) : 0;
+}
+
+/* Bandit feedback, shared draws: the norms of the mean gradient, |agg_l|^2 p_l^2 (the
+ * aggregate is scaled by 1/p_l), the same on every worker while replies arrive, so that
+ * every worker keeps the same p and keeps drawing the same layers.  The variance the
+ * sampling adds is then sum_l |mean g_l|^2 (1/p_l - 1): the mean gradient is what the
+ * bandit must follow.  A layer whose reply did not wholly arrive gives no feedback: it
+ * leaves this step's sampled set (drawn anew each step). */
+static void mean_norms(struct jointspar *s)
+{
+	const struct nn_model *m = &s->w->m;
+	for (int l = 0; l < m->nlayers; l++) {
+		size_t off = m->layers[l].off, n = m->layers[l].size;
+		if (s->sampled[l] && memchr(s->arrived + off, 0, n)) {
+			s->sampled[l] = 0;
+			continue;
+		}
+		double p = s->bandit.p[l];
+		s->norm2[l] = s->sampled[l] ? optim_norm2(s->agg + off, n) * p * p : 0;
+	}
+}
+
+static int js_step(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out)
+{
+	struct jointspar *s = state;
+	const struct nn_model *m = &w->m;
+	for (int j = 0; j < w->n; j++)
+		s->mlen[j] = jointspar_msg_build(s->msg + s->moff[j], &s->blk[j], m->layers,
+						 s->sampled, s->bandit.p, m->grads);
+	int rc = xchg_run(&w->x, w->step, &js_ops, s, flags, flags_out);
+	if (rc < 0)
+		return rc;
+	/* the messages were built with this step's p; the bandit moves on for the next */
+	if (s->shared)
+		mean_norms(s);
+	else
+		own_norms(s);
+	jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
+	const struct cfg *c = w->c;
+	for (int l = 0; l < m->nlayers; l++) {
+		size_t off = m->layers[l].off, n = m->layers[l].size;
+		float ratio = 1.0f;
+		if (s->lars) {
+			/* the layer's aggregate as taken; lost floats read as 0 */
+			double g2 = optim_norm2(s->agg + off, n);
+			if (g2 == 0)
+				continue;
+			ratio = optim_lars_ratio(optim_norm2(m->params + off, n), g2,
+						 (float)c->jointspar.trust,
+						 (float)c->train.weight_decay,
+						 (float)c->jointspar.lars_eps);
+		}
+		js_update(s, off, n, ratio);
+	}
+	return 0;
+}
+
+static void js_free(void *state)
+{
+	struct jointspar *s = state;
+	if (!s)
+		return;
+	jointspar_bandit_free(&s->bandit);
+	free(s->mem);
+	free(s);
+}
+
+const struct algo algo_jointspar = { js_init, js_before_backward, js_step, js_free };

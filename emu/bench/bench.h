@@ -1,0 +1,23 @@
+/* emu/bench/bench.h — pieces of `emu bench net` written in other files.
+ *
+ * CSV lines of every piece have the columns of bench_net's header:
+ *   test,variant,bytes,value,unit,reference,reference_value,ratio
+ * (ratio = value / reference_value, so >1 means faster for throughput and slower for
+ * latency).  csv is owned by the caller; quick: a short run for tests and CI.
+ */
+#ifndef EMU_BENCH_H
+#define EMU_BENCH_H
+
+#include <stdio.h>
+
+/* emu/bench/bench_csv.c: one CSV line with those columns (nothing if csv is NULL), and the
+ * qsort comparator of int64_t timings. */
+void bench_csv_line(FILE *csv, const char *test, const char *variant, size_t bytes,
+		    double value, const char *unit, const char *ref, double ref_value);
+int bench_cmp_i64(const void *a, const void *b);
+
+/* emu/bench/bench_xchg.c: a 16-worker exchange.  Prints its table to stdout, appends its lines
+ * to csv.  Returns 0 or -errno. */
+int bench_xchg(FILE *csv, int quick);
+
+#endif

@@ -1,0 +1,398 @@
+/* emu/bench/bench_net.c — `emu bench net`: rings and notifications against their physical peers,
+ * measured in the same run: (a) one-way ring throughput against memcpy of the same bytes,
+ * (b) 64-byte round trips through rings (io_uring and futex notifications, with and
+ * without the spin phase) against a raw futex ping-pong and a pipe ping-pong, (c) the
+ * 16-worker exchange (bench_xchg.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/bench/bench.h"
+#include "emu/commands.h"
+#include "emu/shm/notify.h"
+#include "emu/shm/region.h"
+#include "emu/shm/ring.h"
+
+#define MiB (1024 * 1024)
+
+static int reap(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPROTO;
+}
+
+/* --- (a) throughput ---------------------------------------------------------------- */
+
+/* GB/s of memcpy moving `total` bytes in pieces of `size` (buffers of `size` bytes, as
+ * the ring's producer and consumer have). */
+static double memcpy_gbps(size_t size, size_t total)
+{
+	uint8_t *a = malloc(size), *b = malloc(size);
+	int64_t t0, t1;
+	double gbps = 0;
+
+	if (!a || !b)
+		goto out;
+	memset(a, 1, size);
+	memset(b, 2, size);
+	memcpy(b, a, size);	/* warm */
+	t0 = notify_now_ns();
+	for (size_t done = 0; done < total; done += size) {
+		memcpy(b, a, size);
+		__asm__ __volatile__("" : : "r"(b) : "memory");	/* keep every copy */
+	}
+	t1 = notify_now_ns();
+	gbps = (double)total / (double)(t1 - t0);
+out:
+	free(a);
+	free(b);
+	return gbps;
+}
+
+static double ring_gbps(size_t size, size_t total, size_t ring_size)
+{
+	struct region_params p = { .nworkers = 2, .ring_size = ring_size, .log_ring_size = 64 };
+	struct region *rg = region_create(&p);
+	struct ring *data, *ack;
+	struct notify nt;
+	uint8_t *buf, token = 0;
+	int64_t t0, t1;
+	pid_t pid;
+	double gbps = 0;
+
+	if (!rg)
+		return 0;
+	data = region_ring(rg, 0, 1);
+	ack = region_ring(rg, 1, 0);
+	buf = malloc(size);
+	if (!buf)
+		goto out;
+	memset(buf, 3, size);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (pid == 0) {
+		if (notify_init(&nt, NOTIFY_AUTO) < 0)
+			_exit(1);
+		ring_write_all(ack, &token, 1, &nt);	/* ready, buffers touched */
+		for (size_t done = 0; done < total; done += size)
+			ring_read_all(data, buf, size, &nt);
+		ring_write_all(ack, &token, 1, &nt);
+		_exit(0);
+	}
+	if (notify_init(&nt, NOTIFY_AUTO) == 0) {
+		ring_read_all(ack, &token, 1, &nt);
+		t0 = notify_now_ns();
+		for (size_t done = 0; done < total; done += size)
+			ring_write_all(data, buf, size, &nt);
+		ring_read_all(ack, &token, 1, &nt);	/* the consumer has every byte */
+		t1 = notify_now_ns();
+		gbps = (double)total / (double)(t1 - t0);
+		notify_free(&nt);
+	} else {
+		kill(pid, SIGKILL);
+	}
+	if (reap(pid) < 0)
+		gbps = 0;
+out:
+	free(buf);
+	region_destroy(rg);
+	return gbps;
+}
+
+static void bench_throughput(FILE *csv, int quick)
+{
+	static const size_t sizes[] = { 4096, 16384, 65536, 262144, 1 * MiB, 4 * MiB, 16 * MiB };
+
+	printf("(a) one-way throughput, one ring, two processes, against memcpy of the same "
+	       "bytes (best of 3)\n%10s %10s %12s %12s %7s\n", "message", "ring", "ring GB/s",
+	       "memcpy GB/s", "ratio");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = sizes[i], total = (quick ? 64 : 512) * (size_t)MiB;
+		/* The default 1 MiB ring; messages larger than it stream through in pieces. */
+		size_t ring_size = 1 * MiB;
+		double r, m;
+		char variant[32];
+
+		if (total < 4 * size)
+			total = 4 * size;
+		/* Best of three, for both: the box is shared, and a run that another
+		 * process interrupted says nothing about rings or memcpy. */
+		r = m = 0;
+		for (int rep = 0; rep < 3; rep++) {
+			double rr = ring_gbps(size, total / 3, ring_size);
+			double mm = memcpy_gbps(size, total / 3);
+
+			r = rr > r ? rr : r;
+			m = mm > m ? mm : m;
+		}
+		printf("%10zu %9zuK %12.2f %12.2f %7.2f\n", size, ring_size / 1024, r, m,
+		       m > 0 ? r / m : 0);
+		snprintf(variant, sizeof(variant), "ring %zuK", ring_size / 1024);
+		bench_csv_line(csv, "throughput", variant, size, r, "GB/s", "memcpy", m);
+	}
+}
+
+/* --- (b) round-trip latency ---------------------------------------------------------- */
+
+static double median_us(int64_t *rtt, int n)
+{
+	qsort(rtt, (size_t)n, sizeof(*rtt), bench_cmp_i64);
+	return (double)rtt[n / 2] * 1e-3;
+}
+
+/* 64-byte ping-pong over two rings; mode and spin as given.  Returns the median RTT in
+ * microseconds, 0 when the mode is unavailable. */
+static double ring_rtt(enum notify_mode mode, int64_t spin_ns, int n, int warm)
+{
+	struct region_params p = { .nworkers = 2, .ring_size = 4096, .log_ring_size = 64 };
+	struct region *rg;
+	struct ring *ab, *ba;
+	struct notify nt;
+	uint8_t msg[64] = { 0 };
+	int64_t *rtt;
+	double med = 0;
+	pid_t pid;
+
+	if (notify_init(&nt, mode) < 0)
+		return 0;
+	notify_free(&nt);
+	rg = region_create(&p);
+	rtt = malloc(sizeof(*rtt) * (size_t)n);
+	if (!rg || !rtt)
+		goto out;
+	ab = region_ring(rg, 0, 1);
+	ba = region_ring(rg, 1, 0);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (pid == 0) {
+		if (notify_init(&nt, mode) < 0)
+			_exit(1);
+		nt.spin_ns = spin_ns;
+		for (int i = 0; i < n + warm; i++) {
+			ring_read_all(ab, msg, sizeof(msg), &nt);
+			ring_write_all(ba, msg, sizeof(msg), &nt);
+		}
+		_exit(0);
+	}
+	notify_init(&nt, mode);
+	nt.spin_ns = spin_ns;
+	for (int i = 0; i < n + warm; i++) {
+		int64_t t0 = notify_now_ns();
+
+		ring_write_all(ab, msg, sizeof(msg), &nt);
+		ring_read_all(ba, msg, sizeof(msg), &nt);
+		if (i >= warm)
+			rtt[i - warm] = notify_now_ns() - t0;
+	}
+	notify_free(&nt);
+	if (reap(pid) == 0)
+		med = median_us(rtt, n);
+out:
+	free(rtt);
+	region_destroy(rg);
+	return med;
+}
+
+static void futex_wait_word(_Atomic uint32_t *w, uint32_t v)
+{
+	syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0);
+}
+
+static void futex_wake_word(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* The physical peer: one shared word, 1 = the child's turn, 2 = the parent's; every
+ * hand-over is a FUTEX_WAKE and the waiting side sleeps in FUTEX_WAIT. */
+static double futex_rtt(int n, int warm)
+{
+	_Atomic uint32_t *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				   -1, 0);
+	int64_t *rtt = malloc(sizeof(*rtt) * (size_t)n);
+	double med = 0;
+	pid_t pid;
+
+	if (w == MAP_FAILED || !rtt)
+		goto out;
+	atomic_store(w, 2);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (pid == 0) {
+		for (int i = 0; i < n + warm; i++) {
+			while (atomic_load(w) != 1)
+				futex_wait_word(w, 2);
+			atomic_store(w, 2);
+			futex_wake_word(w);
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < n + warm; i++) {
+		int64_t t0 = notify_now_ns();
+
+		atomic_store(w, 1);
+		futex_wake_word(w);
+		while (atomic_load(w) != 2)
+			futex_wait_word(w, 1);
+		if (i >= warm)
+			rtt[i - warm] = notify_now_ns() - t0;
+	}
+	if (reap(pid) == 0)
+		med = median_us(rtt, n);
+out:
+	free(rtt);
+	if (w != MAP_FAILED)
+		munmap(w, 4096);
+	return med;
+}
+
+static double pipe_rtt(int n, int warm)
+{
+	int ab[2], ba[2];
+	uint8_t msg[64] = { 0 };
+	int64_t *rtt = malloc(sizeof(*rtt) * (size_t)n);
+	double med = 0;
+	pid_t pid;
+
+	if (!rtt || pipe(ab) < 0) {
+		free(rtt);
+		return 0;
+	}
+	if (pipe(ba) < 0) {
+		close(ab[0]);
+		close(ab[1]);
+		free(rtt);
+		return 0;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < n + warm; i++)
+			if (read(ab[0], msg, sizeof(msg)) != (ssize_t)sizeof(msg) ||
+			    write(ba[1], msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+				_exit(1);
+		_exit(0);
+	}
+	if (pid > 0) {
+		int i;
+
+		for (i = 0; i < n + warm; i++) {
+			int64_t t0 = notify_now_ns();
+
+			if (write(ab[1], msg, sizeof(msg)) != (ssize_t)sizeof(msg) ||
+			    read(ba[0], msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+				break;
+			if (i >= warm)
+				rtt[i - warm] = notify_now_ns() - t0;
+		}
+		if (reap(pid) == 0 && i == n + warm)
+			med = median_us(rtt, n);
+	}
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	free(rtt);
+	return med;
+}
+
+static void bench_latency(FILE *csv, int quick)
+{
+	int n = quick ? 2000 : 20000, warm = n / 10;
+	double fx = futex_rtt(n, warm), pp = pipe_rtt(n, warm);
+	struct {
+		const char *name;
+		enum notify_mode mode;
+		int64_t spin;
+	} v[] = {
+		{ "ring io_uring sleep-only", NOTIFY_IO_URING, 0 },
+		{ "ring futex sleep-only", NOTIFY_FUTEX, 0 },
+		{ "ring io_uring with spin", NOTIFY_IO_URING, NOTIFY_SPIN_NS },
+		{ "ring futex with spin", NOTIFY_FUTEX, NOTIFY_SPIN_NS },
+	};
+
+	printf("\n(b) round trip of 64 bytes between two processes, median of %d\n"
+	       "%-28s %10s %12s\n", n, "", "RTT us", "/ raw futex");
+	printf("%-28s %10.2f %12.2f\n", "raw futex wait/wake", fx, 1.0);
+	printf("%-28s %10.2f %12.2f\n", "pipe", pp, fx > 0 ? pp / fx : 0);
+	bench_csv_line(csv, "rtt", "raw futex", 64, fx, "us", "raw futex", fx);
+	bench_csv_line(csv, "rtt", "pipe", 64, pp, "us", "raw futex", fx);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		double r = ring_rtt(v[i].mode, v[i].spin, n, warm);
+
+		if (r == 0) {
+			printf("%-28s %10s\n", v[i].name, "unavailable");
+			continue;
+		}
+		printf("%-28s %10.2f %12.2f\n", v[i].name, r, fx > 0 ? r / fx : 0);
+		bench_csv_line(csv, "rtt", v[i].name, 64, r, "us", "raw futex", fx);
+	}
+}
+
+int bench_net(int argc, char **argv)
+{
+	const char *path = "bench-net.csv";
+	int quick = 0, ret;
+	double load[1];
+	FILE *csv;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
+			path = argv[++i];
+		} else {
+			fprintf(stderr, "usage: emu bench net [--csv FILE] [--quick]\n"
+				"  rings, notifications and the exchange against memcpy, futex and "
+				"pipes; CSV default: bench-net.csv\n");
+			return strcmp(argv[i], "--help") ? 2 : 0;
+		}
+	}
+	csv = fopen(path, "w");
+	if (!csv) {
+		fprintf(stderr, "emu: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	fprintf(csv, "test,variant,bytes,value,unit,reference,reference_value,ratio\n");
+	/* Peers run in the same conditions, but the conditions belong with the numbers. */
+	if (getloadavg(load, 1) == 1) {
+		printf("load average %.2f on %ld cores at start\n\n", load[0],
+		       sysconf(_SC_NPROCESSORS_ONLN));
+		fprintf(csv, "# load average %.2f on %ld cores at start\n", load[0],
+			sysconf(_SC_NPROCESSORS_ONLN));
+	}
+	bench_throughput(csv, quick);
+	bench_latency(csv, quick);
+	printf("\n(c) exchange, 16 workers\n");
+	fflush(NULL);
+	ret = bench_xchg(csv, quick);
+	if (ret < 0)
+		fprintf(stderr, "emu: exchange benchmark failed: %s\n", strerror(-ret));
+	if (fclose(csv) != 0) {
+		fprintf(stderr, "emu: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	printf("\nCSV: %s\n", path);
+	return ret < 0 ? 1 : 0;
+}

@@ -1,0 +1,314 @@
+/* emu/bench/bench_nn.c — `emu bench nn`: one training step (forward, backward, SGD update;
+ * batch 32; one thread) of each model with nn_ops_cpu, against PyTorch doing the same
+ * step in the same run (shared/peers/torch_step.py; for lstm, a peer of the same
+ * architecture given here), and each model's effective GFLOP/s (nn_flops / step time)
+ * against single-thread OpenBLAS sgemm measured in the same run.
+ *
+ * usage: emu bench nn [--csv FILE] [--models mlp,lenet,...] [--steps N] [--rounds R]
+ * Each side runs R rounds alternately (emu, torch, emu, torch...); each side's figure is
+ * its best round's median, so that a burst of load from other processes on a shared
+ * machine hits neither side alone.
+ * The peers are found in $EMU_SHARED/peers, else in ../shared/peers beside the
+ * repository the binary was built in, else in ./../shared/peers.
+ */
+#include <cblas.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/commands.h"
+#include "nn/model.h"
+#include "nn/optim.h"
+
+#define BATCH 32
+#define WARMUP 3
+#define LSTM_T 32
+#define LSTM_V 5000
+#define LSTM_K 4
+
+/* The lstm peer: nn.Embedding(V,64), nn.LSTM(64,128), nn.Linear(128,K) on the last
+ * hidden state, the same step and statistics as torch_step.py.  Argument: T V K. */
+static const char lstm_peer[] =
+	"import sys, time, torch, torch.nn as nn, torch.nn.functional as F\n"
+	"torch.set_num_threads(1); torch.manual_seed(0)\n"
+	"T, V, K = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]); B = 32\n"
+	"class M(nn.Module):\n"
+	"    def __init__(s):\n"
+	"        super().__init__(); s.e = nn.Embedding(V, 64)\n"
+	"        s.l = nn.LSTM(64, 128, batch_first=True); s.fc = nn.Linear(128, K)\n"
+	"    def forward(s, x):\n"
+	"        o, (h, c) = s.l(s.e(x)); return s.fc(h[-1])\n"
+	"model = M(); x = torch.randint(0, V, (B, T)); y = torch.randint(0, K, (B,))\n"
+	"opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+	"params = sum(p.numel() for p in model.parameters())\n"
+	"def step():\n"
+	"    opt.zero_grad(); loss = F.cross_entropy(model(x), y); loss.backward(); opt.step()\n"
+	"for _ in range(3): step()\n"
+	"ts = []\n"
+	"for _ in range(15):\n"
+	"    t = time.perf_counter(); step(); ts.append(time.perf_counter() - t)\n"
+	"ts.sort()\n"
+	"print(f\"lstm params={params} batch={B} median_step_ms={ts[len(ts)//2]*1e3:.2f}\")\n";
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+/* Single-thread sgemm GFLOP/s of n x n x n, median of reps. */
+static double sgemm_gflops(int n, int reps)
+{
+	size_t nn = (size_t)n * n;
+	float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float));
+	float *c = malloc(nn * sizeof(float));
+	double t[64], g = 0;
+	if (a && b && c && reps <= 64) {
+		for (size_t i = 0; i < nn; i++) {
+			a[i] = (float)(i % 7) * 0.1f;
+			b[i] = (float)(i % 5) * 0.1f;
+		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0,
+			    c, n);
+		for (int r = 0; r < reps; r++) {
+			double t0 = now();
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b,
+				    n, 0, c, n);
+			t[r] = now() - t0;
+		}
+		g = 2.0 * n * nn / median(t, reps) * 1e-9;
+	}
+	free(a);
+	free(b);
+	free(c);
+	return g;
+}
+
+static struct nn_input input_of(const char *model)
+{
+	if (!strcmp(model, "lstm"))
+		return (struct nn_input){.T = LSTM_T, .vocab = LSTM_V, .nclasses = LSTM_K};
+	if (!strncmp(model, "resnet", 6))
+		return (struct nn_input){.C = 3, .H = 32, .W = 32, .nclasses = 10};
+	return (struct nn_input){.C = 1, .H = 28, .W = 28, .nclasses = 10};
+}
+
+struct result {
+	size_t params;
+	double ms, gflop;	/* median step; GFLOP per step */
+};
+
+/* Median wall time of one training step of `model` with nn_ops_cpu. */
+static int emu_step(const char *model, int steps, struct result *res)
+{
+	struct nn_input in = input_of(model);
+	struct nn_model m;
+	int r = nn_model_init(&m, model, &in, &nn_ops_cpu, BATCH, 1);
+	if (r)
+		return r;
+	size_t D = in.T ? (size_t)in.T : (size_t)in.C * in.H * in.W;
+	float *x = malloc(BATCH * D * sizeof(float));
+	int32_t *tok = malloc(BATCH * D * sizeof(int32_t)), y[BATCH];
+	double *t = malloc((size_t)steps * sizeof(double));
+	uint64_t s = 88172645463325252ull;
+	r = -ENOMEM;
+	if (!x || !tok || !t)
+		goto out;
+	for (size_t i = 0; i < BATCH * D; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		x[i] = (float)(s >> 40) / (float)(1 << 24) * 2 - 1;
+		tok[i] = (int32_t)(s % (uint64_t)(in.vocab ? in.vocab : 1));
+	}
+	for (int i = 0; i < BATCH; i++)
+		y[i] = i % in.nclasses;
+	for (int i = -WARMUP; i < steps; i++) {
+		double t0 = now();
+		nn_forward(&m, in.T ? NULL : x, in.T ? tok : NULL, y, BATCH, true, NULL);
+		nn_backward(&m, NULL);
+		optim_sgd(m.params, m.grads, m.nparams, 0.01f, 0);
+		if (i >= 0)
+			t[i] = now() - t0;
+	}
+	res->params = m.nparams;
+	res->ms = median(t, steps) * 1e3;
+	res->gflop = nn_flops(&m, BATCH, true, NULL) * 1e-9;
+	r = 0;
+out:
+	free(x);
+	free(tok);
+	free(t);
+	nn_model_free(&m);
+	return r;
+}
+
+/* Where shared/peers is: see the header comment.  Returns 0 and fills dir, or -ENOENT. */
+static int find_peers(char *dir, size_t len)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	const char *env = getenv("EMU_SHARED");
+	if (env) {
+		snprintf(dir, len, "%s/peers", env);
+		return access(dir, R_OK) ? -ENOENT : 0;
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		for (int up = 0; up < 2; up++) {	/* REPO/build/emu -> REPO */
+			char *slash = strrchr(exe, '/');
+			if (slash)
+				*slash = '\0';
+		}
+		snprintf(cand, sizeof(cand), "%s/../shared/peers/torch_step.py", exe);
+		if (!access(cand, R_OK) &&
+		    snprintf(dir, len, "%s/../shared/peers", exe) < (int)len)
+			return 0;
+	}
+	if (!access("../shared/peers/torch_step.py", R_OK)) {
+		snprintf(dir, len, "../shared/peers");
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Runs the PyTorch peer; *ms = its median step, *params its parameter count. */
+static int torch_step(const char *peers, const char *model, double *ms, size_t *params)
+{
+	char cmd[PATH_MAX + 4096];
+	if (!strcmp(model, "lstm"))
+		snprintf(cmd, sizeof(cmd), "OMP_NUM_THREADS=1 /usr/bin/python3 -c '%s' %d %d %d 2>&1",
+			 lstm_peer, LSTM_T, LSTM_V, LSTM_K);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "OMP_NUM_THREADS=1 /usr/bin/python3 '%s/torch_step.py' '%s' 1 2>&1", peers,
+			 model);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	char line[1024];
+	int found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "params="), *q = strstr(line, "median_step_ms=");
+		if (p && q) {
+			*params = strtoull(p + 7, NULL, 10);
+			*ms = strtod(q + 15, NULL);
+			found = 1;
+		}
+	}
+	int st = pclose(f);
+	return found && st == 0 ? 0 : -ENOENT;
+}
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: emu bench nn [--csv FILE] [--models mlp,lenet,resnet20,resnet56,lstm]"
+		   " [--steps N] [--rounds R]\n"
+		   "  median step time (forward, backward, SGD; batch %d; one thread) against\n"
+		   "  PyTorch in the same run, and GFLOP/s against OpenBLAS sgemm.  CSV default:"
+		   " bench-nn.csv\n", BATCH);
+	return f == stdout ? 0 : 2;
+}
+
+int bench_nn(int argc, char **argv)
+{
+	const char *csv_path = "bench-nn.csv";
+	char models[512] = "mlp,lenet,resnet20,resnet56,lstm", peers[PATH_MAX];
+	int steps = 15, rounds = 2;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+			csv_path = argv[++i];
+		else if (!strcmp(argv[i], "--models") && i + 1 < argc)
+			snprintf(models, sizeof(models), "%s", argv[++i]);
+		else if (!strcmp(argv[i], "--steps") && i + 1 < argc &&
+			 (steps = atoi(argv[++i])) > 0)
+			continue;
+		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc &&
+			 (rounds = atoi(argv[++i])) > 0)
+			continue;
+		else
+			return usage(strcmp(argv[i], "--help") ? stderr : stdout);
+	}
+	setenv("OPENBLAS_NUM_THREADS", "1", 1);
+	openblas_set_num_threads(1);
+	bool have_peer = find_peers(peers, sizeof(peers)) == 0 &&
+			 system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
+	if (!have_peer)
+		fprintf(stderr, "emu bench nn: no PyTorch peer (python3-torch and shared/peers/ "
+				"are needed; set EMU_SHARED): emu alone\n");
+	FILE *csv = fopen(csv_path, "w");
+	if (!csv) {
+		fprintf(stderr, "emu bench nn: %s: %s\n", csv_path, strerror(errno));
+		return 1;
+	}
+	double g256 = sgemm_gflops(256, 31), g1024 = sgemm_gflops(1024, 5);
+	fprintf(csv, "# emu bench nn: batch %d, one thread, best of %d rounds of the median of %d"
+		     " steps\n", BATCH, rounds, steps);
+	fprintf(csv, "model,params,emu_ms,torch_ms,ratio,gflop_per_step,emu_gflops,"
+		     "sgemm256_gflops,sgemm1024_gflops\n");
+	printf("one training step, batch %d, one thread; sgemm 256^3 %.1f GFLOP/s, 1024^3 "
+	       "%.1f GFLOP/s\n", BATCH, g256, g1024);
+	printf("%-10s %9s %9s %9s %7s %8s %8s %7s\n", "model", "params", "emu ms", "torch ms",
+	       "ratio", "GFLOP", "GFLOP/s", "%sgemm");
+	int rc = 0, accept = 1, checked = 0;
+	for (char *save = NULL, *name = strtok_r(models, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		struct result e = {0}, one;
+		double tms = 0, t1 = 0;
+		size_t tparams = 0;
+		bool peer = have_peer;
+		int r = 0;
+		for (int k = 0; k < rounds && !r; k++) {
+			if (!(r = emu_step(name, steps, &one)) && (k == 0 || one.ms < e.ms))
+				e = one;
+			if (peer && (peer = torch_step(peers, name, &t1, &tparams) == 0) &&
+			    (k == 0 || t1 < tms))
+				tms = t1;
+		}
+		if (r) {
+			fprintf(stderr, "emu bench nn: model %s: %s\n", name, strerror(-r));
+			rc = 2;
+			continue;
+		}
+		double ratio = peer ? e.ms / tms : 0, gfs = e.gflop / (e.ms * 1e-3);
+		char tcol[32] = "no peer", rcol[32] = "-";
+		if (peer) {
+			snprintf(tcol, sizeof(tcol), "%.2f", tms);
+			snprintf(rcol, sizeof(rcol), "%.2f", ratio);
+			if (tparams != e.params)
+				fprintf(stderr, "emu bench nn: %s: emu has %zu parameters, PyTorch %zu\n",
+					name, e.params, tparams);
+		}
+		printf("%-10s %9zu %9.2f %9s %7s %8.3f %8.1f %6.0f%%\n", name, e.params, e.ms, tcol,
+		       rcol, e.gflop, gfs, 100 * gfs / g1024);
+		fprintf(csv, "%s,%zu,%.3f,%s,%s,%.4f,%.2f,%.2f,%.2f\n", name, e.params, e.ms,
+			peer ? tcol : "", peer ? rcol : "", e.gflop, gfs, g256, g1024);
+		if (!strcmp(name, "mlp") || !strcmp(name, "lenet") || !strcmp(name, "resnet20")) {
+			checked++;
+			if (!peer || ratio > 1.0)
+				accept = 0;
+		}
+	}
+	fclose(csv);
+	if (checked)
+		printf("target emu/torch <= 1.0 for mlp, lenet, resnet20: %s\n",
+		       !have_peer ? "not measured (no peer)" : accept ? "met" : "NOT met");
+	printf("csv: %s\n", csv_path);
+	return rc;
+}

@@ -1,0 +1,213 @@
+/* emu/bench/bench_train.c — `emu bench train`: the harness's overhead on a real run.
+ *
+ * Ideal: the same N workers' compute (batch, forward, backward, SGD update), measured
+ * alone, one worker after another in this one process, divided by the cores the run may
+ * use.  Actual: the wall time per step of `emu run` of the same configuration (every
+ * process, ring, notification, barrier and log line included), taken from train.csv
+ * between logged steps (median of the 10-step windows), so start-up and the final
+ * evaluation are left out.  Both from one invocation, printed side by side with their ratio.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cblas.h>
+#include "emu/commands.h"
+#include "emu/run/train.h"
+#include "nn/model.h"
+#include "nn/optim.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* Seconds of compute for one step of all N workers, run one after another in this
+ * process: each worker with its own model replica (its own parameters, activations and
+ * batch), as in the run, so the caches see the same working set. */
+static int ideal_step(const struct cfg *c, const struct nn_dataset *d, double *out)
+{
+	const struct nn_dataset train = *d;
+	int n = c->run.workers, B = c->train.batch, steps = 10, rc = 0, built = 0;
+	struct nn_model *m = calloc((size_t)n, sizeof(*m));
+	size_t feat = (size_t)train.in.C * train.in.H * train.in.W;
+	float *x = train.x ? malloc((size_t)n * B * feat * sizeof(float)) : NULL;
+	int32_t *tok = train.tokens ? malloc((size_t)n * B * train.in.T * sizeof(int32_t)) : NULL;
+	int32_t *y = malloc((size_t)n * B * 4), *idx = malloc((size_t)B * sizeof(int32_t));
+	if (!m || !y || !idx || (train.x && !x) || (train.tokens && !tok))
+		rc = -ENOMEM;
+	for (; rc == 0 && built < n; built++)
+		rc = nn_model_init(&m[built], c->train.model, &train.in, &nn_ops_cpu, B, c->run.seed);
+	double reps[5];
+	int nrep = 0;
+	for (; rc == 0 && nrep < 5; nrep++) {
+		double t0 = now_s();
+		for (int s = 0; s < steps; s++)
+			for (int w = 0; w < n; w++) {
+				float *wx = x ? x + (size_t)w * B * feat : NULL;
+				int32_t *wt = tok ? tok + (size_t)w * B * train.in.T : NULL;
+				int32_t *wy = y + (size_t)w * B;
+				for (int k = 0; k < B; k++)
+					idx[k] = (int32_t)(((int64_t)(s * n + w) * B + k) % train.n);
+				data_batch(&train, idx, B, wx, wt, wy);
+				nn_forward(&m[w], wx, wt, wy, B, true, NULL);
+				nn_backward(&m[w], NULL);
+				optim_sgd(m[w].params, m[w].grads, m[w].nparams, 1e-3f, 0);
+			}
+		reps[nrep] = (now_s() - t0) / steps;
+	}
+	*out = nrep ? median(reps, nrep) : 0;
+	for (int w = 0; w < built; w++)
+		nn_model_free(&m[w]);
+	free(m);
+	free(x);
+	free(tok);
+	free(y);
+	free(idx);
+	return rc;
+}
+
+/* Wall seconds per step of the run: the median over the windows between consecutive
+ * rows of train.csv (one row every log_every steps), the statistic the ideal uses too, so
+ * that a passing hiccup of the machine weighs the same on both sides. */
+static int run_step(const char *dir, double *out, long *steps)
+{
+	char path[CFG_STR + 32], line[512];
+	snprintf(path, sizeof(path), "%s/train.csv", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	double win[256];
+	int nwin = 0;
+	long s, prev_s = -1, first = -1;
+	double w, d, prev_w = 0;
+	if (!fgets(line, sizeof(line), f)) {	/* header */
+		fclose(f);
+		return -EINVAL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		/* step,epoch,loss,lr,vtime_s,wall_s,... */
+		if (sscanf(line, "%ld,%lf,%lf,%lf,%lf,%lf", &s, &d, &d, &d, &d, &w) != 6)
+			continue;
+		if (prev_s >= 0 && s > prev_s && nwin < 256)
+			win[nwin++] = (w - prev_w) / (double)(s - prev_s);
+		if (first < 0)
+			first = s;
+		prev_s = s;
+		prev_w = w;
+	}
+	fclose(f);
+	if (nwin == 0)
+		return -EINVAL;
+	*out = median(win, nwin);
+	*steps = prev_s - first;
+	return 0;
+}
+
+/* emu bench train [FILE.ini] [section.key=value ...]; argv[0] is "train". */
+int bench_train(int argc, char **argv)
+{
+	int first = 1;
+	const char *ini = "ini/quickstart.ini";
+	if (argc > 1 && strchr(argv[1], '=') == NULL)
+		ini = argv[first++];
+	char tmpl[] = "/tmp/emu-bench-train-XXXXXX";
+	if (!mkdtemp(tmpl)) {
+		perror("emu: mkdtemp");
+		return 1;
+	}
+	char out_arg[64], *over[64];
+	snprintf(out_arg, sizeof(out_arg), "run.output=%s", tmpl);
+	int no = 0;
+	over[no++] = "train.max_steps=80";
+	over[no++] = "train.log_every=10";
+	over[no++] = "train.eval_every=100000";
+	for (int i = first; i < argc && no < 62; i++)
+		over[no++] = argv[i];
+	over[no++] = out_arg;
+	static struct cfg c;
+	char err[1024];
+	if (cfg_load(&c, ini, no, over, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	cpu_set_t set;
+	int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+	openblas_set_num_threads(c.run.threads);
+	printf("harness overhead: %d workers, model %s, batch %d, %d cores\n", c.run.workers,
+	       c.train.model, c.train.batch, cores);
+	printf("%6s %14s %10s %10s %7s\n", "round", "all compute ms", "ideal ms", "emu ms",
+	       "ratio");
+	/* Rounds alternate the two measurements, so that the machine's slow and fast
+	 * moments (a shared VM here) fall on both; the verdict is the median ratio. */
+	enum { ROUNDS = 3 };
+	double ratio[ROUNDS];
+	FILE *csv = fopen("bench-train.csv", "w");
+	if (csv)
+		fprintf(csv, "round,workers,model,batch,cores,compute_ms,ideal_ms,emu_ms,ratio\n");
+	/* the ideal's data, loaded once (each emu run loads its own, as it always does) */
+	struct nn_dataset train, test;
+	if (train_load_data(&c, &train, &test, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
+		return 2;
+	}
+	int failed = 0;
+	for (int r = 0; r < ROUNDS && !failed; r++) {
+		double all = 0, actual = 0;
+		long steps = 0;
+		if (ideal_step(&c, &train, &all) < 0) {
+			failed = 1;
+			break;
+		}
+		int rc = cmd_run(&c);
+		if (rc != 0 || run_step(tmpl, &actual, &steps) < 0) {
+			fprintf(stderr, "emu: bench train: the run failed (exit %d)\n", rc);
+			failed = 1;
+			break;
+		}
+		double ideal = all / cores;
+		ratio[r] = actual / ideal;
+		printf("%6d %14.2f %10.2f %10.2f %7.3f\n", r + 1, all * 1e3, ideal * 1e3,
+		       actual * 1e3, ratio[r]);
+		if (csv)
+			fprintf(csv, "%d,%d,%s,%d,%d,%.4f,%.4f,%.4f,%.4f\n", r + 1, c.run.workers,
+				c.train.model, c.train.batch, cores, all * 1e3, ideal * 1e3,
+				actual * 1e3, ratio[r]);
+	}
+	if (csv)
+		fclose(csv);
+	data_free(&train);
+	data_free(&test);
+	if (failed)
+		return 1;
+	printf("compute: median of 5 x 10 steps, all workers one after another in one process, "
+	       "each with its own replica;\nideal = that / %d cores; emu: median 10-step window "
+	       "of a real run\nmedian ratio emu / ideal: %.3f   (target <= 1.25)\n", cores,
+	       median(ratio, ROUNDS));
+	if (nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS) != 0)
+		fprintf(stderr, "emu: could not remove %s\n", tmpl);
+	return 0;
+}

@@ -1,0 +1,139 @@
+/* emu/cfg/cfg.h — the resolved configuration of one run.
+ *
+ * Filled by cfg_load() from an INI file plus command-line overrides; every key has a
+ * default (see cfg_keys.h, the one table that drives parsing, printing and help).
+ * All times are int64 nanoseconds, rates are bits per second, sizes bytes,
+ * probabilities in [0, 1].  The struct owns no heap memory: it can be copied and
+ * is inherited by forked workers as is.
+ */
+#ifndef EMU_CFG_H
+#define EMU_CFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "emu/net/net_cfg.h"
+#include "emu/shm/notify.h"
+
+#define CFG_MAX_WORKERS NET_MAX_WORKERS
+#define CFG_MAX_LINKS 256	/* [link A-B] sections */
+#define CFG_MAX_DECAY 8
+#define CFG_STR 256
+
+enum cfg_device { DEV_CPU, DEV_CUDA, DEV_AUTO };
+enum cfg_compute { COMPUTE_FLOPS, COMPUTE_MEASURED };
+
+/* A [link A-B] section: overrides of the directed link A -> B. */
+struct cfg_link {
+	int src, dst;
+	int line;		/* where the section starts, for messages */
+	uint64_t set;		/* bit k: key k of the net table was given */
+	struct net_cfg net;	/* given keys; the rest is filled from [net] by cfg_link_net() */
+};
+
+enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOINTSPAR_LARS };
+enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
+enum cfg_on_miss { MISS_OWN, MISS_ZERO };
+enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
+enum cfg_draws { DRAWS_SHARED, DRAWS_INDEPENDENT };
+enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
+enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
+enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR };
+
+struct cfg {
+	char path[CFG_STR];	/* the INI file, for messages */
+	struct {
+		char name[CFG_STR];
+		int workers;		/* 1..64, default 16 */
+		uint64_t seed;
+		char output[CFG_STR];	/* run directory; default runs/NAME */
+		enum cfg_device device;
+		enum notify_mode notify;
+		int threads;		/* BLAS threads per worker */
+		int64_t ring_size;	/* bytes per directed ring */
+	} run;
+	struct net_cfg net;
+	uint64_t net_set;	/* bit k: key k of the net table was given in [net] (cfg_keys.h) */
+	int nlinks;
+	struct cfg_link links[CFG_MAX_LINKS];
+	struct {
+		enum cfg_algo algorithm;
+		char model[32];		/* mlp lenet resnet20..110 lstm linreg */
+		int epochs;
+		int64_t max_steps;	/* 0 = epochs decide */
+		int batch;		/* per worker */
+		double lr;		/* base learning rate for one worker */
+		enum cfg_lr_scaling lr_scaling;
+		double warmup_epochs;
+		int ndecay;
+		double decay_epochs[CFG_MAX_DECAY];
+		double decay_factor;
+		double momentum;
+		double weight_decay;
+		int log_every;		/* steps between train.csv lines */
+		int eval_every;		/* steps between evaluations; 0 = each epoch */
+		enum cfg_compute compute;
+		double device_flops;	/* FLOP/s of the modelled device (compute = flops) */
+		double compute_scale;	/* factor on measured time (compute = measured) */
+	} train;
+	struct {
+		enum cfg_dataset dataset;
+		char dir[CFG_STR];
+		enum cfg_shard shard;
+		double alpha;		/* dirichlet concentration */
+		int64_t train_limit;	/* 0 = whole set */
+		int64_t test_limit;
+		int64_t synthetic_size;	/* samples in a synthetic training set */
+		int dim;		/* features of a synthetic set */
+		int classes;		/* classes of the gaussian set */
+		double noise;		/* label noise (std) of the linreg set */
+		int seq_len;		/* tokens per text sample */
+	} data;
+	struct {
+		enum cfg_block_map block_map;
+	} rps;
+	struct {
+		enum cfg_on_miss on_miss;
+	} allreduce;
+	struct {
+		double beta;
+		double weight_decay;
+		int adversaries;
+		enum cfg_adversary adversary;
+	} signum;
+	struct {
+		double budget;		/* s: expected number of layers per step */
+		double p_min;
+		double alpha;		/* bandit step size */
+		double trust;		/* LARS trust coefficient */
+		double lars_eps;
+		enum cfg_draws draws;	/* the same layers on every worker, or each its own */
+	} jointspar;
+};
+
+/* Load FILE, apply overrides ("section.key=value", in order; for a link section
+ * "link A-B.key=value").  On error writes one "FILE:LINE: ..." (or "argument N: ...")
+ * message to err and returns -EINVAL; returns 0 on success. */
+int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],
+	     char *err, size_t errlen);
+/* cfg_load, numbering the overrides in messages from argbase ("argument N"): main
+ * passes the argv index of the first override. */
+int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const overrides[],
+		  int argbase, char *err, size_t errlen);
+/* Defaults only (used by tests and by cfg_load before parsing). */
+void cfg_defaults(struct cfg *c);
+/* The network model of directed link src -> dst: [net] with [link src-dst] applied. */
+void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
+/* The links of worker id as its exchange sees them (emu/net/xchg.h). */
+struct xchg_links;
+void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);
+/* Write the fully resolved configuration as an INI file that cfg_load accepts again. */
+int cfg_print(const struct cfg *c, FILE *f);
+/* The key reference (emu help keys; emu help SECTION for one section, "link" or
+ * "link A-B" for links); -EINVAL for an unknown section. */
+int cfg_help(FILE *f, const char *section);
+/* The same reference as one Markdown table (README.md, between the keys markers). */
+void cfg_help_markdown(FILE *f);
+
+#endif

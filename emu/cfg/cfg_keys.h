@@ -1,0 +1,213 @@
+/* emu/cfg/cfg_keys.h — every configuration key, in one X-macro table.
+ *
+ * The table generates the defaults (cfg_defaults), the parser (cfg_load), the printer
+ * (cfg_print, `emu check`) and the reference (`emu help keys`, README).  A key's name
+ * is its struct cfg field name; [net] keys are fields of struct net_cfg and are also
+ * the keys of every [link A-B] section.
+ *
+ * X(section, field, TYPE, extra, default, lo, hi, flags, help)
+ *   TYPE     INT int, I64 int64_t, U64 uint64_t, DOUBLE, PROB (0.05 or 5%), DURATION
+ *            (int64 ns), RATE (double bit/s), SIZE (int64 bytes), FLOPS (double),
+ *            STR (char[]; lo/hi bound its length), CHOICE (char[], one of extra),
+ *            ENUM (an enum; extra names its values in enum order), LIST (double[];
+ *            extra is the int field that counts them)
+ *   default  as written in an INI file; NULL = derived from other keys (see help)
+ *   lo, hi   inclusive range in base units (ns, bytes, bit/s); flags may exclude ends
+ *   help     one sentence; printed by `emu help keys` and as comments by `emu check`
+ */
+#ifndef EMU_CFG_KEYS_H
+#define EMU_CFG_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/cfg/cfg.h"
+
+#define CFG_GT_LO 1u		/* value must be > lo */
+#define CFG_LT_HI 2u		/* value must be < hi */
+#define CFG_POW2 4u		/* a power of two */
+#define CFG_ASCENDING 8u	/* list: strictly increasing */
+
+/* Longest string value: a printed "key = value" line must stay below inih's line limit. */
+#define CFG_STR_MAX 160
+
+#define CFG_NET_KEYS(X) \
+	X(net, loss, ENUM, cfg_loss_names, "none", 0, 0, 0, \
+	  "loss model: none, bernoulli (loss_p), gilbert (netem 'loss gemodel p r 1-h 1-k'), " \
+	  "state (netem 'loss state p13 p31 p32 p23 p14')") \
+	X(net, loss_p, PROB, 0, "0", 0, 1, 0, \
+	  "bernoulli: drop probability of a unit; gilbert: p, good->bad transition probability") \
+	X(net, ge_r, PROB, 0, NULL, 0, 1, 0, \
+	  "gilbert: r, bad->good transition probability; netem default 1 - loss_p (older " \
+	  "iproute2 used 1)") \
+	X(net, ge_1h, PROB, 0, "1", 0, 1, 0, \
+	  "gilbert: 1-h, loss probability in the bad state; netem default 1") \
+	X(net, ge_1k, PROB, 0, "0", 0, 1, 0, \
+	  "gilbert: 1-k, loss probability in the good state; netem default 0") \
+	X(net, p13, PROB, 0, "0", 0, 1, 0, \
+	  "state: p13, good (1) -> burst loss (3); netem requires it, emu defaults to 0") \
+	X(net, p31, PROB, 0, NULL, 0, 1, 0, \
+	  "state: p31, burst loss (3) -> good (1); netem default 1 - p13") \
+	X(net, p32, PROB, 0, "0", 0, 1, 0, \
+	  "state: p32, burst loss (3) -> burst good (2); netem default 0") \
+	X(net, p23, PROB, 0, "1", 0, 1, 0, \
+	  "state: p23, burst good (2) -> burst loss (3); netem default 1") \
+	X(net, p14, PROB, 0, "0", 0, 1, 0, \
+	  "state: p14, good (1) -> isolated loss (4); netem default 0") \
+	X(net, unit, ENUM, cfg_unit_names, "message", 0, 0, 0, \
+	  "what is lost: a whole message, or packets of mtu bytes (messages arrive with holes)") \
+	X(net, mtu, SIZE, 0, "1500B", 64, 16777216, 0, "bytes per packet when unit = packet") \
+	X(net, latency, DURATION, 0, "0s", 0, 60e9, 0, "one-way delay of every unit (netem delay)") \
+	X(net, jitter, DURATION, 0, "0s", 0, 60e9, 0, \
+	  "random delay variation, drawn from distribution (netem jitter)") \
+	X(net, distribution, ENUM, cfg_dist_names, "normal", 0, 0, 0, \
+	  "jitter distribution (netem's tables; normal is netem's default)") \
+	X(net, bandwidth, RATE, 0, "0bit", 0, 1e15, 0, \
+	  "serialisation rate with a per-sender queue, like netem rate; 0bit = unlimited") \
+	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
+	  "unreliable: lost units are gone; reliable: lost units are resent after rto") \
+	X(net, timeout, DURATION, 0, "10ms", 1, 60e9, 0, \
+	  "unreliable: how long a receiver waits before it gives up on a unit") \
+	X(net, rto, DURATION, 0, "1ms", 1, 60e9, 0, \
+	  "reliable: first retransmission timeout, doubling up to rto_max; Linux's minimum " \
+	  "is 200ms, emu models a datacenter") \
+	X(net, rto_max, DURATION, 0, "100ms", 1, 60e9, 0, "reliable: cap of the doubling rto")
+
+#define CFG_OTHER_KEYS(X) \
+	X(run, name, STR, 0, "run", 1, CFG_STR_MAX, 0, "name of the run; output goes to runs/NAME") \
+	X(run, workers, INT, 0, "16", 1, CFG_MAX_WORKERS, 0, "emulated GPUs, one process each") \
+	X(run, seed, U64, 0, "1", 0, 0, 0, "seed of every random decision (same seed, same numbers)") \
+	X(run, output, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, "run directory; empty = runs/NAME") \
+	X(run, device, ENUM, cfg_device_names, "cpu", 0, 0, 0, \
+	  "where workers compute; auto = cuda when a GPU is present") \
+	X(run, notify, ENUM, cfg_notify_names, "auto", 0, 0, 0, \
+	  "how idle receivers sleep; auto = io_uring futex ops, else futex syscalls") \
+	X(run, threads, INT, 0, "1", 1, 256, 0, "BLAS threads per worker") \
+	X(run, ring_size, SIZE, 0, "1MiB", 4096, 268435456, CFG_POW2, \
+	  "bytes per directed ring, a power of two") \
+	X(train, algorithm, ENUM, cfg_algo_names, "rps", 0, 0, 0, "distributed training algorithm") \
+	X(train, model, CHOICE, cfg_model_names, "lenet", 0, 0, 0, "model every worker trains") \
+	X(train, epochs, INT, 0, "5", 1, 1000000, 0, "passes over the training set") \
+	X(train, max_steps, I64, 0, "0", 0, 1e12, 0, "stop after this many steps; 0 = epochs decide") \
+	X(train, batch, INT, 0, "32", 1, 65536, 0, "samples per step per worker") \
+	X(train, lr, DOUBLE, 0, "0.01", 0, 1000, CFG_GT_LO, "base learning rate of one worker") \
+	X(train, lr_scaling, ENUM, cfg_lr_scaling_names, "linear", 0, 0, 0, \
+	  "linear: lr times workers (Goyal et al.); none: lr as given") \
+	X(train, warmup_epochs, DOUBLE, 0, "0", 0, 1e6, 0, "epochs of linear warm-up from lr (one worker's rate) to the scaled rate") \
+	X(train, decay_epochs, LIST, ndecay, "", 0, 1e6, CFG_ASCENDING, \
+	  "epochs at which lr is multiplied by decay_factor, comma separated, increasing") \
+	X(train, decay_factor, DOUBLE, 0, "0.1", 0, 1, CFG_GT_LO, "lr factor at each decay epoch") \
+	X(train, momentum, DOUBLE, 0, "0", 0, 1, CFG_LT_HI, "heavy-ball momentum") \
+	X(train, weight_decay, DOUBLE, 0, "0", 0, 1, 0, "L2 penalty") \
+	X(train, log_every, INT, 0, "10", 1, 1000000000, 0, "steps between train.csv lines") \
+	X(train, eval_every, INT, 0, "0", 0, 1000000000, 0, \
+	  "steps between evaluations; 0 = once per epoch") \
+	X(train, compute, ENUM, cfg_compute_names, "flops", 0, 0, 0, \
+	  "virtual compute time: flops / device_flops, or measured CPU time * compute_scale") \
+	X(train, device_flops, FLOPS, 0, "10T", 0, 1e18, CFG_GT_LO, \
+	  "FLOP/s of the modelled device (compute = flops)") \
+	X(train, compute_scale, DOUBLE, 0, "1", 0, 1e6, CFG_GT_LO, \
+	  "factor on measured time (compute = measured)") \
+	X(data, dataset, ENUM, cfg_dataset_names, "fashion-mnist", 0, 0, 0, "training data") \
+	X(data, dir, STR, 0, "/usr/share/datasets/fashion-mnist", 0, CFG_STR_MAX, 0, \
+	  "directory of the dataset files") \
+	X(data, shard, ENUM, cfg_shard_names, "iid", 0, 0, 0, \
+	  "how samples are split among workers: iid, by label, or dirichlet(alpha) label mix") \
+	X(data, alpha, DOUBLE, 0, "0.5", 0, 1e6, CFG_GT_LO, \
+	  "dirichlet concentration; small = skewed shards") \
+	X(data, train_limit, I64, 0, "0", 0, 1e12, 0, "use only this many training samples; 0 = all") \
+	X(data, test_limit, I64, 0, "0", 0, 1e12, 0, "use only this many test samples; 0 = all") \
+	X(data, synthetic_size, I64, 0, "4096", 1, 1e9, 0, \
+	  "samples in a synthetic training set (gaussian, linreg)") \
+	X(data, dim, INT, 0, "32", 1, 65536, 0, "features of a synthetic sample (gaussian, linreg)") \
+	X(data, classes, INT, 0, "10", 2, 1000, 0, "classes of the gaussian set") \
+	X(data, noise, DOUBLE, 0, "0.1", 0, 1000, 0, "std of the target noise of the linreg set") \
+	X(data, seq_len, INT, 0, "64", 1, 4096, 0, "tokens per text sample (dataset = text)") \
+	X(rps, block_map, ENUM, cfg_block_map_names, "fixed", 0, 0, 0, \
+	  "fixed: worker j serves block j; random: a new assignment every step") \
+	X(allreduce, on_miss, ENUM, cfg_on_miss_names, "own", 0, 0, 0, \
+	  "a block whose result was lost: keep own gradient, or use zero") \
+	X(signum, beta, DOUBLE, 0, "0.9", 0, 1, CFG_LT_HI, "momentum of the worker") \
+	X(signum, weight_decay, DOUBLE, 0, "0", 0, 1, 0, "decoupled weight decay") \
+	X(signum, adversaries, INT, 0, "0", 0, CFG_MAX_WORKERS - 1, 0, \
+	  "workers that send wrong signs; fewer than workers") \
+	X(signum, adversary, ENUM, cfg_adversary_names, "invert", 0, 0, 0, \
+	  "what adversaries send: inverted or random signs") \
+	X(jointspar, budget, DOUBLE, 0, "2", 0, 1e6, CFG_GT_LO, \
+	  "expected number of layers computed and sent per step") \
+	X(jointspar, p_min, PROB, 0, "0.05", 0, 1, CFG_GT_LO, "lowest sampling probability of a layer") \
+	X(jointspar, alpha, DOUBLE, 0, "0.01", 0, 1000, 0, \
+	  "bandit step size; 0 keeps every p at budget / layers") \
+	X(jointspar, trust, DOUBLE, 0, "0.001", 0, 1000, CFG_GT_LO, \
+	  "LARS trust coefficient (algorithm = jointspar-lars)") \
+	X(jointspar, lars_eps, DOUBLE, 0, "1e-9", 0, 1, CFG_GT_LO, "LARS denominator guard") \
+	X(jointspar, draws, ENUM, cfg_draws_names, "shared", 0, 0, 0, \
+	  "sample the same layers on every worker (sparse replies) or each its own")
+
+#define CFG_KEYS(X) CFG_NET_KEYS(X) CFG_OTHER_KEYS(X)
+
+enum cfg_type {
+	CFG_T_INT, CFG_T_I64, CFG_T_U64, CFG_T_DOUBLE, CFG_T_PROB, CFG_T_DURATION,
+	CFG_T_RATE, CFG_T_SIZE, CFG_T_FLOPS, CFG_T_STR, CFG_T_CHOICE, CFG_T_ENUM, CFG_T_LIST,
+};
+
+/* One key, generated from the table.  off is into struct net_cfg for section "net",
+ * into struct cfg otherwise. */
+struct cfg_key {
+	const char *section;
+	const char *name;
+	enum cfg_type type;
+	size_t off, size;
+	const char *const *names;	/* ENUM, CHOICE: NULL-terminated */
+	size_t count_off;		/* LIST: the int count, in struct cfg */
+	const char *def;
+	double lo, hi;
+	unsigned flags;
+	const char *help;
+};
+
+/* Index of each [net] key: bit k of struct cfg_link.set and cfg.net_set. */
+#define CFG_NETK_ENUM(s, f, ...) CFG_NETK_##f,
+enum { CFG_NET_KEYS(CFG_NETK_ENUM) CFG_NNET };
+#undef CFG_NETK_ENUM
+#define CFG_KEY_ONE(...) +1
+enum { CFG_NKEYS = 0 CFG_KEYS(CFG_KEY_ONE) };
+#undef CFG_KEY_ONE
+
+extern const struct cfg_key cfg_keys[];	/* the [net] keys first, in CFG_NETK order */
+extern const size_t cfg_nkeys;
+
+/* Section names in print order; "link" stands for [link A-B]. NULL-terminated. */
+enum { CFG_NSECTIONS = 9, CFG_SECTION_LINK = 2 };
+extern const char *const cfg_sections[CFG_NSECTIONS + 1];
+/* The index of section name in cfg_sections, or -1. */
+int cfg_section_index(const char *name);
+
+/* Value names of each enum, indexed by the enum, NULL-terminated. */
+extern const char *const cfg_device_names[], *const cfg_notify_names[],
+	*const cfg_compute_names[], *const cfg_loss_names[], *const cfg_unit_names[],
+	*const cfg_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
+	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
+	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
+	*const cfg_lr_scaling_names[], *const cfg_model_names[];
+
+/* The key named name in section ("link" for [link A-B]), or NULL. */
+const struct cfg_key *cfg_key_find(const char *section, const char *name);
+/* Parse text into the key's field of base (struct cfg, or struct net_cfg for "net";
+ * for LIST keys base must be a struct cfg).  Checks type, unit and range.  On error
+ * returns -EINVAL and writes "PROBLEM; expected WHAT" into why. */
+int cfg_key_parse(const struct cfg_key *k, void *base, const char *text, char *why, size_t n);
+/* The canonical text of the key's value in base, which cfg_key_parse reads back. */
+void cfg_key_format(const struct cfg_key *k, const void *base, char *buf, size_t n);
+/* A bound (lo or hi) of the key as its type is written: "1ms", "64KiB", "0.05". */
+void cfg_key_fmt_bound(const struct cfg_key *k, double v, char *buf, size_t n);
+/* names[0] sep names[1] ... into buf: the first count names, or up to a NULL. */
+void cfg_join_names(const char *const *names, size_t count, const char *sep, char *buf,
+		    size_t n);
+/* "duration", "probability", ... and the units it takes, for the reference. */
+const char *cfg_type_name(enum cfg_type t);
+const char *cfg_type_unit(enum cfg_type t);
+/* The closest of names (within a few edits) to s, or NULL. */
+const char *cfg_suggest(const char *s, const char *const *names, size_t nnames);
+
+#endif

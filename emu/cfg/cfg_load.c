@@ -1,0 +1,584 @@
+/* emu/cfg/cfg_load.c — INI file + command-line overrides -> struct cfg, with one message
+ * naming file and line for the first thing that is wrong.
+ *
+ * Debian's inih 55 hands the handler no line number, has a 200-byte line buffer that
+ * silently splits longer lines, and treats an indented line as the continuation of
+ * the previous value.  So inih reads through our reader (ld_read), which counts lines,
+ * refuses long lines, strips indentation and comments, and handles section headers
+ * itself (inih never reports empty or repeated sections); inih splits key = value. */
+#include "emu/cfg/cfg.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "emu/cfg/cfg_keys.h"
+#include "emu/net/net.h"
+#include "emu/net/xchg.h"
+
+#define SECT_NONE (-1)
+#define SECT_LINK CFG_SECTION_LINK
+
+/* A place in the input: > 0 a line of the file, < 0 minus an argv index, 0 = default. */
+typedef int loc_t;
+
+struct loader {
+	struct cfg *c;
+	const char *path;
+	FILE *f;
+	char *buf;
+	size_t cap;
+	int lineno;
+	int sect;			/* index into cfg_sections, or SECT_NONE */
+	int link;			/* current link when sect == SECT_LINK */
+	loc_t sect_loc[CFG_NSECTIONS];
+	loc_t key_loc[CFG_NKEYS];
+	loc_t link_loc[CFG_MAX_LINKS];
+	loc_t link_key_loc[CFG_MAX_LINKS][CFG_NNET];
+	char *const *args;
+	int argbase;
+	char *err;
+	size_t errlen;
+	int failed;
+};
+
+static int fail(struct loader *L, loc_t loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct loader *L, loc_t loc, const char *fmt, ...)
+{
+	va_list ap;
+	size_t len;
+
+	if (L->failed)
+		return -EINVAL;
+	L->failed = 1;
+	if (loc > 0)
+		len = (size_t)snprintf(L->err, L->errlen, "%s:%d: ", L->path, loc);
+	else
+		len = (size_t)snprintf(L->err, L->errlen, "argument %d (%s): ", -loc,
+				       L->args[-loc - L->argbase]);
+	if (len < L->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(L->err + len, L->errlen - len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Later in the input wins: file lines, then arguments in order; defaults first. */
+static long loc_order(loc_t loc)
+{
+	return loc > 0 ? loc : loc < 0 ? 1000000000L - loc : 0;
+}
+
+static loc_t loc_later(loc_t a, loc_t b)
+{
+	return loc_order(a) >= loc_order(b) ? a : b;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+/* A section of the file by name: [link A-B] is handled apart, bare [link] is unknown. */
+static int sect_index(const char *name)
+{
+	int s = cfg_section_index(name);
+
+	return s == SECT_LINK ? SECT_NONE : s;
+}
+
+static int find_link(const struct cfg *c, int src, int dst)
+{
+	for (int i = 0; i < c->nlinks; i++)
+		if (c->links[i].src == src && c->links[i].dst == dst)
+			return i;
+	return -1;
+}
+
+/* "link A-B" with plain decimal worker ids. */
+static int parse_link_name(const char *s, int *src, int *dst)
+{
+	char *e;
+	long a, b;
+
+	s += 4;
+	if (*s != ' ' && *s != '\t')
+		return -EINVAL;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	a = strtol(s, &e, 10);
+	if (*e != '-' || e[1] < '0' || e[1] > '9')
+		return -EINVAL;
+	b = strtol(e + 1, &e, 10);
+	while (*e == ' ' || *e == '\t')
+		e++;
+	if (*e || a > 100000 || b > 100000)
+		return -EINVAL;
+	*src = (int)a;
+	*dst = (int)b;
+	return 0;
+}
+
+/* Makes name the current section; from the file, a repeated section is an error. */
+static int open_section(struct loader *L, const char *name, loc_t loc)
+{
+	static const char expect[] = "expected one of run, net, link A-B, train, data, rps, "
+				     "allreduce, signum, jointspar";
+	struct cfg *c = L->c;
+	int s = sect_index(name), src, dst, i;
+
+	if (s != SECT_NONE) {
+		if (loc > 0 && L->sect_loc[s] > 0)
+			return fail(L, loc, "duplicate section [%s]; first at line %d", name,
+				    L->sect_loc[s]);
+		if (!L->sect_loc[s])
+			L->sect_loc[s] = loc;
+		L->sect = s;
+		return 0;
+	}
+	if (strncmp(name, "link", 4) || (name[4] && name[4] != ' ' && name[4] != '\t')) {
+		const char *near = cfg_suggest(name, cfg_sections, CFG_NSECTIONS);
+
+		if (near && strcmp(near, "link"))
+			return fail(L, loc, "unknown section [%s]; did you mean [%s]?", name, near);
+		return fail(L, loc, "unknown section [%s]; %s", name, expect);
+	}
+	if (parse_link_name(name, &src, &dst))
+		return fail(L, loc, "malformed section [%s]; expected [link A-B] with worker ids "
+			    "A and B", name);
+	if (src == dst)
+		return fail(L, loc, "[%s] links worker %d to itself; expected two different "
+			    "workers", name, src);
+	if (src >= CFG_MAX_WORKERS || dst >= CFG_MAX_WORKERS)
+		return fail(L, loc, "[%s] names worker %d; expected worker ids below %d", name,
+			    src > dst ? src : dst, CFG_MAX_WORKERS);
+	i = find_link(c, src, dst);
+	if (i >= 0 && loc > 0)
+		return fail(L, loc, "duplicate section [link %d-%d]; first at line %d", src, dst,
+			    L->link_loc[i]);
+	if (i < 0) {
+		if (c->nlinks == CFG_MAX_LINKS)
+			return fail(L, loc, "too many [link A-B] sections; expected at most %d",
+				    CFG_MAX_LINKS);
+		i = c->nlinks++;
+		memset(&c->links[i], 0, sizeof(c->links[i]));
+		c->links[i].src = src;
+		c->links[i].dst = dst;
+		c->links[i].line = loc > 0 ? loc : 0;
+		L->link_loc[i] = loc;
+	}
+	L->sect = SECT_LINK;
+	L->link = i;
+	return 0;
+}
+
+static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char *name)
+{
+	const char *names[CFG_NKEYS], *ksect = strcmp(sect, "link") ? sect : "net";
+	char all[1024];
+	size_t n = 0;
+
+	for (size_t i = 0; i < cfg_nkeys; i++)
+		if (!strcmp(cfg_keys[i].section, ksect))
+			names[n++] = cfg_keys[i].name;
+	const char *near = cfg_suggest(name, names, n);
+
+	if (near)
+		return fail(L, loc, "unknown key '%s' in [%s]; did you mean '%s'?", name, sect, near);
+	for (size_t i = 0; i < cfg_nkeys; i++)
+		if (!strcmp(cfg_keys[i].name, name))
+			return fail(L, loc, "unknown key '%s' in [%s]; expected it in [%s]", name,
+				    sect, cfg_keys[i].section);
+	cfg_join_names(names, n, ", ", all, sizeof(all));
+	return fail(L, loc, "unknown key '%s' in [%s]; expected one of %s", name, sect, all);
+}
+
+/* Sets name = value in the current section. */
+static int set_key(struct loader *L, loc_t loc, const char *name, const char *value)
+{
+	struct cfg *c = L->c;
+	const char *sname = cfg_sections[L->sect];
+	const struct cfg_key *k = cfg_key_find(sname, name);
+	struct cfg_link *lk = L->sect == SECT_LINK ? &c->links[L->link] : NULL;
+	char label[48], why[768];
+	size_t ki;
+	loc_t *kl;
+	void *base;
+
+	if (!k)
+		return unknown_key(L, loc, lk ? "link" : sname, name);
+	ki = (size_t)(k - cfg_keys);
+	if (lk) {
+		snprintf(label, sizeof(label), "link %d-%d", lk->src, lk->dst);
+		kl = &L->link_key_loc[L->link][ki];
+		base = &lk->net;
+	} else {
+		snprintf(label, sizeof(label), "%s", sname);
+		kl = &L->key_loc[ki];
+		base = !strcmp(k->section, "net") ? (void *)&c->net : (void *)c;
+	}
+	if (loc > 0 && *kl > 0)
+		return fail(L, loc, "duplicate key '%s' in [%s]; first at line %d", name, label,
+			    *kl);
+	if (cfg_key_parse(k, base, value, why, sizeof(why))) {
+		if (loc > 0)
+			return fail(L, loc, "%s.%s: %s", label, name, why);
+		return fail(L, loc, "%s", why);
+	}
+	*kl = loc;
+	if (lk)
+		lk->set |= (uint64_t)1 << ki;
+	else if (base == &c->net)
+		c->net_set |= (uint64_t)1 << ki;
+	return 0;
+}
+
+/* Drops a comment that starts at " #" or " ;" outside double quotes. */
+static void strip_comment(char *s)
+{
+	int quoted = 0;
+
+	for (char *p = s; *p; p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (!quoted && (*p == '#' || *p == ';') && p > s &&
+			 (p[-1] == ' ' || p[-1] == '\t')) {
+			*p = 0;
+			return;
+		}
+	}
+}
+
+static int key_chars_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
+/* inih's fgets: one cleaned line into str (at most num bytes), NULL to stop. */
+static char *ld_read(char *str, int num, void *user)
+{
+	struct loader *L = user;
+	ssize_t len;
+	char *p, *eq, *end;
+
+	if (L->failed)
+		return NULL;
+	len = getline(&L->buf, &L->cap, L->f);
+	if (len < 0) {
+		if (ferror(L->f))
+			fail(L, L->lineno + 1, "cannot read: %s", strerror(errno));
+		return NULL;
+	}
+	L->lineno++;
+	if (strlen(L->buf) != (size_t)len) {
+		fail(L, L->lineno, "NUL byte in line; expected text");
+		return NULL;
+	}
+	while (len > 0 && (L->buf[len - 1] == '\n' || L->buf[len - 1] == '\r'))
+		L->buf[--len] = 0;
+	if (len + 3 > num) {
+		fail(L, L->lineno, "line is %zd characters long; expected at most %d (inih's line "
+		     "limit)", len, num - 3);
+		return NULL;
+	}
+	p = L->buf;
+	if (L->lineno == 1 && !strncmp(p, "\xef\xbb\xbf", 3))
+		p += 3;
+	p = trim(p);
+	if (!*p || *p == '#' || *p == ';') {
+		snprintf(str, (size_t)num, "\n");
+		return str;
+	}
+	if (*p == '[') {
+		end = strchr(p, ']');
+		if (!end) {
+			fail(L, L->lineno, "unterminated section header '%s'; expected [name]", p);
+			return NULL;
+		}
+		*end = 0;
+		strip_comment(end + 1);
+		if (*trim(end + 1)) {
+			fail(L, L->lineno, "text after section header [%s]; expected nothing or a "
+			     "comment", trim(p + 1));
+			return NULL;
+		}
+		p = trim(p + 1);
+		if (open_section(L, p, L->lineno))
+			return NULL;
+		snprintf(str, (size_t)num, "[%s]\n", cfg_sections[L->sect]);
+		return str;
+	}
+	strip_comment(p);
+	eq = strchr(p, '=');
+	if (!eq) {
+		fail(L, L->lineno, "'%s' is not a setting; expected key = value, [section] or a "
+		     "comment", trim(p));
+		return NULL;
+	}
+	*eq = 0;
+	if (strpbrk(eq + 1, "#;")) {
+		/* inih would cut the value at " ;" even inside quotes: refuse, never truncate */
+		fail(L, L->lineno, "'%c' inside the value of '%s'; expected no '#' or ';' in values "
+		     "(they start comments)", *strpbrk(eq + 1, "#;"), trim(p));
+		return NULL;
+	}
+	if (!key_chars_ok(trim(p))) {
+		fail(L, L->lineno, "malformed key '%s'; expected a name of letters, digits and _",
+		     trim(p));
+		return NULL;
+	}
+	if (L->sect == SECT_NONE) {
+		fail(L, L->lineno, "key '%s' outside any section; expected a [section] line "
+		     "before it", trim(p));
+		return NULL;
+	}
+	snprintf(str, (size_t)num, "%s = %s\n", trim(p), trim(eq + 1));
+	return str;
+}
+
+static int ld_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct loader *L = user;
+
+	return !L->failed && set_key(L, L->lineno, name, value) == 0;
+}
+
+static int apply_override(struct loader *L, int i)
+{
+	loc_t loc = -(L->argbase + i);
+	char text[512], *eq, *dot;
+
+	if (strlen(L->args[i]) >= sizeof(text))
+		return fail(L, loc, "argument is too long; expected at most %zu characters",
+			    sizeof(text) - 1);
+	snprintf(text, sizeof(text), "%s", L->args[i]);
+	eq = strchr(text, '=');
+	*(eq ? eq : text) = 0;
+	dot = strrchr(text, '.');
+	if (!eq || !dot)
+		return fail(L, loc, "not a setting; expected section.key=value");
+	*dot = 0;
+	if (open_section(L, trim(text), loc))
+		return -EINVAL;
+	if (!key_chars_ok(trim(dot + 1)))
+		return fail(L, loc, "malformed key '%s'; expected a name of letters, digits and _",
+			    trim(dot + 1));
+	return set_key(L, loc, trim(dot + 1), trim(eq + 1));
+}
+
+/* Derived defaults: netem's r = 1 - p and p31 = 1 - p13 when not given (net.c has the
+ * rule; every other loss parameter has a plain default in the key table). */
+static void resolve(struct net_cfg *n, uint64_t given)
+{
+	if (!(given & (uint64_t)1 << CFG_NETK_ge_r))
+		n->ge_r = NET_UNSET;
+	if (!(given & (uint64_t)1 << CFG_NETK_p31))
+		n->p31 = NET_UNSET;
+	net_loss_defaults(n);
+}
+
+void cfg_defaults(struct cfg *c)
+{
+	char why[256];
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		void *base = !strcmp(k->section, "net") ? (void *)&c->net : (void *)c;
+
+		/* a default that does not parse is caught by test_cfg */
+		if (k->def)
+			cfg_key_parse(k, base, k->def, why, sizeof(why));
+	}
+	resolve(&c->net, 0);
+}
+
+void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
+{
+	out->seed = c->run.seed;
+	for (int j = 0; j < c->run.workers; j++) {
+		cfg_link_net(c, id, j, &out->to[j]);
+		cfg_link_net(c, j, id, &out->from[j]);
+	}
+}
+
+void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out)
+{
+	int i = find_link(c, src, dst);
+	const struct cfg_link *lk;
+
+	*out = c->net;
+	if (i < 0)
+		return;
+	lk = &c->links[i];
+	for (int k = 0; k < CFG_NNET; k++)
+		if (lk->set & (uint64_t)1 << k)
+			memcpy((char *)out + cfg_keys[k].off, (const char *)&lk->net + cfg_keys[k].off,
+			       cfg_keys[k].size);
+	resolve(out, c->net_set | lk->set);
+}
+
+static int check_rto(struct loader *L, const struct net_cfg *n, const char *label,
+		     loc_t rto, loc_t rto_max)
+{
+	char a[32], b[32];
+
+	if (n->rto <= n->rto_max)
+		return 0;
+	cfg_key_format(&cfg_keys[CFG_NETK_rto], n, a, sizeof(a));
+	cfg_key_format(&cfg_keys[CFG_NETK_rto_max], n, b, sizeof(b));
+	return fail(L, loc_later(rto, rto_max), "%s.rto = %s exceeds %s.rto_max = %s; expected "
+		    "rto <= rto_max", label, a, label, b);
+}
+
+/* The 4-state loss model leaves state 1 for 3 or 4 (p13, p14) and state 3 for 1 or 2
+ * (p31, p32): each pair may add up to at most 1.  kl: the label's key locations. */
+static int check_exits(struct loader *L, const struct net_cfg *n, const char *label,
+		       const loc_t *kl)
+{
+	const struct { int a, b; double pa, pb; } pair[] = {
+		{ CFG_NETK_p13, CFG_NETK_p14, n->p13, n->p14 },
+		{ CFG_NETK_p31, CFG_NETK_p32, n->p31, n->p32 },
+	};
+
+	if (n->loss != LOSS_STATE)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		const char *a = cfg_keys[pair[i].a].name, *b = cfg_keys[pair[i].b].name;
+
+		if (pair[i].pa + pair[i].pb <= 1.0)
+			continue;
+		return fail(L, loc_later(loc_later(kl[pair[i].a], L->key_loc[pair[i].a]),
+					 loc_later(kl[pair[i].b], L->key_loc[pair[i].b])),
+			    "%s.%s + %s.%s = %g; expected at most 1 (the chances of leaving one "
+			    "state of the 4-state loss model)", label, a, label, b,
+			    pair[i].pa + pair[i].pb);
+	}
+	return 0;
+}
+
+static const struct cfg_key *key_of(const char *section, const char *name, size_t *i)
+{
+	const struct cfg_key *k = cfg_key_find(section, name);
+
+	*i = (size_t)(k - cfg_keys);
+	return k;
+}
+
+/* Settings that are fine alone but contradict each other; the message points at the
+ * one given last. */
+static int validate(struct loader *L)
+{
+	const struct cfg *c = L->c;
+	size_t iw, ia;
+	struct net_cfg n;
+
+	key_of("run", "workers", &iw);
+	key_of("signum", "adversaries", &ia);
+	for (int i = 0; i < c->nlinks; i++) {
+		const struct cfg_link *lk = &c->links[i];
+		int w = lk->src > lk->dst ? lk->src : lk->dst;
+
+		if (w >= c->run.workers)
+			return fail(L, L->link_loc[i], "[link %d-%d] names worker %d, but "
+				    "run.workers = %d; expected worker ids 0 to %d", lk->src,
+				    lk->dst, w, c->run.workers, c->run.workers - 1);
+	}
+	if (c->signum.adversaries >= c->run.workers)
+		return fail(L, loc_later(L->key_loc[iw], L->key_loc[ia]), "signum.adversaries = %d "
+			    "with run.workers = %d; expected fewer adversaries than workers",
+			    c->signum.adversaries, c->run.workers);
+	if (check_rto(L, &c->net, "net", L->key_loc[CFG_NETK_rto], L->key_loc[CFG_NETK_rto_max]))
+		return -EINVAL;
+	n = c->net;
+	resolve(&n, c->net_set);
+	if (check_exits(L, &n, "net", L->key_loc))
+		return -EINVAL;
+	for (int i = 0; i < c->nlinks; i++) {
+		char label[32];
+		const loc_t *kl = L->link_key_loc[i];
+
+		cfg_link_net(c, c->links[i].src, c->links[i].dst, &n);
+		snprintf(label, sizeof(label), "link %d-%d", c->links[i].src, c->links[i].dst);
+		if (check_rto(L, &n, label, loc_later(kl[CFG_NETK_rto], L->key_loc[CFG_NETK_rto]),
+			      loc_later(kl[CFG_NETK_rto_max], L->key_loc[CFG_NETK_rto_max])) ||
+		    check_exits(L, &n, label, kl))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const overrides[],
+		  int argbase, char *err, size_t errlen)
+{
+	struct loader *L = calloc(1, sizeof(*L));
+	struct stat st;
+	int r = 0;
+
+	if (!L) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	cfg_defaults(c);
+	snprintf(c->path, sizeof(c->path), "%.*s", (int)sizeof(c->path) - 1, path);
+	*L = (struct loader){ .c = c, .path = path, .sect = SECT_NONE, .args = overrides,
+			      .argbase = argbase, .err = err, .errlen = errlen };
+	L->f = fopen(path, "r");
+	if (!L->f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		r = -EINVAL;
+		goto out;
+	}
+	if (fstat(fileno(L->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(EISDIR));
+		r = -EINVAL;
+		goto out;
+	}
+	r = ini_parse_stream(ld_read, L, ld_key, L);
+	if (r == -2) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		r = -ENOMEM;
+		goto out;
+	}
+	if (r > 0)	/* inih refused a line the reader passed: a bug of ours, still report it */
+		fail(L, r, "cannot parse this line; expected key = value or [section]");
+	for (int i = 0; i < noverrides && !L->failed; i++)
+		apply_override(L, i);
+	resolve(&c->net, c->net_set);
+	if (!L->failed)
+		validate(L);
+	r = L->failed ? -EINVAL : 0;
+out:
+	if (L->f)
+		fclose(L->f);
+	free(L->buf);
+	free(L);
+	return r;
+}
+
+int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],
+	     char *err, size_t errlen)
+{
+	return cfg_load_args(c, path, noverrides, overrides, 1, err, errlen);
+}

@@ -1,0 +1,188 @@
+/* emu/cfg/cfg_print.c — the resolved configuration as INI (emu check) and the key
+ * reference (emu help keys, README), both generated from the key table. */
+#include "emu/cfg/cfg.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "emu/cfg/cfg_keys.h"
+#include "emu/cfg/units.h"
+
+static const char *const intro[] = {
+	"the run: how many workers, the seed, where the output goes",
+	"the network model of every directed link, in netem's vocabulary",
+	("[link A-B] overrides the model of the directed link A -> B (worker ids); it takes "
+	 "the keys of [net], and keys it does not give come from [net]"),
+	"training: algorithm, model, schedule, and how compute time is modelled",
+	"the data set and how it is split among workers",
+	"RPS (Yu et al. 2019): workers average model blocks through a partitioned server",
+	"allreduce: the same exchange with gradients",
+	"signum (Bernstein et al. 2019): 1-bit signs, majority vote",
+	"jointspar (Liu & Mozafari 2022): sampled layers, bandit-learned probabilities",
+};
+
+/* Writes s as lines of at most width characters, each starting with prefix. */
+static void wrap(FILE *f, const char *prefix, const char *s, int width)
+{
+	int room = width - (int)strlen(prefix);
+
+	while (*s) {
+		int n = (int)strlen(s);
+
+		if (n > room) {
+			n = room;
+			while (n > 0 && s[n] != ' ')
+				n--;
+			if (n == 0)
+				n = room;
+		}
+		fprintf(f, "%s%.*s\n", prefix, n, s);
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+}
+
+/* "[0, 1]", "(0, 1000]", "one of a b c", "" */
+static void range_text(const struct cfg_key *k, char *buf, size_t n)
+{
+	char lo[UNITS_BUF], hi[UNITS_BUF];
+
+	buf[0] = 0;
+	if (k->names) {
+		cfg_join_names(k->names, SIZE_MAX, " ", buf, n);
+		return;
+	}
+	if (!(k->lo < k->hi))
+		return;
+	if (k->type == CFG_T_STR) {
+		snprintf(buf, n, "%s%.0f characters", k->lo > 0 ? "1 to " : "up to ", k->hi);
+		return;
+	}
+	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
+	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
+	snprintf(buf, n, "%c%s, %s%c%s", (k->flags & CFG_GT_LO) ? '(' : '[', lo, hi,
+		 (k->flags & CFG_LT_HI) ? ')' : ']', (k->flags & CFG_POW2) ? ", power of 2" : "");
+}
+
+static const char *def_text(const struct cfg_key *k)
+{
+	if (k->def)
+		return *k->def ? k->def : "(empty)";
+	return !strcmp(k->name, "ge_r") ? "1 - loss_p" : !strcmp(k->name, "p31") ? "1 - p13" : "?";
+}
+
+static void print_keys(FILE *f, const char *section, const void *base, int comments)
+{
+	char val[CFG_STR + UNITS_BUF], range[512], line[1024];
+
+	for (size_t i = 0; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+
+		if (strcmp(k->section, section))
+			continue;
+		cfg_key_format(k, base, val, sizeof(val));
+		if (comments) {
+			range_text(k, range, sizeof(range));
+			snprintf(line, sizeof(line), "%s [%s%sdefault %s]", k->help, range,
+				 *range ? "; " : "", def_text(k));
+			wrap(f, "# ", line, 78);
+		}
+		fprintf(f, "%s = %s\n", k->name, val);
+	}
+}
+
+int cfg_print(const struct cfg *c, FILE *f)
+{
+	struct net_cfg n;
+
+	fprintf(f, "# emu configuration as resolved by 'emu check': every key, with defaults\n"
+		   "# filled in; 'emu check' reads it back to the same configuration.\n");
+	for (int s = 0; cfg_sections[s]; s++) {
+		const char *sect = cfg_sections[s];
+
+		if (!strcmp(sect, "link")) {
+			for (int i = 0; i < c->nlinks; i++) {
+				const struct cfg_link *lk = &c->links[i];
+
+				cfg_link_net(c, lk->src, lk->dst, &n);
+				fprintf(f, "\n# the link %d -> %d, resolved\n[link %d-%d]\n", lk->src,
+					lk->dst, lk->src, lk->dst);
+				print_keys(f, "net", &n, 0);
+			}
+			continue;
+		}
+		fprintf(f, "\n[%s]\n", sect);
+		print_keys(f, sect, !strcmp(sect, "net") ? (const void *)&c->net : (const void *)c,
+			   1);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static int section_index(const char *section)
+{
+	return cfg_section_index(!strcmp(section, "link A-B") ? "link" : section);
+}
+
+int cfg_help(FILE *f, const char *section)
+{
+	int only = section ? section_index(section) : -1;
+	char range[512], line[1024];
+
+	if (section && only < 0)
+		return -EINVAL;
+	if (!section)
+		fprintf(f, "Configuration keys, by INI section.  Overrides on the command line: "
+			   "section.key=value\n(link A-B.key=value for a link).  Durations need a "
+			   "unit; probabilities take 0.05 or 5%%.\n");
+	for (int s = 0; cfg_sections[s]; s++) {
+		const char *sect = cfg_sections[s];
+
+		if (section && s != only)
+			continue;
+		fprintf(f, "\n[%s]\n", !strcmp(sect, "link") ? "link A-B" : sect);
+		wrap(f, "  ", intro[s], 100);
+		if (!strcmp(sect, "link"))
+			continue;
+		for (size_t i = 0; i < cfg_nkeys; i++) {
+			const struct cfg_key *k = &cfg_keys[i];
+
+			if (strcmp(k->section, sect))
+				continue;
+			range_text(k, range, sizeof(range));
+			fprintf(f, "  %-15s %-12s default %s\n", k->name, cfg_type_name(k->type),
+				def_text(k));
+			snprintf(line, sizeof(line), "%s.%s%s%s%s%s", k->help,
+				 *cfg_type_unit(k->type) ? " Units: " : "", cfg_type_unit(k->type),
+				 *cfg_type_unit(k->type) ? "." : "", *range ? " Values: " : "", range);
+			wrap(f, "      ", line, 100);
+		}
+	}
+	return 0;
+}
+
+void cfg_help_markdown(FILE *f)
+{
+	char range[512];
+
+	fprintf(f, "| section | key | type | unit | default | values | meaning |\n"
+		   "|---|---|---|---|---|---|---|\n");
+	for (int s = 0; cfg_sections[s]; s++) {
+		const char *sect = cfg_sections[s];
+
+		if (!strcmp(sect, "link")) {
+			fprintf(f, "| link A-B | (keys of net) | | | from [net] | | %s |\n", intro[s]);
+			continue;
+		}
+		for (size_t i = 0; i < cfg_nkeys; i++) {
+			const struct cfg_key *k = &cfg_keys[i];
+
+			if (strcmp(k->section, sect))
+				continue;
+			range_text(k, range, sizeof(range));
+			fprintf(f, "| %s | `%s` | %s | %s | `%s` | %s | %s |\n", sect, k->name,
+				cfg_type_name(k->type), cfg_type_unit(k->type), def_text(k), range,
+				k->help);
+		}
+	}
+}

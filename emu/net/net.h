@@ -1,0 +1,117 @@
+/* emu/net/net.h — the network model of one directed link, mirroring Linux netem.
+ *
+ * References (current upstream): the kernel's net/sched/sch_netem.c (loss_4state,
+ * loss_gilb_ell, tabledist, packet_time_ns, the rate branch of netem_enqueue) and
+ * iproute2's tc/q_netem.c (defaults of omitted "loss state" / "loss gemodel" parameters)
+ * and netem/pareto.c (the pareto table).  Deviations are marked "netem:" in net.c.
+ *
+ * A message of len bytes is cut into loss units: the whole message (unit = message), or
+ * ceil(len/mtu) packets (unit = packet); at least one unit, even for len 0.  Per unit:
+ *   loss     the link's loss chain advances once per transmitted unit, in sending order
+ *            (the chain state lives here, kept by the sender); each draw comes from the
+ *            counter-based RNG keyed by (seed, link, step, phase, unit, attempt), so the
+ *            result depends only on the order in which ONE sender sends on ONE link.
+ *   queue    units that are transmitted serialise at `bandwidth` through the sender's
+ *            transmit queue (struct net_txq, shared by all links of a sender or not, the
+ *            caller decides): a message starts when the queue is idle, unit u finishes
+ *            after (bytes of the transmitted units up to u) * 8 / bandwidth.  Lost units
+ *            take no time (netem drops at enqueue, before the rate queue).  Per-packet
+ *            overhead 0.
+ *   delay    arrival = finish + latency + jitter (uniform, normal or pareto), never below
+ *            finish.
+ *   reliable a lost unit is sent again rto later, doubling per repeated loss up to
+ *            rto_max; each attempt is a new draw (attempt number in the key) and advances
+ *            the chain; after NET_MAX_ATTEMPTS the unit is delivered anyway (a guard for
+ *            loss probability 1).  arrival = finish + sum of the rtos waited + the delay
+ *            drawn for the final attempt.  Nothing is lost.
+ *   unreliable  lost units are gone; the receiver's timeout is the caller's business
+ *            (xchg.c).
+ */
+#ifndef EMU_NET_H
+#define EMU_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "emu/net/net_cfg.h"
+
+#define NET_MAX_ATTEMPTS 256	/* attempt numbers fit the RNG key's 8 bits */
+#define NET_UNSET (-1.0)	/* an omitted loss-model parameter, see net_loss_defaults */
+
+/* Loss-chain states, numbered as in sch_netem.c. */
+enum net_ge_state { NET_GE_GOOD = 1, NET_GE_BAD = 2 };
+enum net_4_state {
+	NET_TX_IN_GAP = 1, NET_TX_IN_BURST = 2, NET_LOST_IN_BURST = 3, NET_LOST_IN_GAP = 4
+};
+
+/* A sender's transmit queue: idle from free_at (virtual ns) on.  Zero-initialise. */
+struct net_txq {
+	int64_t free_at;
+};
+
+/* One directed link.  Plain data, no heap: init, use, forget. */
+struct net_link {
+	struct net_cfg cfg;
+	uint64_t seed;
+	uint32_t id;		/* net_link_id(src, dst), part of every RNG key */
+	int state;		/* loss chain state (enum net_ge_state / net_4_state) */
+	uint64_t bw;		/* bandwidth in bit/s, rounded; 0 = unlimited */
+};
+
+/* The result of sending one message. */
+struct net_msg {
+	int nunits, narrived;
+	size_t unit;		/* bytes per unit (the last may be shorter); >= 1 */
+	int64_t depart;		/* when it left: max(now, queue idle) */
+	int64_t last_arrival;	/* latest arrival of an arrived unit; depart if none */
+	uint64_t attempts;	/* transmissions, retransmissions included */
+	uint64_t retransmits;	/* attempts - transmitted units */
+	double delay_sum_ns;	/* over arrived units: arrival - depart */
+};
+
+static inline uint32_t net_link_id(int src, int dst)
+{
+	return (uint32_t)src << 16 | (uint32_t)dst;
+}
+
+/* Replace omitted (negative, e.g. NET_UNSET) loss parameters by iproute2's defaults:
+ * gemodel p [r [1-h [1-k]]]: r = 1 - p, 1-h = 1, 1-k = 0;
+ * state p13 [p31 [p32 [p23 [p14]]]]: p31 = 1 - p13, p32 = 0, p23 = 1, p14 = 0. */
+void net_loss_defaults(struct net_cfg *c);
+
+/* 0, or -EINVAL for probabilities outside [0, 1], p13 + p14 > 1, p31 + p32 > 1, a
+ * packet unit without mtu > 0, negative times or bandwidth, reliable without rto > 0. */
+int net_cfg_check(const struct net_cfg *c);
+
+/* Copies c, resolves omitted parameters (net_loss_defaults), checks (net_cfg_check):
+ * returns 0 or -EINVAL.  The chain starts where netem starts it (good /
+ * TX_IN_GAP), the queue is the caller's. */
+int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, int src, int dst);
+
+/* Loss units of a message of len bytes, and bytes per unit (>= 1). */
+int net_nunits(const struct net_cfg *c, size_t len);
+size_t net_unit_bytes(const struct net_cfg *c, size_t len);
+
+/* One transmission of one unit through the loss chain: advances the chain, returns
+ * true when lost. */
+bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, uint32_t attempt);
+
+/* latency + jitter for one transmission, in ns, never negative. */
+int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t unit,
+		  uint32_t attempt);
+
+/* Time to serialise `bytes` at the link's bandwidth (floor, as netem's packet_time_ns). */
+int64_t net_serialise_ns(const struct net_link *l, uint64_t bytes);
+
+/* The k-th retransmission timeout (k = 0: the first): min(rto * 2^k, rto_max). */
+int64_t net_rto(const struct net_cfg *c, int k);
+
+/* Send a message of len bytes at virtual time now through link l and queue q.
+ * arrived: (nunits + 63) / 64 words, bit u set when unit u arrived (the rest cleared).
+ * arrival: NULL or nunits entries, the arrival time of each unit, -1 for lost ones.
+ * Advances the chain and the queue.  Returns 0, or -EINVAL if len needs more than
+ * INT32_MAX units. */
+int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, int phase,
+	     int64_t now, uint64_t *arrived, int64_t *arrival, struct net_msg *out);
+
+#endif

@@ -1,0 +1,36 @@
+/* emu/net/net_cfg.h — the settings of the network model of one directed link, in netem's
+ * vocabulary ([net] and [link A-B] in an INI file; emu/net/net.h says what they mean).
+ * Plain data: the configuration layer fills it, the network model reads it. */
+#ifndef EMU_NET_CFG_H
+#define EMU_NET_CFG_H
+
+#include <stdint.h>
+
+#define NET_MAX_WORKERS 64	/* link ids and loss-chain keys hold worker ids below this */
+
+enum net_loss { LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT, LOSS_STATE };
+enum net_unit { UNIT_MESSAGE, UNIT_PACKET };
+enum net_dist { DIST_UNIFORM, DIST_NORMAL, DIST_PARETO };
+enum net_transport { TRANSPORT_UNRELIABLE, TRANSPORT_RELIABLE };
+
+/* The network model of one directed link ([net] gives the default for all links). */
+struct net_cfg {
+	enum net_loss loss;
+	double loss_p;		/* bernoulli: drop probability; gilbert: p (good->bad) */
+	double ge_r;		/* gilbert: r (bad->good); netem default 1 - p */
+	double ge_1h;		/* gilbert: 1-h, loss probability in the bad state; default 1 */
+	double ge_1k;		/* gilbert: 1-k, loss probability in the good state; default 0 */
+	double p13, p31, p32, p23, p14;	/* state: netem's 4-state transition probabilities */
+	enum net_unit unit;
+	int64_t mtu;		/* bytes per packet when unit = packet */
+	int64_t latency;	/* ns */
+	int64_t jitter;		/* ns */
+	enum net_dist distribution;
+	double bandwidth;	/* bit/s; 0 = unlimited */
+	enum net_transport transport;
+	int64_t timeout;	/* ns: unreliable receiver gives up */
+	int64_t rto;		/* ns: reliable first retransmission timeout */
+	int64_t rto_max;	/* ns: cap of the doubling rto */
+};
+
+#endif

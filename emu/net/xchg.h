@@ -1,0 +1,115 @@
+/* emu/net/xchg.h — the partitioned parameter-server collective every algorithm uses.
+ *
+ * One call, one step: (1) scatter: worker i sends message m(i->j) to server j, for every
+ * j (its own goes straight through, never lost); (2) reduce: server j reduces the N
+ * messages in worker-id order (never arrival order) into one reply; (3) broadcast: server
+ * j sends the reply to every worker; (4) apply: every worker applies each reply, learning
+ * per unit (whole message, or mtu-sized packet) what arrived.  Every message passes the
+ * network model of its directed link (net.h): loss decisions come from a counter-based RNG
+ * keyed by (seed, link, step, phase, unit, attempt), so nothing depends on scheduling.
+ * A lost unit still travels as a header-only marker, so no one waits in real time.
+ *
+ * Virtual time: each worker has a clock (ns).  Messages leave at the sender's clock
+ * behind its transmit queue, arrive after serialisation + latency + jitter (+ rto on
+ * reliable resends); a receiver's clock moves to the latest arrival, or to the time it
+ * began waiting plus the timeout when something it waited for was lost.
+ *
+ * Details fixed by xchg.c (see there and net.h): each worker has ONE transmit queue (its
+ * NIC) shared by all its outgoing links and both phases, and sends in the order id+1,
+ * id+2, ... mod N; the broadcast starts at the server's clock after the scatter; units
+ * arriving after the timeout are still delivered (the timeout only charges time); in[self]
+ * and one's own reply are complete and cut into units like the [net] default link.
+ * xchg_run never sleeps on one ring while another could move, so messages may be far
+ * larger than a ring.  Receive buffers are 64-byte aligned.
+ */
+#ifndef EMU_XCHG_H
+#define EMU_XCHG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "emu/net/net_cfg.h"
+
+struct region;
+struct notify;
+struct net_link;
+
+#define XCHG_MAX_IOV 64
+
+struct xchg_iov {
+	const void *base;
+	size_t len;
+};
+
+/* A received message: the bytes of lost units read as zero. */
+struct xmsg {
+	const uint8_t *data;
+	size_t len;		/* as sent */
+	size_t unit;		/* bytes per loss unit (the last may be shorter) */
+	int nunits;		/* >= 1, even for len 0 */
+	int narrived;		/* == nunits: complete; 0: lost entirely */
+	const uint64_t *arrived;	/* bit u: unit u arrived */
+};
+
+/* Bit u of a bitmap of 64-bit words. */
+static inline bool xchg_bit(const uint64_t *bits, int u)
+{
+	return (bits[u >> 6] >> (u & 63)) & 1;
+}
+
+static inline bool xmsg_unit_arrived(const struct xmsg *m, int u)
+{
+	return xchg_bit(m->arrived, u);
+}
+
+struct xchg_ops {
+	/* Worker side: the message for server j as up to XCHG_MAX_IOV pieces; returns count. */
+	int (*encode)(void *ctx, int server, struct xchg_iov iov[]);
+	/* Server side: in[w] is worker w's message, w = 0..N-1 (in[self] complete).  Write
+	 * the reply (at most cap bytes) and return its length. */
+	size_t (*reduce)(void *ctx, int server, const struct xmsg in[], uint8_t *reply, size_t cap);
+	/* Worker side: server j's reply, possibly with holes, possibly lost entirely. */
+	void (*apply)(void *ctx, int server, const struct xmsg *reply);
+};
+
+/* Per directed link counters kept by the sender. */
+struct xchg_link_stats {
+	uint64_t messages, units, units_dropped, retransmits, bytes;
+	double delay_sum_ns;	/* over arrived units: arrival - departure */
+};
+
+struct xchg {
+	int id, n;
+	struct region *rg;
+	struct notify *nt;
+	int64_t clock;		/* virtual ns */
+	uint64_t bytes_sent;	/* payload + headers, cumulative */
+	uint64_t units_dropped;	/* units this worker sent that were lost */
+	void *priv;		/* net links, buffers: one allocation */
+};
+
+/* The network as one worker's exchange sees it: the run's seed and the model of every
+ * directed link that touches the worker: to[j] of id -> j, from[j] of j -> id (to[id]
+ * cuts the worker's own message into units, as the [net] default link does). */
+struct xchg_links {
+	uint64_t seed;
+	struct net_cfg to[NET_MAX_WORKERS], from[NET_MAX_WORKERS];
+};
+
+/* max_msg: the largest message or reply any algorithm will send. Returns 0 or -errno. */
+int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
+	      struct notify *nt, int id, size_t max_msg);
+void xchg_free(struct xchg *x);
+
+/* One collective for `step`.  flags are OR-ed over all workers (every worker learns
+ * every other's flags, lost messages included: markers carry them); the OR is returned
+ * through flags_out.  Used to agree on stopping.  Returns 0 or -errno. */
+int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
+	     uint32_t flags, uint32_t *flags_out);
+
+/* Advance the virtual clock by modelled compute time. */
+void xchg_compute(struct xchg *x, int64_t ns);
+
+void xchg_link_stats(const struct xchg *x, int dst, struct xchg_link_stats *out);
+
+#endif

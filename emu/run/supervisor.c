@@ -1,0 +1,420 @@
+/* emu/run/supervisor.c — fork the workers, watch pidfds, signals and log rings (supervisor.h).
+ *
+ * Resources of the supervisor (notify, io_uring, signalfd, pidfds) are created after the
+ * fork, so no worker inherits them.  SIGINT and SIGTERM are blocked before the fork and
+ * read through a signalfd; workers ignore them (a terminal's Ctrl-C reaches the whole
+ * process group) and stop when the supervisor sets the region's stop word.
+ */
+#include "emu/run/supervisor.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "emu/shm/notify.h"
+#include "emu/shm/notify_uring.h"
+#include "emu/shm/ring.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define LOG_MAX 4096
+#define SUP_MAX_LOG_WORDS NOTIFY_MAX_WORDS
+
+enum { TAG_SIGNAL = 16, TAG_LOGS = 17, TAG_PID = 1 << 20 };	/* TAG_PID + worker */
+
+struct logbuf {			/* one record being reassembled: u32 length, then bytes */
+	uint32_t got;		/* bytes of header + payload received */
+	uint8_t data[4 + LOG_MAX];
+};
+
+struct sup {
+	const struct supervisor_ops *ops;
+	void *ctx;
+	struct region *rg;
+	int n, nalive, status, signo;
+	bool killing;		/* we sent SIGKILL: deaths from now on are ours */
+	bool stopping;
+	pid_t *pid;
+	int *pidfd;
+	struct logbuf *logs;
+	struct pollfd *pf;	/* ppoll mode: signalfd + pidfds */
+	int *pf_worker;
+	struct notify nt;
+	bool uring_ok;
+	struct io_uring ring;
+	int sfd;
+	bool sig_armed, logs_armed;
+	struct futex_waitv waitv[SUP_MAX_LOG_WORDS];
+};
+
+static void kill_all(struct sup *s)
+{
+	s->killing = true;
+	for (int i = 0; i < s->n; i++)
+		if (s->pid[i] > 0)
+			kill(s->pid[i], SIGKILL);
+}
+
+static void drain_one(struct sup *s, int w)
+{
+	struct ring *r = region_log_ring(s->rg, w);
+	struct logbuf *b = &s->logs[w];
+
+	for (;;) {
+		uint32_t len;
+		size_t k;
+
+		if (b->got < 4) {
+			b->got += (uint32_t)ring_read(r, b->data + b->got, 4 - b->got, &s->nt);
+			if (b->got < 4)
+				return;
+		}
+		memcpy(&len, b->data, 4);
+		if (len > LOG_MAX) {	/* cannot happen through worker_log */
+			fprintf(stderr, "emu: worker %d: corrupt log record (length %u)\n", w, len);
+			b->got = 0;
+			return;
+		}
+		k = ring_read(r, b->data + b->got, 4 + len - b->got, &s->nt);
+		b->got += (uint32_t)k;
+		if (b->got < 4 + len)
+			return;
+		if (s->ops->on_record)
+			s->ops->on_record(s->ctx, w, b->data + 4, len);
+		b->got = 0;
+	}
+}
+
+static void drain_logs(struct sup *s)
+{
+	for (int w = 0; w < s->n; w++)
+		drain_one(s, w);
+}
+
+static void report(struct sup *s, int w, const siginfo_t *si)
+{
+	struct worker_slot *slot = region_slot(s->rg, w);
+	long long step = (long long)atomic_load(&slot->step);
+	char err[sizeof(slot->error) + 1];
+
+	memcpy(err, slot->error, sizeof(slot->error));
+	err[sizeof(slot->error)] = '\0';
+	if (si->si_code == CLD_EXITED && err[0]) {
+		fprintf(stderr, "emu: worker %d failed at step %lld: %s\n", w, step, err);
+	} else if (si->si_code == CLD_EXITED) {
+		fprintf(stderr, "emu: worker %d died at step %lld: exit status %d\n", w, step,
+			si->si_status);
+	} else {
+		const char *name = sigabbrev_np(si->si_status);
+
+		if (name)
+			fprintf(stderr, "emu: worker %d died at step %lld: SIG%s\n", w, step, name);
+		else
+			fprintf(stderr, "emu: worker %d died at step %lld: signal %d\n", w, step,
+				si->si_status);
+	}
+}
+
+static void reap(struct sup *s, int w)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	while (waitid(P_PIDFD, (id_t)s->pidfd[w], &si, WEXITED) < 0 && errno == EINTR)
+		;
+	close(s->pidfd[w]);
+	s->pidfd[w] = -1;
+	s->pid[w] = 0;
+	s->nalive--;
+	if (si.si_code == CLD_EXITED && si.si_status == 0)
+		return;
+	atomic_store(&region_slot(s->rg, w)->state, WORKER_FAILED);
+	if (s->killing)
+		return;		/* killed by us, after the failure already reported */
+	drain_one(s, w);	/* its last records before the report */
+	report(s, w, &si);
+	s->status = 1;
+	kill_all(s);
+}
+
+static void on_signal(struct sup *s)
+{
+	struct signalfd_siginfo fi;
+
+	while (read(s->sfd, &fi, sizeof(fi)) == (ssize_t)sizeof(fi)) {
+		if (!s->stopping) {
+			/* Workers finish their step and agree on stopping through the exchange. */
+			s->stopping = true;
+			s->signo = (int)fi.ssi_signo;
+			if (s->status == 0)
+				s->status = 128 + s->signo;
+			atomic_store(region_stop(s->rg), 1);	/* read once per step */
+		} else if (fi.ssi_signo == SIGINT && !s->killing) {
+			kill_all(s);
+		}
+	}
+}
+
+/* io_uring: one wait covers pidfds, the signalfd and every log ring's head word. */
+static int wait_uring(struct sup *s)
+{
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret, nlog = s->n < SUP_MAX_LOG_WORDS ? s->n : SUP_MAX_LOG_WORDS;
+
+	if (!s->sig_armed && (sqe = io_uring_get_sqe(&s->ring))) {
+		io_uring_prep_poll_add(sqe, s->sfd, POLLIN);
+		sqe->user_data = TAG_SIGNAL;
+		s->sig_armed = true;
+	}
+	if (!s->logs_armed && (sqe = io_uring_get_sqe(&s->ring))) {
+		/* Expect the tails: anything written since the drain ends the wait at once. */
+		for (int w = 0; w < nlog; w++) {
+			struct ring *r = region_log_ring(s->rg, w);
+
+			ring_arm_read(r);	/* a wake clears it: arm before each wait */
+			s->waitv[w] = (struct futex_waitv){
+				.val = (uint32_t)atomic_load(&r->tail),
+				.uaddr = (uintptr_t)ring_head_word(r),
+				.flags = NOTIFY_FUTEX2_SIZE_U32 };
+		}
+		notify_uring_prep_waitv(sqe, s->waitv, (unsigned)nlog);
+		sqe->user_data = TAG_LOGS;
+		s->logs_armed = true;
+	}
+	/* The timeout only bounds a wait for more than 128 log rings; nothing polls. */
+	ret = io_uring_submit_and_wait_timeout(&s->ring, &cqe, 1, &ts, NULL);
+	if (ret < 0 && ret != -ETIME && ret != -EINTR)
+		return ret;
+	while (io_uring_peek_cqe(&s->ring, &cqe) == 0) {
+		uint64_t tag = cqe->user_data;
+
+		if (tag == TAG_SIGNAL) {
+			s->sig_armed = false;
+			on_signal(s);
+		} else if (tag == TAG_LOGS) {
+			s->logs_armed = false;
+		} else if (tag >= TAG_PID && tag < TAG_PID + (uint64_t)s->n) {
+			reap(s, (int)(tag - TAG_PID));
+		}
+		io_uring_cqe_seen(&s->ring, cqe);
+	}
+	return 0;
+}
+
+/* Without io_uring: ppoll on pidfds and the signalfd; logs are drained every 10 ms. */
+static int wait_ppoll(struct sup *s)
+{
+	struct pollfd *pf = s->pf;
+	int *idx = s->pf_worker, np = 0;
+	struct timespec ts = { .tv_nsec = 10000000 };
+
+	pf[np] = (struct pollfd){ .fd = s->sfd, .events = POLLIN };
+	idx[np++] = -1;
+	for (int w = 0; w < s->n; w++)
+		if (s->pidfd[w] >= 0) {
+			pf[np] = (struct pollfd){ .fd = s->pidfd[w], .events = POLLIN };
+			idx[np++] = w;
+		}
+	if (ppoll(pf, (nfds_t)np, &ts, NULL) < 0 && errno != EINTR)
+		return -errno;
+	for (int i = 0; i < np; i++) {
+		if (!pf[i].revents)
+			continue;
+		if (idx[i] < 0)
+			on_signal(s);
+		else
+			reap(s, idx[i]);
+	}
+	return 0;
+}
+
+static int watch(struct sup *s)
+{
+	int ret;
+
+	if (s->uring_ok) {
+		for (int w = 0; w < s->n; w++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+
+			if (!sqe) {
+				io_uring_submit(&s->ring);
+				sqe = io_uring_get_sqe(&s->ring);
+			}
+			io_uring_prep_poll_add(sqe, s->pidfd[w], POLLIN);
+			sqe->user_data = TAG_PID + (uint64_t)w;
+		}
+	}
+	for (;;) {
+		drain_logs(s);
+		if (s->nalive == 0)
+			return 0;
+		ret = s->uring_ok ? wait_uring(s) : wait_ppoll(s);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+static void child(struct sup *s, int id, pid_t parent, const sigset_t *oldmask)
+{
+	struct worker_slot *slot = region_slot(s->rg, id);
+	int ret;
+
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	/* No worker outlives a supervisor that was killed. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	atomic_store(&slot->pid, (int32_t)getpid());
+	atomic_store(&slot->state, WORKER_RUNNING);
+	ret = s->ops->worker(s->ctx, s->rg, id);
+	atomic_store(&slot->state, ret == 0 ? WORKER_DONE : WORKER_FAILED);
+	fflush(NULL);
+	_exit(ret == 0 ? 0 : ret > 0 && ret < 256 ? ret : 1);
+}
+
+static int setup_watchers(struct sup *s, enum notify_mode mode)
+{
+	sigset_t set;
+	int ret;
+
+	ret = notify_init(&s->nt, mode);
+	if (ret < 0)
+		return ret;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	s->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sfd < 0)
+		return -errno;
+	for (int w = 0; w < s->n; w++) {
+		s->pidfd[w] = (int)syscall(SYS_pidfd_open, s->pid[w], 0);
+		if (s->pidfd[w] < 0)
+			return -errno;
+	}
+	s->uring_ok = s->nt.mode == NOTIFY_IO_URING &&
+		      io_uring_queue_init(2 * s->n + 8, &s->ring, 0) == 0;
+	return 0;
+}
+
+int supervise(const struct cfg *c, const struct region_params *p,
+	      const struct supervisor_ops *ops, void *ctx)
+{
+	struct sup s = { .ops = ops, .ctx = ctx, .n = p->nworkers, .sfd = -1 };
+	sigset_t block, oldmask;
+	pid_t self = getpid();
+	int ret = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	s.rg = region_create(p);
+	s.pid = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof(*s.pid));
+	s.pidfd = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof(*s.pidfd));
+	s.logs = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof(*s.logs));
+	s.pf = calloc((size_t)(s.n > 0 ? s.n : 1) + 1, sizeof(*s.pf));
+	s.pf_worker = calloc((size_t)(s.n > 0 ? s.n : 1) + 1, sizeof(*s.pf_worker));
+	if (!s.rg || !s.pid || !s.pidfd || !s.logs || !s.pf || !s.pf_worker) {
+		fprintf(stderr, "emu: cannot create the shared region for %d workers: %s\n",
+			p->nworkers, strerror(errno));
+		s.status = 1;
+		goto out_free;
+	}
+	for (int w = 0; w < s.n; w++)
+		s.pidfd[w] = -1;
+	sigprocmask(SIG_BLOCK, &block, &oldmask);
+	fflush(NULL);
+	for (int w = 0; w < s.n; w++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fprintf(stderr, "emu: cannot fork worker %d: %s\n", w, strerror(errno));
+			kill_all(&s);
+			s.status = 1;
+			break;
+		}
+		if (pid == 0)
+			child(&s, w, self, &oldmask);
+		s.pid[w] = pid;
+		atomic_store(&region_slot(s.rg, w)->pid, (int32_t)pid);
+		s.nalive++;
+	}
+	ret = s.status ? -ECHILD : setup_watchers(&s, c->run.notify);
+	if (ret == -ECHILD) {
+		/* a fork failed: already reported */
+	} else if (ret < 0) {
+		fprintf(stderr, "emu: cannot watch the workers: %s\n", strerror(-ret));
+		kill_all(&s);
+		s.status = 1;
+	} else {
+		fprintf(stderr, "emu: %d workers, notifications: %s\n", s.n,
+			notify_mode_name(s.nt.mode));
+		ret = watch(&s);
+		if (ret < 0) {
+			fprintf(stderr, "emu: watching the workers failed: %s\n", strerror(-ret));
+			kill_all(&s);
+			s.status = 1;
+		}
+	}
+	/* Whatever happened: no child is left behind. */
+	for (int w = 0; w < s.n; w++) {
+		if (s.pid[w] > 0) {
+			kill(s.pid[w], SIGKILL);
+			while (waitpid(s.pid[w], NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		if (s.pidfd[w] >= 0)
+			close(s.pidfd[w]);
+	}
+	drain_logs(&s);
+	if (s.uring_ok)
+		io_uring_queue_exit(&s.ring);
+	if (s.sfd >= 0) {
+		struct signalfd_siginfo fi;
+
+		while (read(s.sfd, &fi, sizeof(fi)) > 0)	/* consumed: not re-raised */
+			;
+		close(s.sfd);
+	}
+	notify_free(&s.nt);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+out_free:
+	if (ops->on_end)
+		ops->on_end(ctx, s.status);
+	region_destroy(s.rg);
+	free(s.pid);
+	free(s.pidfd);
+	free(s.logs);
+	free(s.pf);
+	free(s.pf_worker);
+	return s.status;
+}
+
+void worker_log(struct region *rg, int id, const void *rec, size_t len, struct notify *nt)
+{
+	uint8_t buf[4 + LOG_MAX];
+	uint32_t l = (uint32_t)len;
+
+	if (len > LOG_MAX) {
+		fprintf(stderr, "emu: worker %d: a log record of %zu bytes, the limit is %d\n",
+			id, len, LOG_MAX);
+		abort();
+	}
+	/* One write, one wake of the supervisor. */
+	memcpy(buf, &l, 4);
+	memcpy(buf + 4, rec, len);
+	ring_write_all(region_log_ring(rg, id), buf, 4 + len, nt);
+}

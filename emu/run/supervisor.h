@@ -1,0 +1,41 @@
+/* emu/run/supervisor.h — fork the workers, watch them, collect their log records.
+ *
+ * supervise() creates the region, forks nworkers children that run ops->worker, and
+ * waits on pidfds, signals and the log rings through io_uring (no polling).  Records a
+ * worker sends with worker_log() reach ops->on_record in the supervisor, in the order
+ * that worker sent them.  A worker that dies (signal or non-zero exit) is reported as
+ * "worker 3 died at step 120: SIGSEGV"; the others are killed and reaped; on_end runs so
+ * that what was logged is flushed; supervise returns 1.  SIGINT/SIGTERM set the region's
+ * stop word: workers finish their step and exit; supervise returns 128+signal; a second
+ * SIGINT kills them at once.  Workers ignore SIGINT/SIGTERM (a terminal's Ctrl-C reaches
+ * the whole process group) and die with the supervisor (PR_SET_PDEATHSIG).
+ * No process and no shared memory outlives supervise().  Prints to stderr, once:
+ * "emu: N workers, notifications: io_uring|futex", and otherwise only errors.  Without
+ * io_uring (notify mode futex), it waits in ppoll on pidfds + signalfd and drains the
+ * log rings every 10 ms.  Setup errors are printed and return 1 (on_end still runs).
+ */
+#ifndef EMU_SUPERVISOR_H
+#define EMU_SUPERVISOR_H
+
+#include <stddef.h>
+#include "emu/cfg/cfg.h"
+#include "emu/shm/region.h"
+
+struct supervisor_ops {
+	/* In the child, after fork.  Returns the exit status (0 = success). */
+	int (*worker)(void *ctx, struct region *rg, int id);
+	/* In the supervisor: one record of worker id. */
+	void (*on_record)(void *ctx, int id, const void *rec, size_t len);
+	/* In the supervisor, last: status is what supervise returns. */
+	void (*on_end)(void *ctx, int status);
+};
+
+int supervise(const struct cfg *c, const struct region_params *p,
+	      const struct supervisor_ops *ops, void *ctx);
+
+/* Worker side: send one record (at most 4 KiB; more is a programming error and aborts
+ * the worker, which the supervisor then reports) to the supervisor; blocks on
+ * back-pressure.  nt is the worker's own notify. */
+void worker_log(struct region *rg, int id, const void *rec, size_t len, struct notify *nt);
+
+#endif

@@ -1,0 +1,125 @@
+/* emu/run/train.c — `emu run`: load the data once, open the logs, supervise the workers. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "emu/algo/algo.h"
+#include "emu/cfg/cfg_keys.h"
+#include "emu/commands.h"
+#include "emu/run/runlog.h"
+#include "emu/run/supervisor.h"
+#include "emu/run/train.h"
+#include "nn/model.h"
+
+int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dataset *test,
+		    char *err, size_t errlen)
+{
+	int rc = 0;
+	uint64_t seed = c->run.seed ^ 0x5eed0da7aULL;	/* the data never shares the model's draws */
+	int n = (int)c->data.synthetic_size, ntest = n / 4 > 256 ? n / 4 : 256;
+	switch (c->data.dataset) {
+	case DATA_FASHION_MNIST:
+		rc = data_fashion_mnist(train, test, c->data.dir, err, errlen);
+		break;
+	case DATA_CIFAR10:
+		rc = data_cifar10(train, test, c->data.dir, err, errlen);
+		break;
+	case DATA_TEXT:
+		rc = data_text(train, test, c->data.dir, c->data.seq_len, err, errlen);
+		break;
+	case DATA_GAUSSIAN:
+		data_gaussian(train, test, n, ntest, c->data.dim, c->data.classes, seed);
+		break;
+	case DATA_LINREG:
+		data_linreg(train, test, n, ntest, c->data.dim, c->data.noise, seed);
+		break;
+	}
+	if (rc < 0)
+		return rc;
+	data_truncate(train, (int)c->data.train_limit);
+	data_truncate(test, (int)c->data.test_limit);
+	int need = c->run.workers * c->train.batch;
+	if (train->n < need) {
+		snprintf(err, errlen, "%s: %d training samples cannot feed %d workers with batch %d",
+			 c->path, train->n, c->run.workers, c->train.batch);
+		data_free(train);
+		data_free(test);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void on_record(void *ctx, int id, const void *rec, size_t len)
+{
+	struct train_run *t = ctx;
+	runlog_record(t->log, id, rec, len);
+}
+
+static void on_end(void *ctx, int status)
+{
+	struct train_run *t = ctx;
+	runlog_close(t->log, status);
+	t->log = NULL;
+}
+
+int cmd_run(const struct cfg *c)
+{
+	static struct train_run t;	/* large; lives for the whole run */
+	char err[512];
+	char dir[CFG_STR];
+	memset(&t, 0, sizeof(t));
+	t.c = c;
+	if (c->run.output[0])
+		snprintf(dir, sizeof(dir), "%s", c->run.output);
+	else
+		snprintf(dir, sizeof(dir), "runs/%.240s", c->run.name);
+
+	if (c->run.device == DEV_CUDA) {
+		/* The CPU path is the reference; a CUDA backend slots in as another op table. */
+		fprintf(stderr, "emu: %s: run.device = cuda, but this emu has no CUDA backend; "
+			"use device = cpu or auto\n", c->path);
+		return 2;
+	}
+	if (train_load_data(c, &t.train, &t.test, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
+		return 2;
+	}
+	/* The model's size decides the snapshot areas; build it once on the reference
+	 * backend (no BLAS threads in the supervisor). */
+	struct nn_model m;
+	int rc = nn_model_init(&m, c->train.model, &t.train.in, &nn_ops_ref, 1, c->run.seed);
+	if (rc < 0) {
+		fprintf(stderr, "emu: %s: model '%s' does not fit the data set (input %dx%dx%d, %d classes)\n",
+			c->path, c->train.model, t.train.in.C, t.train.in.H, t.train.in.W,
+			t.train.in.nclasses);
+		data_free(&t.train);
+		data_free(&t.test);
+		return 2;
+	}
+	t.nparams = m.nparams;
+	t.nstate = m.nstate;
+	nn_model_free(&m);
+
+	t.log = runlog_open(c, dir, err, sizeof(err));
+	if (!t.log) {
+		fprintf(stderr, "emu: %s\n", err);
+		data_free(&t.train);
+		data_free(&t.test);
+		return 1;
+	}
+	fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %d epochs, logs in %s\n",
+		c->run.name, c->run.workers, cfg_algo_names[c->train.algorithm], c->train.model,
+		t.nparams, c->train.epochs, dir);
+	struct region_params rp = {
+		.nworkers = c->run.workers,
+		.ring_size = (size_t)c->run.ring_size,
+		.log_ring_size = 64 << 10,
+		.snapshot_bytes = (t.nparams + t.nstate) * sizeof(float),
+	};
+	struct supervisor_ops ops = { train_worker, on_record, on_end };
+	int status = supervise(c, &rp, &ops, &t);
+	if (t.log)	/* supervise failed before it could end the run */
+		runlog_close(t.log, status);
+	data_free(&t.train);
+	data_free(&t.test);
+	return status;
+}

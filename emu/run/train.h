@@ -1,0 +1,23 @@
+/* emu/run/train.h — a distributed training run: what the supervisor shares with the workers. */
+#ifndef EMU_TRAIN_H
+#define EMU_TRAIN_H
+
+#include "emu/cfg/cfg.h"
+#include "emu/shm/region.h"
+#include "nn/data.h"
+
+struct train_run {
+	const struct cfg *c;
+	struct nn_dataset train, test;	/* loaded before fork, read-only after */
+	size_t nparams, nstate;		/* of the model, for the snapshot areas */
+	struct runlog *log;
+};
+
+/* The body of worker `id` (a supervisor_ops.worker).  Returns its exit status. */
+int train_worker(void *run, struct region *rg, int id);
+
+/* Load the data set the configuration names (with limits applied). */
+int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dataset *test,
+		    char *err, size_t errlen);
+
+#endif

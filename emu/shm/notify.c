@@ -1,0 +1,119 @@
+/* emu/shm/notify.c — notify modes: io_uring (notify_uring.c) or the futex syscalls. */
+#include "emu/shm/notify.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/shm/notify_uring.h"
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449	/* the same number on every architecture */
+#endif
+
+int notify_init(struct notify *n, enum notify_mode mode)
+{
+	int ret = -ENOSYS;
+
+	memset(n, 0, sizeof(*n));
+	n->spin_ns = NOTIFY_SPIN_NS;
+	if (mode == NOTIFY_IO_URING || mode == NOTIFY_AUTO) {
+		ret = notify_uring_init(&n->uring);
+		if (ret == 0) {
+			n->mode = NOTIFY_IO_URING;
+			return 0;
+		}
+		if (mode == NOTIFY_IO_URING)
+			return ret;
+	}
+	n->mode = NOTIFY_FUTEX;
+	return 0;
+}
+
+void notify_free(struct notify *n)
+{
+	if (n->mode == NOTIFY_IO_URING)
+		notify_uring_free(n->uring);
+	n->uring = NULL;
+}
+
+const char *notify_mode_name(enum notify_mode mode)
+{
+	switch (mode) {
+	case NOTIFY_AUTO: return "auto";
+	case NOTIFY_IO_URING: return "io_uring";
+	case NOTIFY_FUTEX: return "futex";
+	}
+	return "?";
+}
+
+static int futex_waitv_sys(struct futex_waitv *v, int count, int64_t timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ns >= 0) {
+		/* futex_waitv takes an absolute deadline */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		int64_t ns = ts.tv_nsec + timeout_ns % 1000000000;
+		ts.tv_sec += timeout_ns / 1000000000 + ns / 1000000000;
+		ts.tv_nsec = ns % 1000000000;
+		tsp = &ts;
+	}
+	if (syscall(SYS_futex_waitv, v, (unsigned)count, 0, tsp, CLOCK_MONOTONIC) >= 0)
+		return 0;
+	if (errno == EAGAIN)
+		return 0;	/* a word already differed */
+	return -errno;
+}
+
+static bool words_changed(int count, _Atomic uint32_t *const words[], const uint32_t expect[])
+{
+	for (int i = 0; i < count; i++)
+		if (atomic_load(words[i]) != expect[i])
+			return true;
+	return false;
+}
+
+int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
+		const uint32_t expect[], int64_t timeout_ns)
+{
+	if (count < 1 || count > NOTIFY_MAX_WORDS)
+		return -EINVAL;
+	struct futex_waitv v[NOTIFY_MAX_WORDS];
+
+	for (int i = 0; i < count; i++)		/* shared futexes: no FUTEX_PRIVATE_FLAG */
+		v[i] = (struct futex_waitv){ .val = expect[i], .uaddr = (uintptr_t)words[i],
+					     .flags = NOTIFY_FUTEX2_SIZE_U32 };
+	n->waits++;
+	for (;;) {
+		/* sleep in slices: see NOTIFY_RECHECK_NS */
+		int64_t slice = timeout_ns < 0 || timeout_ns > NOTIFY_RECHECK_NS ?
+					NOTIFY_RECHECK_NS : timeout_ns;
+		int ret = n->mode == NOTIFY_IO_URING ? notify_uring_wait(n->uring, v, count, slice) :
+						       futex_waitv_sys(v, count, slice);
+
+		if (ret != -ETIMEDOUT)
+			return ret;
+		if (words_changed(count, words, expect)) {
+			n->late_wakes++;
+			return 0;
+		}
+		if (timeout_ns >= 0 && (timeout_ns -= slice) <= 0)
+			return -ETIMEDOUT;
+	}
+}
+
+void notify_wake(struct notify *n, _Atomic uint32_t *word)
+{
+	n->wakes++;
+	if (n->mode == NOTIFY_IO_URING && notify_uring_wake(n->uring, word) == 0)
+		return;
+	/* futex mode, or a full submission queue: the syscall does the same job */
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}

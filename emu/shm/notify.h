@@ -1,0 +1,71 @@
+/* emu/shm/notify.h — sleeping on and waking shared futex words.
+ *
+ * Mode io_uring: IORING_OP_FUTEX_WAITV / IORING_OP_FUTEX_WAKE submissions (kernel 6.7+),
+ * SQE fields filled by hand in one wrapper because Debian's liburing 2.3 has no helpers.
+ * Mode futex: the futex_waitv(2) and futex(2) syscalls.  NOTIFY_AUTO tries io_uring and
+ * falls back when it is unavailable (seccomp, old kernel).  Futexes are shared (the words
+ * live in MAP_SHARED memory), never FUTEX2_PRIVATE.  One notify per process, created
+ * after fork.
+ */
+#ifndef EMU_NOTIFY_H
+#define EMU_NOTIFY_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#define NOTIFY_MAX_WORDS 128	/* FUTEX_WAITV_MAX */
+
+enum notify_mode { NOTIFY_AUTO, NOTIFY_IO_URING, NOTIFY_FUTEX };
+
+struct notify {
+	enum notify_mode mode;		/* NOTIFY_IO_URING or NOTIFY_FUTEX once initialised */
+	void *uring;			/* struct io_uring *, io_uring mode only */
+	uint64_t waits, wakes;		/* counters, for tests and benchmarks */
+	int64_t spin_ns;		/* ring_*_all spin this long before sleeping;
+					 * notify_init sets NOTIFY_SPIN_NS, 0 = sleep at once */
+	uint64_t late_wakes;		/* sleeps that outlasted NOTIFY_RECHECK_NS with a
+					 * word already changed: a wake-up that never came */
+};
+
+#define NOTIFY_SPIN_NS 5000
+/* notify_wait sleeps at most NOTIFY_RECHECK_NS at a time and then compares the words
+ * itself.  On kernel 6.18 a sleeper was sometimes left asleep after its peer had stored,
+ * fenced, seen the waiting token and issued the wake: twice in ~50 loaded test runs with
+ * the futex_waitv(2) syscall, and with IORING_OP_FUTEX_WAITV a whole run hung in the
+ * exchange (which sleeps without a timeout) until this check moved here from the
+ * callers.  Such a loss now costs at most 50 ms and is counted in late_wakes. */
+#define NOTIFY_RECHECK_NS 50000000
+
+/* For spinning before a sleep: CLOCK_MONOTONIC in ns, and the CPU's spin-wait hint. */
+static inline int64_t notify_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void notify_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Returns 0 or -errno (forcing io_uring where it is unavailable gives -ENOSYS). */
+int notify_init(struct notify *n, enum notify_mode mode);
+void notify_free(struct notify *n);
+const char *notify_mode_name(enum notify_mode mode);
+
+/* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none);
+ * a changed word ends the sleep within NOTIFY_RECHECK_NS even if its wake is lost.
+ * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR. */
+int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
+		const uint32_t expect[], int64_t timeout_ns);
+/* Wake every sleeper on word.  (notify_wait and notify_wake count into waits/wakes.) */
+void notify_wake(struct notify *n, _Atomic uint32_t *word);
+
+#endif

@@ -1,0 +1,203 @@
+/* emu/shm/notify_uring.c — futex wait/wake through io_uring submissions (see notify_uring.h). */
+#include "emu/shm/notify_uring.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/shm/notify.h"
+
+void notify_uring_prep_waitv(struct io_uring_sqe *sqe, struct futex_waitv *v, unsigned n)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = NOTIFY_OP_FUTEX_WAITV;
+	sqe->addr = (uint64_t)(uintptr_t)v;
+	sqe->len = n;
+}
+
+void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, uint32_t nwake)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = NOTIFY_OP_FUTEX_WAKE;
+	sqe->fd = NOTIFY_FUTEX2_SIZE_U32;	/* shared: no FUTEX2_PRIVATE */
+	sqe->addr = (uint64_t)(uintptr_t)word;
+	sqe->off = nwake;			/* addr2 */
+	sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
+}
+
+/* Wakes are submitted with IOSQE_CQE_SKIP_SUCCESS: only a failed one leaves a CQE, and
+ * it is dropped here so that it never reaches a wait. */
+static void reap_stale(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+
+	while (io_uring_peek_cqe(ring, &cqe) == 0)
+		io_uring_cqe_seen(ring, cqe);
+}
+
+/* Submit what is queued and wait for one CQE; submission that a signal interrupted is
+ * retried by the next call, because liburing counts unconsumed SQ entries. */
+static int next_cqe(struct io_uring *ring, struct io_uring_cqe **cqe)
+{
+	int ret = io_uring_peek_cqe(ring, cqe);
+
+	if (ret == 0)
+		return 0;
+	ret = io_uring_submit_and_wait(ring, 1);
+	if (ret < 0)
+		return ret;
+	return io_uring_peek_cqe(ring, cqe);
+}
+
+int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout_ns)
+{
+	struct io_uring *ring = u;
+	struct __kernel_timespec ts;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int pending = 1, res = 0, ret;
+	bool timed_out = false, interrupted = false, cancelled = false;
+
+	reap_stale(ring);
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	notify_uring_prep_waitv(sqe, v, (unsigned)count);
+	sqe->user_data = NOTIFY_TAG_WAITV;
+	ts.tv_sec = timeout_ns / 1000000000;
+	ts.tv_nsec = timeout_ns % 1000000000;
+	while (pending > 0) {
+		/* The timeout rides on the wait itself (IORING_ENTER_EXT_ARG): a wake costs
+		 * no timeout SQE and no second CQE; only an expired wait pays for a cancel. */
+		if (timeout_ns >= 0 && !cancelled)
+			ret = io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
+		else
+			ret = next_cqe(ring, &cqe);
+		if (ret == -EINTR || ret == -ETIME) {
+			timed_out |= ret == -ETIME;
+			interrupted |= ret == -EINTR;
+			if (!cancelled && (sqe = io_uring_get_sqe(ring))) {
+				/* Leave no wait behind: cancel it and reap its CQE. */
+				io_uring_prep_cancel64(sqe, NOTIFY_TAG_WAITV, 0);
+				sqe->user_data = NOTIFY_TAG_CANCEL;
+				cancelled = true;
+				pending++;
+			}
+			continue;
+		}
+		if (ret < 0 && ret != -EAGAIN)
+			return ret;	/* the ring is unusable; nothing sane is left to reap */
+		while (io_uring_peek_cqe(ring, &cqe) == 0) {
+			if (cqe->user_data == NOTIFY_TAG_WAITV) {
+				res = cqe->res;
+				pending--;
+			} else if (cqe->user_data == NOTIFY_TAG_CANCEL) {
+				pending--;
+			}	/* else: a failed wake */
+			io_uring_cqe_seen(ring, cqe);
+		}
+	}
+	if (res >= 0 || res == -EAGAIN)
+		return 0;	/* woken (index), or a word already differed */
+	if (res == -ECANCELED)
+		return timed_out ? -ETIMEDOUT : interrupted ? -EINTR : 0;
+	return res;
+}
+
+int notify_uring_wake(void *u, _Atomic uint32_t *word)
+{
+	struct io_uring *ring = u;
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	reap_stale(ring);
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	notify_uring_prep_wake(sqe, word, INT32_MAX);
+	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	sqe->user_data = NOTIFY_TAG_WAKE;
+	do
+		ret = io_uring_submit(ring);
+	while (ret == -EINTR);
+	return ret < 0 ? ret : 0;
+}
+
+/* The opcodes exist and the hand-filled SQEs are accepted: a waitv on a word that
+ * already differs must complete with -EAGAIN, a wake with nobody waiting with 0. */
+static int probe(struct io_uring *ring)
+{
+	static const int ops[] = { NOTIFY_OP_FUTEX_WAKE, NOTIFY_OP_FUTEX_WAITV,
+				   IORING_OP_LINK_TIMEOUT, IORING_OP_ASYNC_CANCEL };
+	struct io_uring_probe *pr = io_uring_get_probe_ring(ring);
+	_Atomic uint32_t word = 1;
+	struct futex_waitv v = { .val = 0, .uaddr = (uintptr_t)&word,
+				 .flags = NOTIFY_FUTEX2_SIZE_U32 };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret = 0, res[2];
+
+	if (!pr)
+		return -ENOSYS;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!io_uring_opcode_supported(pr, ops[i]))
+			ret = -ENOSYS;
+	io_uring_free_probe(pr);
+	if (ret)
+		return ret;
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	notify_uring_prep_waitv(sqe, &v, 1);
+	sqe->user_data = 0;
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	notify_uring_prep_wake(sqe, &word, 1);
+	sqe->user_data = 1;
+	ret = io_uring_submit_and_wait(ring, 2);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < 2; i++) {
+		ret = io_uring_wait_cqe(ring, &cqe);
+		if (ret < 0)
+			return ret;
+		res[cqe->user_data & 1] = cqe->res;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	return res[0] == -EAGAIN && res[1] == 0 ? 0 : -ENOSYS;
+}
+
+int notify_uring_init(void **out)
+{
+	struct io_uring *ring = calloc(1, sizeof(*ring));
+	int ret;
+
+	if (!ring)
+		return -ENOMEM;
+	/* Completions run when this process waits, not as interrupts of its compute. */
+	ret = io_uring_queue_init(8, ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(8, ring, 0);
+	if (ret < 0)
+		goto err;
+	ret = probe(ring);
+	if (ret < 0) {
+		io_uring_queue_exit(ring);
+		goto err;
+	}
+	*out = ring;
+	return 0;
+err:
+	free(ring);
+	return ret == -EPERM || ret == -EINVAL ? -ENOSYS : ret;
+}
+
+void notify_uring_free(void *u)
+{
+	if (!u)
+		return;
+	io_uring_queue_exit(u);
+	free(u);
+}

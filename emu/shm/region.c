@@ -1,0 +1,166 @@
+/* emu/shm/region.c — the shared region: one memfd mapping, offsets computed once (region.h). */
+#include "emu/shm/region.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "emu/shm/notify.h"
+#include "emu/shm/ring.h"
+
+#define ALIGN64(x) (((x) + 63) & ~(size_t)63)
+#define LOG_RING_DEFAULT (64 * 1024)
+
+/* The mapped header; everything after it is addressed by the offsets. */
+struct region {
+	uint64_t magic;
+	uint32_t version, nworkers;
+	uint64_t total;			/* bytes mapped */
+	uint64_t ring_size, log_ring_size, snapshot_bytes;
+	uint64_t off_slots, off_barrier, off_rings, ring_stride;
+	uint64_t off_logs, log_stride, off_snapshots, snapshot_stride;
+	_Alignas(64) _Atomic uint32_t stop;
+};
+
+static size_t pow2_at_least(size_t x)
+{
+	size_t p = 64;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+static void *at(const struct region *r, uint64_t off)
+{
+	return (uint8_t *)r + off;
+}
+
+struct region *region_create(const struct region_params *p)
+{
+	struct region h = { .magic = REGION_MAGIC, .version = REGION_VERSION };
+	size_t n = (size_t)p->nworkers, off;
+	void *map;
+	int fd;
+
+	if (p->nworkers < 1 || p->nworkers > 1024 || p->ring_size > (1ULL << 31) ||
+	    p->log_ring_size > (1ULL << 31)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	h.nworkers = (uint32_t)n;
+	h.ring_size = pow2_at_least(p->ring_size ? p->ring_size : 4096);
+	h.log_ring_size = pow2_at_least(p->log_ring_size ? p->log_ring_size : LOG_RING_DEFAULT);
+	h.snapshot_bytes = p->snapshot_bytes;
+	off = ALIGN64(sizeof(struct region));
+	h.off_slots = off;
+	off += ALIGN64(n * sizeof(struct worker_slot));
+	h.off_barrier = off;
+	off += ALIGN64(sizeof(struct barrier));
+	h.off_rings = off;
+	h.ring_stride = ring_footprint(h.ring_size);
+	off += n * (n - 1) * h.ring_stride;
+	h.off_logs = off;
+	h.log_stride = ring_footprint(h.log_ring_size);
+	off += n * h.log_stride;
+	h.off_snapshots = off;
+	h.snapshot_stride = ALIGN64(h.snapshot_bytes);
+	off += n * h.snapshot_stride;
+	h.total = off;
+
+	/* No name in /dev/shm; the pages go when the last mapping does. */
+	fd = memfd_create("emu-region", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)h.total) < 0)
+		goto err;
+	map = mmap(NULL, h.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		goto err;
+	close(fd);
+
+	struct region *r = map;	/* fresh memfd pages are zero */
+	memcpy(r, &h, sizeof(h));
+	atomic_init(&r->stop, 0);
+	for (int i = 0; i < p->nworkers; i++) {
+		region_slot(r, i)->error[0] = '\0';
+		ring_init(region_log_ring(r, i), h.log_ring_size);
+		for (int j = 0; j < p->nworkers; j++)
+			if (j != i)
+				ring_init(region_ring(r, i, j), h.ring_size);
+	}
+	return r;
+err:;
+	int e = errno;
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
+void region_destroy(struct region *r)
+{
+	if (r)
+		munmap(r, r->total);
+}
+
+int region_nworkers(const struct region *r)
+{
+	return (int)r->nworkers;
+}
+
+_Atomic uint32_t *region_stop(struct region *r)
+{
+	return &r->stop;
+}
+
+struct worker_slot *region_slot(struct region *r, int worker)
+{
+	return (struct worker_slot *)at(r, r->off_slots) + worker;
+}
+
+struct barrier *region_barrier(struct region *r)
+{
+	return at(r, r->off_barrier);
+}
+
+struct ring *region_ring(struct region *r, int src, int dst)
+{
+	size_t i = (size_t)src * (r->nworkers - 1) + (size_t)(dst < src ? dst : dst - 1);
+
+	return at(r, r->off_rings + i * r->ring_stride);
+}
+
+struct ring *region_log_ring(struct region *r, int worker)
+{
+	return at(r, r->off_logs + (size_t)worker * r->log_stride);
+}
+
+void *region_snapshot(struct region *r, int worker)
+{
+	return at(r, r->off_snapshots + (size_t)worker * r->snapshot_stride);
+}
+
+size_t region_snapshot_bytes(const struct region *r)
+{
+	return r->snapshot_bytes;
+}
+
+void barrier_wait(struct barrier *b, int nworkers, struct notify *nt)
+{
+	uint32_t gen = atomic_load_explicit(&b->generation, memory_order_acquire);
+
+	if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == (uint32_t)nworkers) {
+		/* The last one resets count before anybody can see the new generation. */
+		atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->generation, gen + 1, memory_order_release);
+		notify_wake(nt, &b->generation);
+		return;
+	}
+	_Atomic uint32_t *w = &b->generation;
+	for (int spin = 0; atomic_load_explicit(w, memory_order_acquire) == gen; spin++) {
+		if (spin < 256)
+			continue;
+		notify_wait(nt, 1, &w, &gen, -1);
+	}
+}

@@ -1,0 +1,58 @@
+/* emu/shm/region.h — the one shared-memory region of a run.
+ *
+ * Created by the supervisor before fork (memfd + MAP_SHARED, so nothing appears in
+ * /dev/shm and the memory dies with the last process), inherited by every worker.
+ * Layout: header (magic, layout version, sizes) | worker slots | barrier |
+ * N*(N-1) link rings | N log rings (worker -> supervisor) | N snapshot areas.
+ */
+#ifndef EMU_REGION_H
+#define EMU_REGION_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define REGION_MAGIC 0x454d5552454731ULL	/* "EMUREG1" */
+#define REGION_VERSION 1
+
+enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED };
+
+struct worker_slot {
+	_Alignas(64) _Atomic int32_t pid;
+	_Atomic int32_t state;		/* enum worker_state */
+	_Atomic int64_t step;		/* the step the worker is in, for reports */
+	char error[192];		/* a failing worker's last words */
+};
+
+struct barrier {
+	_Alignas(64) _Atomic uint32_t count;
+	_Atomic uint32_t generation;	/* futex word */
+};
+
+struct region_params {
+	int nworkers;
+	size_t ring_size;		/* per directed link */
+	size_t log_ring_size;		/* per worker, records to the supervisor */
+	size_t snapshot_bytes;		/* per worker */
+};
+
+struct region;				/* opaque: the mapped header */
+
+/* Supervisor side: create and map.  Returns NULL with errno set. */
+struct region *region_create(const struct region_params *p);
+void region_destroy(struct region *r);
+
+int region_nworkers(const struct region *r);
+_Atomic uint32_t *region_stop(struct region *r);	/* nonzero: stop requested */
+struct worker_slot *region_slot(struct region *r, int worker);
+struct barrier *region_barrier(struct region *r);
+struct ring *region_ring(struct region *r, int src, int dst);	/* src != dst */
+struct ring *region_log_ring(struct region *r, int worker);
+void *region_snapshot(struct region *r, int worker);
+size_t region_snapshot_bytes(const struct region *r);
+
+struct notify;
+/* All nworkers meet; sleeps through nt. */
+void barrier_wait(struct barrier *b, int nworkers, struct notify *nt);
+
+#endif

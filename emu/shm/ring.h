@@ -1,0 +1,64 @@
+/* emu/shm/ring.h — single-producer/single-consumer byte ring in shared memory.
+ *
+ * head counts bytes ever written, tail bytes ever read (free-running uint64, never
+ * reset); producer stores head with release, consumer loads it with acquire, and the
+ * reverse for tail.  No locks.  The low 32 bits of head and tail double as futex words
+ * (see notify.h): a consumer with nothing to read sleeps on head, a producer with no
+ * space sleeps on tail, after announcing itself in the matching *_waiting word, so the
+ * other side issues a wake only when somebody sleeps.  The waiting word holds a fresh
+ * token per sleep (never reused soon), and the waker clears it with a compare-and-swap
+ * on the token it saw: one wake per sleep, and a late waker can never clear the flag of
+ * a newer sleep (which would lose that sleep's wake-up).  A message is a byte stream:
+ * framing is the caller's, and messages larger than the ring stream through in pieces.
+ */
+#ifndef EMU_RING_H
+#define EMU_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct notify;
+
+struct ring {
+	_Alignas(64) _Atomic uint64_t head;	/* producer's line */
+	_Atomic uint32_t head_waiting;		/* consumer sleeps on head: its arm token */
+	uint32_t tail_arms;			/* producer's count of its arms */
+	_Alignas(64) _Atomic uint64_t tail;	/* consumer's line */
+	_Atomic uint32_t tail_waiting;		/* producer sleeps on tail: its arm token */
+	uint32_t head_arms;			/* consumer's count of its arms */
+	_Alignas(64) uint64_t size;		/* data bytes, a power of two */
+	uint8_t data[];
+};
+
+/* Bytes of shared memory for a ring of `size` data bytes (a power of two, < 4 GiB:
+ * the low 32 bits of head then never repeat while a sleeper looks at them). */
+size_t ring_footprint(size_t size);
+void ring_init(struct ring *r, size_t size);
+
+/* Non-blocking: copy up to n bytes, return how many; wake a sleeping peer via nt. */
+size_t ring_write(struct ring *r, const void *src, size_t n, struct notify *nt);
+size_t ring_read(struct ring *r, void *dst, size_t n, struct notify *nt);
+size_t ring_readable(struct ring *r);
+size_t ring_writable(struct ring *r);
+
+/* Futex words (low halves of head and tail, little-endian). */
+_Atomic uint32_t *ring_head_word(struct ring *r);
+_Atomic uint32_t *ring_tail_word(struct ring *r);
+
+/* Blocking: spin for nt->spin_ns, then sleep through nt until all n bytes moved. */
+void ring_write_all(struct ring *r, const void *src, size_t n, struct notify *nt);
+void ring_read_all(struct ring *r, void *dst, size_t n, struct notify *nt);
+
+/* For a consumer that sleeps on several rings in one notify_wait: announce the sleep
+ * (head_waiting = 1, then a full fence), and get the head word's value to pass as
+ * `expect`.  Check ring_readable() after arming and before sleeping; disarm after
+ * waking.  The producer side is the same with tail: ring_arm_write/ring_disarm_write.
+ * Without arming, a peer never issues a wake; a wake clears the flag, so arm again
+ * before every sleep. */
+uint32_t ring_arm_read(struct ring *r);
+void ring_disarm_read(struct ring *r);
+uint32_t ring_arm_write(struct ring *r);
+void ring_disarm_write(struct ring *r);
+
+#endif

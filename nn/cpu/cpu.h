@@ -1,0 +1,176 @@
+/* nn/cpu/cpu.h — private to the fast CPU backend (nn/cpu/): the functions its table is
+ * assembled from, split over several small files, and the inline helpers of its loops. */
+#ifndef NN_CPU_H
+#define NN_CPU_H
+
+#include "nn/ref/ref.h"
+
+/* Fast CPU backend.  Hot loops run in blocks of NN_CPU_VL floats (see nn/cpu/ops_cpu.c). */
+#define NN_CPU_VL 16
+void nn_cpu_colsum(float *restrict sum, const float *restrict a, int rows, int cols);
+/* C (M, N; rows ldc apart) = A B (+ bias[m] on row m, bias may be NULL; or C += A B
+ * when accumulate != 0, bias then ignored), with A given transposed: at (Kd, M);
+ * B (Kd, N; rows ldb apart).  nn/cpu/ops_cpu_gemm.c */
+void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
+		    int M, int N, int Kd, const float *bias, int accumulate);
+/* The rows of an implicit matrix B: row (c, i, j), for c < nc, i < kh, j < kw in that
+ * order, starts at p + c*ps + i*rs + j (a plain matrix: nc rows, kh = kw = 1, ps = ld). */
+struct nn_gemm_rows {
+	const float *p;
+	size_t ps, rs;
+	int nc, kh, kw;
+};
+/* C (M, N) = A B (+ bias, or accumulate) as nn_cpu_gemm_at, with B given by its rows */
+void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
+		      int M, int N, const float *bias, int accumulate);
+/* Whether nn_cpu_gemm_rows is the fast path (else im2col + nn_cpu_gemm_at is) */
+#ifdef __AVX512F__
+#define NN_CPU_DIRECT 1
+#else
+#define NN_CPU_DIRECT 0
+#endif
+/* Inline copies: conv rows are short (8 floats in resnet's last stage), too short to
+ * pay for a libc call each.  gcc -O2 turns plain copy loops back into memcpy/memset
+ * calls (which cost ~9% of a resnet20 step), so with AVX-512 they are masked vector
+ * moves; otherwise fixed blocks that gcc vectorises. */
+#ifdef __AVX512F__
+#include <immintrin.h>
+
+static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + 16 <= n; t += 16)
+		_mm512_storeu_ps(dst + t, _mm512_loadu_ps(src + t));
+	if (t < n) {
+		__mmask16 k = (__mmask16)((1u << (n - t)) - 1);
+
+		_mm512_mask_storeu_ps(dst + t, k, _mm512_maskz_loadu_ps(k, src + t));
+	}
+}
+
+/* dst += src */
+static inline void nn_fadd(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + 16 <= n; t += 16)
+		_mm512_storeu_ps(dst + t, _mm512_add_ps(_mm512_loadu_ps(dst + t),
+							_mm512_loadu_ps(src + t)));
+	if (t < n) {
+		__mmask16 k = (__mmask16)((1u << (n - t)) - 1);
+
+		_mm512_mask_storeu_ps(dst + t, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, dst + t),
+								_mm512_maskz_loadu_ps(k, src + t)));
+	}
+}
+
+static inline void nn_fzero(float *restrict dst, int n)
+{
+	int t = 0;
+
+	for (; t + 16 <= n; t += 16)
+		_mm512_storeu_ps(dst + t, _mm512_setzero_ps());
+	if (t < n)
+		_mm512_mask_storeu_ps(dst + t, (__mmask16)((1u << (n - t)) - 1),
+				      _mm512_setzero_ps());
+}
+#else
+static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int q = 0; q < NN_CPU_VL; q++)
+			dst[t + q] = src[t + q];
+	for (; t < n; t++)
+		dst[t] = src[t];
+}
+
+static inline void nn_fadd(float *restrict dst, const float *restrict src, int n)
+{
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int q = 0; q < NN_CPU_VL; q++)
+			dst[t + q] += src[t + q];
+	for (; t < n; t++)
+		dst[t] += src[t];
+}
+
+static inline void nn_fzero(float *restrict dst, int n)
+{
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int q = 0; q < NN_CPU_VL; q++)
+			dst[t + q] = 0.0f;
+	for (; t < n; t++)
+		dst[t] = 0.0f;
+}
+#endif
+
+/* Sum of x[0..n) in NN_CPU_VL lanes (the tail first, then the lanes in order): the order
+ * every row sum of the CPU backend uses, so that its results do not depend on the op. */
+static inline float nn_cpu_sum(const float *restrict x, int n)
+{
+	float acc[NN_CPU_VL] = { 0 }, sum = 0.0f;
+	int t = 0;
+
+	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
+		for (int j = 0; j < NN_CPU_VL; j++)
+			acc[j] += x[t + j];
+	for (; t < n; t++)
+		sum += x[t];
+	for (int j = 0; j < NN_CPU_VL; j++)
+		sum += acc[j];
+	return sum;
+}
+
+/* nn/cpu/ops_cpu_im2col.c, below nn/cpu/ops_cpu_conv.c and nn/cpu/ops_cpu_conv_wgrad.c */
+int nn_cpu_conv_is_same(const struct nn_conv_shape *s);	/* stride 1, 2*pad == k-1 */
+int nn_cpu_conv_is_pointwise(const struct nn_conv_shape *s);	/* 1x1, stride 1, pad 0 */
+/* col (C*kh*kw rows, ld apart; OH*OW columns) = the patches of one sample (C, H, W) */
+void nn_cpu_im2col(float *col, size_t ld, const float *in, const struct nn_conv_shape *s);
+/* din (C, H, W) = the sum of the patches in col (rows ld apart): the adjoint of im2col */
+void nn_cpu_col2im(float *din, const float *col, size_t ld, const struct nn_conv_shape *s);
+size_t nn_cpu_conv_wgrad_ws(const struct nn_conv_shape *s);
+void nn_cpu_conv_wgrad(float *dw, const float *dout, const float *in,
+		       const struct nn_conv_shape *s, float *ws);
+
+/* dst (cols, rows) = src (rows, cols)^T */
+void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, int cols);
+/* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of rows */
+void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,
+		     size_t ldb, int M, int N, int L, int accumulate);
+void nn_cpu_linear_fwd(float *out, const float *in, const float *w, const float *b,
+		       int B, int Cin, int Cout);
+void nn_cpu_linear_bwd(float *din, float *dw, float *db, const float *dout,
+		       const float *in, const float *w, int B, int Cin, int Cout);
+size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s);
+void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b,
+		     const struct nn_conv_shape *s, float *ws);
+void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
+		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws);
+void nn_cpu_bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
+		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+		   int B, int C, int HW, float momentum, float eps, int train);
+void nn_cpu_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+		   const float *in, const float *gamma, const float *save_mean,
+		   const float *save_invstd, int B, int C, int HW);
+void nn_cpu_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
+			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+			int B, int C, int HW, float momentum, float eps, int train);
+void nn_cpu_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+			const float *y, const float *in, const float *gamma,
+			const float *save_mean, const float *save_invstd, int B, int C, int HW);
+void nn_cpu_maxpool_fwd(float *out, int32_t *argmax, const float *in,
+			const struct nn_pool_shape *s);
+void nn_cpu_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
+			const struct nn_pool_shape *s);
+void nn_cpu_avgpool_fwd(float *out, const float *in, const struct nn_pool_shape *s);
+void nn_cpu_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shape *s);
+void nn_cpu_gap_fwd(float *out, const float *in, int B, int C, int HW);
+void nn_cpu_gap_bwd(float *din, const float *dout, int B, int C, int HW);
+
+#endif

@@ -1,0 +1,151 @@
+/* nn/cpu/ops_cpu.c — the fast CPU backend: OpenBLAS sgemm for the matrix products, loops
+ * the compiler vectorises for the rest.  gcc -O2 only vectorises loops it can replace
+ * entirely, and never reorders a float reduction, so hot loops work in fixed blocks of
+ * NN_CPU_VL lanes (each lane its own accumulator) with a scalar tail.  OpenBLAS threads
+ * are the caller's business (workers run it single-threaded).  The table, linear,
+ * elementwise ops and the loss live here; conv, batch norm and pooling in
+ * nn/ops_cpu_*.c. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+#include "nn/cpu/cpu.h"
+
+/* out (B,Cout) = in (B,Cin) w^T + b: the bias is laid down first, sgemm adds to it */
+void nn_cpu_linear_fwd(float *out, const float *in, const float *w, const float *b,
+		       int B, int Cin, int Cout)
+{
+	if (b)
+		for (int n = 0; n < B; n++)
+			memcpy(out + (size_t)n * Cout, b, (size_t)Cout * sizeof(float));
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, Cout, Cin, 1.0f, in, Cin, w,
+		    Cin, b ? 1.0f : 0.0f, out, Cout);
+}
+
+/* column sums of a (rows, cols) matrix: db of linear and conv */
+void nn_cpu_colsum(float *restrict sum, const float *restrict a, int rows, int cols)
+{
+	memset(sum, 0, (size_t)cols * sizeof(float));
+	for (int r = 0; r < rows; r++) {
+		const float *restrict x = a + (size_t)r * cols;
+		int c = 0;
+
+		for (; c + NN_CPU_VL <= cols; c += NN_CPU_VL)
+			for (int j = 0; j < NN_CPU_VL; j++)
+				sum[c + j] += x[c + j];
+		for (; c < cols; c++)
+			sum[c] += x[c];
+	}
+}
+
+void nn_cpu_linear_bwd(float *din, float *dw, float *db, const float *dout,
+		       const float *in, const float *w, int B, int Cin, int Cout)
+{
+	if (din)	/* (B,Cin) = dout (B,Cout) w (Cout,Cin) */
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Cin, Cout, 1.0f, dout,
+			    Cout, w, Cin, 0.0f, din, Cin);
+	if (dw)		/* (Cout,Cin) = dout^T in */
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cout, Cin, B, 1.0f, dout,
+			    Cout, in, Cin, 0.0f, dw, Cin);
+	if (db)
+		nn_cpu_colsum(db, dout, B, Cout);
+}
+
+/* The elementwise ops may run in place: each block is read whole before it is written. */
+static void cpu_relu_fwd(float *out, const float *in, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + NN_CPU_VL <= n; i += NN_CPU_VL) {
+		float t[NN_CPU_VL];
+
+		for (int j = 0; j < NN_CPU_VL; j++)
+			t[j] = in[i + j] > 0.0f ? in[i + j] : 0.0f;
+		memcpy(out + i, t, sizeof(t));
+	}
+	for (; i < n; i++)
+		out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+}
+
+static void cpu_relu_bwd(float *din, const float *dout, const float *out, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + NN_CPU_VL <= n; i += NN_CPU_VL) {
+		float t[NN_CPU_VL];
+
+		memcpy(t, dout + i, sizeof(t));	/* loaded whole: the select vectorises */
+		for (int j = 0; j < NN_CPU_VL; j++)
+			t[j] = out[i + j] > 0.0f ? t[j] : 0.0f;
+		memcpy(din + i, t, sizeof(t));
+	}
+	for (; i < n; i++)
+		din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+static void cpu_add_fwd(float *out, const float *a, const float *b, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + NN_CPU_VL <= n; i += NN_CPU_VL) {
+		float t[NN_CPU_VL];
+
+		for (int j = 0; j < NN_CPU_VL; j++)
+			t[j] = a[i + j] + b[i + j];
+		memcpy(out + i, t, sizeof(t));
+	}
+	for (; i < n; i++)
+		out[i] = a[i] + b[i];
+}
+
+static void cpu_add_relu_fwd(float *out, const float *a, const float *b, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + NN_CPU_VL <= n; i += NN_CPU_VL) {
+		float t[NN_CPU_VL];
+
+		for (int j = 0; j < NN_CPU_VL; j++) {
+			float v = a[i + j] + b[i + j];
+
+			t[j] = v > 0.0f ? v : 0.0f;
+		}
+		memcpy(out + i, t, sizeof(t));
+	}
+	for (; i < n; i++) {
+		float v = a[i] + b[i];
+
+		out[i] = v > 0.0f ? v : 0.0f;
+	}
+}
+
+const struct nn_ops nn_ops_cpu = {
+	.name = "cpu",
+	.alloc = nn_host_alloc,
+	.free = nn_host_free,
+	.upload = nn_host_copy,
+	.download = nn_host_copy,
+	.linear_fwd = nn_cpu_linear_fwd,
+	.linear_bwd = nn_cpu_linear_bwd,
+	.conv_ws_floats = nn_cpu_conv_ws_floats,
+	.conv_fwd = nn_cpu_conv_fwd,
+	.conv_bwd = nn_cpu_conv_bwd,
+	.bn_fwd = nn_cpu_bn_fwd,
+	.bn_bwd = nn_cpu_bn_bwd,
+	.relu_fwd = cpu_relu_fwd,
+	.relu_bwd = cpu_relu_bwd,
+	.add_fwd = cpu_add_fwd,
+	.bn_relu_fwd = nn_cpu_bn_relu_fwd,
+	.bn_relu_bwd = nn_cpu_bn_relu_bwd,
+	.add_relu_fwd = cpu_add_relu_fwd,
+	.maxpool_fwd = nn_cpu_maxpool_fwd,
+	.maxpool_bwd = nn_cpu_maxpool_bwd,
+	.avgpool_fwd = nn_cpu_avgpool_fwd,
+	.avgpool_bwd = nn_cpu_avgpool_bwd,
+	.gap_fwd = nn_cpu_gap_fwd,
+	.gap_bwd = nn_cpu_gap_bwd,
+	.xent_fwd_bwd = nn_ref_xent_fwd_bwd,	/* B x K is tiny: the reference is the fast path */
+	.embed_fwd = nn_embed_fwd_cpu,
+	.embed_bwd = nn_embed_bwd_cpu,
+	.lstm_fwd = nn_lstm_fwd_cpu,
+	.lstm_bwd = nn_lstm_bwd_cpu,
+};

@@ -1,0 +1,255 @@
+/* nn/cpu/ops_cpu_norm.c — batch norm over (B, C, HW), one channel at a time.  A channel
+ * holds B*HW values (32K in resnet's first stage), too many for one float sum: rows
+ * sum in float lanes, channels in double.  The per-element passes are affine maps
+ * x*a + c in float. */
+#include <math.h>
+#include <string.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+#include "nn/cpu/cpu.h"
+
+/* Sums go in float lanes within one row of HW values (at most a few hundred terms a
+ * lane), and the rows' totals in double: float speed, double-like accuracy. */
+#define LANES NN_CPU_VL
+
+/* sum of x[t], and of (x[t] - m)^2 when sq is not NULL, over the B rows of one channel */
+static void bn_sums(const float *restrict x, int B, size_t stride, int HW, double m,
+		    double *sum, double *sq)
+{
+	const float fm = (float)m;
+	double ta = 0.0, tq = 0.0;
+
+	for (int n = 0; n < B; n++) {
+		const float *restrict r = x + (size_t)n * stride;
+		float a[LANES] = { 0 }, q[LANES] = { 0 }, ra = 0.0f, rq = 0.0f;
+		int t = 0;
+
+		if (sq)
+			for (; t + LANES <= HW; t += LANES)
+				for (int j = 0; j < LANES; j++) {
+					float d = r[t + j] - fm;
+
+					q[j] += d * d;
+				}
+		else
+			for (; t + LANES <= HW; t += LANES)
+				for (int j = 0; j < LANES; j++)
+					a[j] += r[t + j];
+		for (; t < HW; t++) {
+			float d = r[t] - fm;
+
+			ra += r[t];
+			rq += d * d;
+		}
+		for (int j = 0; j < LANES; j++)
+			ra += a[j], rq += q[j];
+		ta += ra, tq += rq;
+	}
+	*sum = ta;
+	if (sq)
+		*sq = tq;
+}
+
+/* y = x * a + c over the B rows of one channel, then relu when asked */
+static void bn_affine(float *restrict y, const float *restrict x, int B, size_t stride,
+		      int HW, float a, float c, int relu)
+{
+	if (relu) {
+		for (int n = 0; n < B; n++) {
+			const float *restrict r = x + (size_t)n * stride;
+			float *restrict o = y + (size_t)n * stride;
+			int t = 0;
+
+			for (; t + NN_CPU_VL <= HW; t += NN_CPU_VL)
+				for (int j = 0; j < NN_CPU_VL; j++) {
+					float v = r[t + j] * a + c;
+
+					o[t + j] = v > 0.0f ? v : 0.0f;
+				}
+			for (; t < HW; t++) {
+				float v = r[t] * a + c;
+
+				o[t] = v > 0.0f ? v : 0.0f;
+			}
+		}
+		return;
+	}
+	for (int n = 0; n < B; n++) {
+		const float *restrict r = x + (size_t)n * stride;
+		float *restrict o = y + (size_t)n * stride;
+
+		int t = 0;
+
+		for (; t + NN_CPU_VL <= HW; t += NN_CPU_VL)
+			for (int j = 0; j < NN_CPU_VL; j++)
+				o[t + j] = r[t + j] * a + c;
+		for (; t < HW; t++)
+			o[t] = r[t] * a + c;
+	}
+}
+
+static void bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
+		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+		   int B, int C, int HW, float momentum, float eps, int train, int relu)
+{
+	const double N = (double)B * HW;
+	const size_t stride = (size_t)C * HW;
+
+	for (int c = 0; c < C; c++) {
+		const float *x = in + (size_t)c * HW;
+		double mean, invstd, sum, sq;
+
+		if (train) {
+			bn_sums(x, B, stride, HW, 0.0, &sum, NULL);
+			mean = sum / N;
+			bn_sums(x, B, stride, HW, mean, &sum, &sq);
+			invstd = 1.0 / sqrt(sq / N + eps);
+			nn_bn_store_stats(c, mean, invstd, sq, N, momentum, save_mean, save_invstd,
+					  run_mean, run_var);
+		} else {
+			mean = run_mean[c];
+			invstd = 1.0 / sqrt((double)run_var[c] + eps);
+		}
+		double a = gamma[c] * invstd;
+
+		bn_affine(out + (size_t)c * HW, x, B, stride, HW, (float)a,
+			  (float)(beta[c] - mean * a), relu);
+	}
+}
+
+void nn_cpu_bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
+		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+		   int B, int C, int HW, float momentum, float eps, int train)
+{
+	bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
+	       momentum, eps, train, 0);
+}
+
+void nn_cpu_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
+			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+			int B, int C, int HW, float momentum, float eps, int train)
+{
+	bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
+	       momentum, eps, train, 1);
+}
+
+/* o = (y > 0 ? d : 0) * fa + x * fb + fk (y NULL: no mask), one row.  gcc -O2 leaves
+ * this loop scalar, hence the intrinsics; same operations in the same order. */
+static void bn_bwd_row(float *restrict o, const float *restrict d, const float *restrict y,
+		       const float *restrict x, int HW, float fa, float fb, float fk)
+{
+	int t = 0;
+#ifdef __AVX512F__
+	const __m512 va = _mm512_set1_ps(fa), vb = _mm512_set1_ps(fb), vk = _mm512_set1_ps(fk);
+
+	for (; t < HW; t += 16) {
+		__mmask16 m = HW - t >= 16 ? 0xffff : (__mmask16)((1u << (HW - t)) - 1);
+		__m512 vd = _mm512_maskz_loadu_ps(m, d + t), vx = _mm512_maskz_loadu_ps(m, x + t);
+
+		if (y)
+			vd = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + t),
+								    _mm512_setzero_ps(), _CMP_GT_OQ),
+						 vd);
+		_mm512_mask_storeu_ps(o + t, m, _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(vd, va),
+									    _mm512_mul_ps(vx, vb)),
+							      vk));
+	}
+#endif
+	for (; t < HW; t++)
+		o[t] = (y && !(y[t] > 0.0f) ? 0.0f : d[t]) * fa + x[t] * fb + fk;
+}
+
+/* din = gamma invstd (dout - dbeta/N - xh dgamma/N), xh = (x - mean) invstd, written as
+ * din = a dout + b x + c; with y (the fused relu's output), dout is masked by y > 0 as
+ * it is read. */
+static void bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+		   const float *y0, const float *in, const float *gamma,
+		   const float *save_mean, const float *save_invstd, int B, int C, int HW)
+{
+	const double N = (double)B * HW;
+	const size_t stride = (size_t)C * HW;
+
+	for (int c = 0; c < C; c++) {
+		const float *restrict x0 = in + (size_t)c * HW;
+		const float *restrict d0 = dout + (size_t)c * HW;
+		const double m = save_mean[c], is = save_invstd[c];
+		const float fm = (float)m;
+		double tsd = 0.0, tsdx = 0.0;
+
+		for (int n = 0; n < B; n++) {
+			const float *restrict x = x0 + (size_t)n * stride;
+			const float *restrict d = d0 + (size_t)n * stride;
+			float sd[LANES] = { 0 }, sdx[LANES] = { 0 }, rsd = 0.0f, rsdx = 0.0f;
+			int t = 0;
+
+			if (y0) {
+				const float *restrict y = y0 + (size_t)c * HW + (size_t)n * stride;
+
+				for (; t + LANES <= HW; t += LANES) {
+					float dm[LANES];
+
+					/* loaded whole: the select vectorises */
+					memcpy(dm, d + t, sizeof(dm));
+					for (int j = 0; j < LANES; j++)
+						dm[j] = y[t + j] > 0.0f ? dm[j] : 0.0f;
+					for (int j = 0; j < LANES; j++) {
+						sd[j] += dm[j];
+						sdx[j] += dm[j] * (x[t + j] - fm);
+					}
+				}
+				for (; t < HW; t++) {
+					float dm = y[t] > 0.0f ? d[t] : 0.0f;
+
+					rsd += dm;
+					rsdx += dm * (x[t] - fm);
+				}
+			}
+			for (; t + LANES <= HW; t += LANES)
+				for (int j = 0; j < LANES; j++) {
+					sd[j] += d[t + j];
+					sdx[j] += d[t + j] * (x[t + j] - fm);
+				}
+			for (; t < HW; t++) {
+				rsd += d[t];
+				rsdx += d[t] * (x[t] - fm);
+			}
+			for (int j = 0; j < LANES; j++)
+				rsd += sd[j], rsdx += sdx[j];
+			tsd += rsd, tsdx += rsdx;
+		}
+		double dg = tsdx * is;
+
+		if (dbeta)
+			dbeta[c] = (float)tsd;
+		if (dgamma)
+			dgamma[c] = (float)dg;
+		if (!din)
+			continue;
+		double a = gamma[c] * is, b = -a * is * dg / N, k = -a * tsd / N - b * m;
+
+		for (int n = 0; n < B; n++) {
+			const float *restrict x = x0 + (size_t)n * stride;
+			const float *restrict d = d0 + (size_t)n * stride;
+			float *restrict o = din + (size_t)c * HW + (size_t)n * stride;
+			const float fa = (float)a, fb = (float)b, fk = (float)k;
+
+			bn_bwd_row(o, d, y0 ? y0 + (size_t)c * HW + (size_t)n * stride : NULL, x,
+				   HW, fa, fb, fk);
+		}
+	}
+}
+
+void nn_cpu_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+		   const float *in, const float *gamma, const float *save_mean,
+		   const float *save_invstd, int B, int C, int HW)
+{
+	bn_bwd(din, dgamma, dbeta, dout, NULL, in, gamma, save_mean, save_invstd, B, C, HW);
+}
+
+void nn_cpu_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
+			const float *y, const float *in, const float *gamma,
+			const float *save_mean, const float *save_invstd, int B, int C, int HW)
+{
+	bn_bwd(din, dgamma, dbeta, dout, y, in, gamma, save_mean, save_invstd, B, C, HW);
+}
