@@ -12,8 +12,9 @@
  * weight_hh, bias_ih, bias_hh), layers named as in a torchvision-style state dict:
  * mlp fc1 fc2; lenet conv1 conv2 fc1 fc2 fc3; resnet conv1 bn1 layerS.B.{conv1,bn1,
  * conv2,bn2,shortcut.0,shortcut.1} fc; lstm embed lstm fc; logreg/linreg fc.
- * Memory: everything a step needs is in params, grads, state and the arena (planned
- * at init, nn/model/model_impl.h); a step allocates nothing.
+ * Memory: everything a step needs is in params, grads, state and the arena of the
+ * backend (planned at init, nn/model/model_impl.h); a step allocates nothing.  The host
+ * side sees only the mirrors: the line between host and device is drawn here once.
  */
 #ifndef NN_MODEL_H
 #define NN_MODEL_H
@@ -21,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "nn/ops.h"
+#include "nn/backend.h"
 
 /* What a model consumes: images (C,H,W) or token sequences (T tokens < vocab). */
 struct nn_input {
@@ -41,44 +42,64 @@ struct nn_node;			/* private to nn/model*.c */
 struct nn_exec;			/* private to nn/model*.c */
 
 struct nn_model {
-	const struct nn_ops *ops;
+	struct nn_backend *be;	/* borrowed: opened before, closed after the model */
 	struct nn_input in;
 	int batch_cap;
-	float *params, *grads;	/* nparams each; backend memory */
+	/* Host mirrors: what everything outside nn/ reads and writes.  params and grads
+	 * (nparams floats each), state (batch-norm running mean/var, nstate floats).  On a
+	 * host backend these are the buffers the ops use (no copies); on a device they are
+	 * pinned copies that move at the points the caller chooses (nn_model_to_host,
+	 * nn_model_to_device). */
+	float *params, *grads;
 	size_t nparams;
-	float *state;		/* nstate floats: BN running mean/var */
+	float *state;
 	size_t nstate;
 	int nlayers;
 	struct nn_layer *layers;
 	int nnodes;
 	struct nn_node *nodes;
-	void *arena;		/* activations, gradients, scratch: one allocation */
-	float *logits;		/* (B, nclasses) after nn_forward */
-	struct nn_exec *exec;	/* plan and run-time scratch (host memory) */
+	struct nn_exec *exec;	/* backend buffers, plan and run-time scratch (private) */
 };
 
 /* Names: mlp lenet resnet20 resnet32 resnet44 resnet56 resnet110 lstm logreg linreg.
  * Images for all but lstm (tokens; embedding 64, hidden 128); linreg needs regression
- * with nclasses 1, the others classification.  Returns 0, -EINVAL (unknown name or
- * input that does not fit), -ENOMEM; on error m is zeroed (nn_model_free is safe). */
+ * with nclasses 1, the others classification.  Builds on backend be (open, see
+ * nn/backend.h); the mirrors and the backend hold the same initial values.  Returns 0,
+ * -EINVAL (unknown name or input that does not fit), -ENOMEM or the backend's error
+ * (be->msg); on error m is zeroed (nn_model_free is safe). */
 int nn_model_init(struct nn_model *m, const char *name, const struct nn_input *in,
-		  const struct nn_ops *ops, int batch_cap, uint64_t seed);
+		  struct nn_backend *be, int batch_cap, uint64_t seed);
 void nn_model_free(struct nn_model *m);
+/* The sizes of a model without building it on a backend: 0 or -EINVAL. */
+int nn_model_size(const char *name, const struct nn_input *in, size_t *nparams,
+		  size_t *nstate);
 
-/* Forward of B <= batch_cap samples: x is (B,C,H,W) floats or tokens (B,T) int32 (pass
- * the other NULL), backend memory, read again by nn_backward: keep it unchanged until
- * then; y are labels int32 (or float targets, regression: mean squared error, *correct
- * stays 0).  train selects batch-norm mode (batch statistics, running stats updated;
- * else running stats).  Returns the mean loss (NAN if B is out of range); *correct
- * (may be NULL) counts right predictions.  Allocates nothing. */
+/* Forward of B <= batch_cap samples, from host memory: x is (B,C,H,W) floats or tokens
+ * (B,T) int32 (pass the other NULL), y labels int32 (or float targets, regression: mean
+ * squared error, *correct stays 0).  On a host backend x and tokens are read where they
+ * lie and again by nn_backward: keep them unchanged until then; a device backend copies
+ * them in.  train selects batch-norm mode (batch statistics, running stats updated on
+ * the backend; else running stats).  Returns the mean loss (NAN if B is out of range or
+ * the backend failed: be->err); *correct (may be NULL) counts right predictions.
+ * Allocates nothing. */
 float nn_forward(struct nn_model *m, const float *x, const int32_t *tokens,
 		 const void *y, int B, bool train, int *correct);
 /* Backward of the last forward (a train-mode one if the model has batch norm): fills
- * grads, overwriting (never accumulating).  need_wgrad[l] == 0 skips layer l's
- * parameter gradient (left untouched); no input gradient is computed where no layer
+ * the backend's grads, overwriting (never accumulating).  need_wgrad[l] == 0 skips layer
+ * l's parameter gradient (left untouched); no input gradient is computed where no layer
  * below needs one, so the pass stops below the lowest layer that needs one.
  * need_wgrad == NULL: every layer.  May run again on the same forward. */
 void nn_backward(struct nn_model *m, const uint8_t *need_wgrad);
+
+/* Moving the mirrors (no-ops on a host backend).  parts: NN_PARAMS, NN_GRADS, NN_STATE.
+ * To the host, NN_GRADS brings the layers the last backward computed (the others keep
+ * their mirror values); to the device, NN_GRADS is not allowed.  0 or the backend's
+ * sticky error (be->msg). */
+enum { NN_PARAMS = 1, NN_GRADS = 2, NN_STATE = 4 };
+int nn_model_to_host(struct nn_model *m, unsigned parts);
+int nn_model_to_device(struct nn_model *m, unsigned parts);
+/* The logits (B, nclasses) of the last forward, into host memory: 0 or the error. */
+int nn_model_logits(struct nn_model *m, float *out);
 
 /* Floating-point operations of one forward (and backward with the given need_wgrad)
  * for B samples: the modelled compute time is flops / device rate.  Counts 2 per

@@ -1,9 +1,8 @@
-/* nn/ops_seq.h — internals of the embedding and one-layer LSTM ops of the two CPU
- * backends (nn/ref/ops_seq_ref.c: plain loops with double accumulators, the oracle;
- * nn/cpu/ops_seq_cpu.c: OpenBLAS).  nn/ops.h declares them (nn_embed_fwd_ref ... and
- * nn_lstm_cache_floats) and says what they compute; this header fixes the cache layout.
+/* nn/ops_seq.h — the memory layout the embedding and one-layer LSTM ops of every backend
+ * share (nn/ref/ops_seq_ref.c: plain loops with double accumulators, the oracle;
+ * nn/cpu/ops_seq_cpu.c: OpenBLAS; nn/cuda/: its port).  nn/ops.h says what they compute.
  *
- * LSTM cache (nn_lstm_cache_floats(B, T, Hd) floats, batch-major; ref and cpu share it):
+ * LSTM cache (nn_lstm_cache_floats(B, T, Hd) floats, batch-major; every backend's):
  *   gates (B, T, 4Hd)  i, f, g, o after their nonlinearities
  *   c     (B, T, Hd)   cell state after step t
  *   h     (B, T, Hd)   hidden state after step t (out is h[:, T-1])

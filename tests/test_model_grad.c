@@ -26,6 +26,7 @@
 #include <cmocka.h>
 #include "nn/model.h"
 #include "tests/rng.h"
+#include "tests/backend.h"
 
 struct fd_case {
 	const char *name;
@@ -88,7 +89,7 @@ static double fd_check(struct nn_model *m, const struct fd_data *dd, size_t off,
 
 static void check_model(const struct fd_case *c)
 {
-	const struct nn_ops *ops = &nn_ops_ref;
+	struct nn_backend *ops = test_be("ref");
 	struct nn_model m;
 	const struct nn_input *in = &c->in;
 	int B = c->B;
@@ -294,7 +295,7 @@ static void test_vs_torch(void **state)
 		const struct nn_input *in = &t->in;
 		struct nn_model m;
 		uint64_t s = 99 + (uint64_t)c;
-		assert_int_equal(nn_model_init(&m, t->name, in, &nn_ops_ref, t->B, 5), 0);
+		assert_int_equal(nn_model_init(&m, t->name, in, test_be("ref"), t->B, 5), 0);
 		size_t nx = in->T ? (size_t)t->B * in->T : (size_t)t->B * in->C * in->H * in->W;
 		float *x = malloc(nx * sizeof(float));
 		int32_t *tok = malloc(nx * sizeof(int32_t)), y[8];

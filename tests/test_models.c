@@ -16,6 +16,7 @@
 #include "nn/model.h"
 #include "tests/rng.h"
 #include "tests/close.h"
+#include "tests/backend.h"
 
 struct batch {
 	float *x;
@@ -140,7 +141,7 @@ static void test_param_counts(void **state)
 	for (size_t i = 0; i < sizeof(all_models) / sizeof(all_models[0]); i++) {
 		struct nn_model m;
 		struct nn_input in = input_for(all_models[i]);
-		assert_int_equal(nn_model_init(&m, all_models[i], &in, &nn_ops_ref, 2, 1), 0);
+		assert_int_equal(nn_model_init(&m, all_models[i], &in, test_be("ref"), 2, 1), 0);
 		size_t want = expect_params(all_models[i], &in);
 		if (m.nparams != want)
 			fail_msg("%s: %zu parameters, the architecture has %zu", all_models[i],
@@ -150,7 +151,7 @@ static void test_param_counts(void **state)
 	/* lenet on 32x32: the first fc's fan-in follows the shape (16*6*6) */
 	struct nn_model m;
 	struct nn_input in = img(3, 32, 32, 10);
-	assert_int_equal(nn_model_init(&m, "lenet", &in, &nn_ops_ref, 2, 1), 0);
+	assert_int_equal(nn_model_init(&m, "lenet", &in, test_be("ref"), 2, 1), 0);
 	assert_int_equal(m.nparams, expect_params("lenet", &in));
 	assert_int_equal(m.layers[2].size, 16 * 6 * 6 * 120 + 120);
 	nn_model_free(&m);
@@ -197,7 +198,7 @@ static void test_param_counts_torch(void **state)
 			fail_msg("torch check printed: %s", line);
 		struct nn_model m;
 		struct nn_input in = input_for(name);
-		assert_int_equal(nn_model_init(&m, name, &in, &nn_ops_ref, 1, 1), 0);
+		assert_int_equal(nn_model_init(&m, name, &in, test_be("ref"), 1, 1), 0);
 		if (m.nparams != count)
 			fail_msg("%s: emu has %zu parameters, PyTorch %zu", name, m.nparams, count);
 		nn_model_free(&m);
@@ -211,17 +212,17 @@ static void test_bad_inputs(void **state)
 {
 	struct nn_model m;
 	struct nn_input in = img(1, 28, 28, 10);
-	assert_int_equal(nn_model_init(&m, "resnet21", &in, &nn_ops_ref, 2, 1), -EINVAL);
-	assert_int_equal(nn_model_init(&m, "nosuch", &in, &nn_ops_ref, 2, 1), -EINVAL);
-	assert_int_equal(nn_model_init(&m, "lstm", &in, &nn_ops_ref, 2, 1), -EINVAL);
-	assert_int_equal(nn_model_init(&m, "linreg", &in, &nn_ops_ref, 2, 1), -EINVAL);
-	assert_int_equal(nn_model_init(&m, "mlp", &in, &nn_ops_ref, 0, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "resnet21", &in, test_be("ref"), 2, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "nosuch", &in, test_be("ref"), 2, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "lstm", &in, test_be("ref"), 2, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "linreg", &in, test_be("ref"), 2, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "mlp", &in, test_be("ref"), 0, 1), -EINVAL);
 	in = img(1, 8, 8, 10);	/* too small for lenet's two 5x5 convs and pools */
-	assert_int_equal(nn_model_init(&m, "lenet", &in, &nn_ops_ref, 2, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "lenet", &in, test_be("ref"), 2, 1), -EINVAL);
 	in = reg(1, 4, 4);
-	assert_int_equal(nn_model_init(&m, "mlp", &in, &nn_ops_ref, 2, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "mlp", &in, test_be("ref"), 2, 1), -EINVAL);
 	in = seq(4, 10, 3);
-	assert_int_equal(nn_model_init(&m, "mlp", &in, &nn_ops_ref, 2, 1), -EINVAL);
+	assert_int_equal(nn_model_init(&m, "mlp", &in, test_be("ref"), 2, 1), -EINVAL);
 }
 
 static void test_layer_table(void **state)
@@ -229,7 +230,7 @@ static void test_layer_table(void **state)
 	for (size_t i = 0; i < sizeof(all_models) / sizeof(all_models[0]); i++) {
 		struct nn_model m;
 		struct nn_input in = input_for(all_models[i]);
-		assert_int_equal(nn_model_init(&m, all_models[i], &in, &nn_ops_ref, 2, 1), 0);
+		assert_int_equal(nn_model_init(&m, all_models[i], &in, test_be("ref"), 2, 1), 0);
 		size_t off = 0;
 		assert_true(m.nlayers > 0);
 		for (int l = 0; l < m.nlayers; l++) {
@@ -253,7 +254,7 @@ static void test_layer_table(void **state)
 	/* state-dict names and order (PyTorch registers shortcut after bn2) */
 	struct nn_model m;
 	struct nn_input in = img(3, 32, 32, 10);
-	assert_int_equal(nn_model_init(&m, "resnet20", &in, &nn_ops_ref, 2, 1), 0);
+	assert_int_equal(nn_model_init(&m, "resnet20", &in, test_be("ref"), 2, 1), 0);
 	static const char *const names[] = {"conv1", "bn1", "layer1.0.conv1", "layer1.0.bn1",
 					    "layer1.0.conv2", "layer1.0.bn2"};
 	for (int l = 0; l < 6; l++)
@@ -275,9 +276,9 @@ static void test_init(void **state)
 {
 	struct nn_model a, b, c;
 	struct nn_input in = img(3, 16, 16, 10);
-	assert_int_equal(nn_model_init(&a, "resnet20", &in, &nn_ops_ref, 2, 7), 0);
-	assert_int_equal(nn_model_init(&b, "resnet20", &in, &nn_ops_ref, 2, 7), 0);
-	assert_int_equal(nn_model_init(&c, "resnet20", &in, &nn_ops_ref, 2, 8), 0);
+	assert_int_equal(nn_model_init(&a, "resnet20", &in, test_be("ref"), 2, 7), 0);
+	assert_int_equal(nn_model_init(&b, "resnet20", &in, test_be("ref"), 2, 7), 0);
+	assert_int_equal(nn_model_init(&c, "resnet20", &in, test_be("ref"), 2, 8), 0);
 	assert_memory_equal(a.params, b.params, a.nparams * sizeof(float));
 	assert_memory_not_equal(a.params, c.params, a.nparams * sizeof(float));
 	for (int l = 0; l < a.nlayers; l++) {
@@ -326,7 +327,7 @@ static void test_batches(void **state)
 		if (!strcmp(names[i], "resnet20"))
 			in = img(3, 12, 12, 10);
 		int K = in.nclasses;
-		assert_int_equal(nn_model_init(&m, names[i], &in, &nn_ops_cpu, 6, 3), 0);
+		assert_int_equal(nn_model_init(&m, names[i], &in, test_be("cpu"), 6, 3), 0);
 		struct batch b;
 		batch_make(&b, &in, 6, 11);
 		assert_true(isnan(forward(&m, &b, 0, false)));
@@ -334,18 +335,21 @@ static void test_batches(void **state)
 		float l6 = forward(&m, &b, 6, false);
 		assert_true(isfinite(l6));
 		float *full = malloc(6 * (size_t)K * sizeof(float));
-		assert_non_null(full);
-		memcpy(full, m.logits, 6 * (size_t)K * sizeof(float));
+		float *two = malloc(2 * (size_t)K * sizeof(float));
+		assert_true(full && two);
+		assert_int_equal(nn_model_logits(&m, full), 0);
 		float l2 = forward(&m, &b, 2, false);
 		assert_true(isfinite(l2));
+		assert_int_equal(nn_model_logits(&m, two), 0);
 		for (int k = 0; k < 2 * K; k++)
-			if (fabsf(full[k] - m.logits[k]) > 1e-5f * (1 + fabsf(full[k])))
+			if (fabsf(full[k] - two[k]) > 1e-5f * (1 + fabsf(full[k])))
 				fail_msg("%s: logit %d is %g with B=6 and %g with B=2", names[i], k,
-					 full[k], m.logits[k]);
+					 full[k], two[k]);
 		/* the loss of classification at init is near log K */
 		if (!in.regression && (l6 < 0.5 * log(K) || l6 > 2 * log(K) + 1))
 			fail_msg("%s: initial loss %g, log K = %g", names[i], l6, log(K));
 		free(full);
+		free(two);
 		batch_free(&b);
 		nn_model_free(&m);
 	}
@@ -368,14 +372,21 @@ static void test_cpu_vs_ref(void **state)
 		if (!strcmp(names[i], "resnet20"))
 			in = img(3, 16, 16, 10);
 		int B = 4, K = in.nclasses;
-		assert_int_equal(nn_model_init(&c, names[i], &in, &nn_ops_cpu, B, 5), 0);
-		assert_int_equal(nn_model_init(&r, names[i], &in, &nn_ops_ref, B, 5), 0);
+		assert_int_equal(nn_model_init(&c, names[i], &in, test_be("cpu"), B, 5), 0);
+		assert_int_equal(nn_model_init(&r, names[i], &in, test_be("ref"), B, 5), 0);
 		struct batch b;
 		batch_make(&b, &in, B, 21);
 		float lc = forward(&c, &b, B, true), lr = forward(&r, &b, B, true);
 		char what[64];
 		snprintf(what, sizeof(what), "%s logits", names[i]);
-		compare(what, c.logits, r.logits, (size_t)B * K, 1e-4, 1e-3);
+		float *lgc = malloc((size_t)B * K * sizeof(float));
+		float *lgr = malloc((size_t)B * K * sizeof(float));
+		assert_true(lgc && lgr);
+		assert_int_equal(nn_model_logits(&c, lgc), 0);
+		assert_int_equal(nn_model_logits(&r, lgr), 0);
+		compare(what, lgc, lgr, (size_t)B * K, 1e-4, 1e-3);
+		free(lgc);
+		free(lgr);
 		compare(names[i], &lc, &lr, 1, 1e-5, 1e-4);
 		nn_backward(&c, NULL);
 		nn_backward(&r, NULL);
@@ -401,7 +412,7 @@ static void check_skip(const char *name, struct nn_input in, const uint8_t *need
 {
 	struct nn_model m;
 	int B = 3;
-	assert_int_equal(nn_model_init(&m, name, &in, &nn_ops_cpu, B, 9), 0);
+	assert_int_equal(nn_model_init(&m, name, &in, test_be("cpu"), B, 9), 0);
 	struct batch b;
 	batch_make(&b, &in, B, 31);
 	forward(&m, &b, B, true);
@@ -442,7 +453,7 @@ static void test_need_wgrad(void **state)
 	uint8_t need[128];
 	struct nn_input in = img(3, 12, 12, 10);
 	struct nn_model m;
-	assert_int_equal(nn_model_init(&m, "resnet20", &in, &nn_ops_ref, 1, 9), 0);
+	assert_int_equal(nn_model_init(&m, "resnet20", &in, test_be("ref"), 1, 9), 0);
 	int L = m.nlayers;
 	nn_model_free(&m);
 	assert_true(L <= 128);
@@ -472,7 +483,7 @@ static void test_flops(void **state)
 {
 	struct nn_model m;
 	struct nn_input in = img(1, 28, 28, 10);
-	assert_int_equal(nn_model_init(&m, "lenet", &in, &nn_ops_ref, 8, 1), 0);
+	assert_int_equal(nn_model_init(&m, "lenet", &in, test_be("ref"), 8, 1), 0);
 	int B = 5;
 	double c1 = 2.0 * B * 6 * 28 * 28 * 25, c2 = 2.0 * B * 16 * 10 * 10 * 6 * 25;
 	double f1 = 2.0 * B * 400 * 120, f2 = 2.0 * B * 120 * 84, f3 = 2.0 * B * 84 * 10;

@@ -1,5 +1,5 @@
 /* tests/test_train_fmnist.c — one worker alone, no network: LeNet on the real
- * Fashion-MNIST (Debian's dataset-fashion-mnist) with nn_ops_cpu, SGD with momentum 0.9,
+ * Fashion-MNIST (Debian's dataset-fashion-mnist) on the "cpu" backend, SGD with momentum 0.9,
  * batch 32, must reach 85% test accuracy within 5 epochs; it stops at the first epoch
  * that does.  Skips (77) when the data package is not installed. */
 #include <cblas.h>
@@ -11,6 +11,7 @@
 #include "nn/data.h"
 #include "nn/model.h"
 #include "nn/optim.h"
+#include "tests/backend.h"
 
 #define BATCH 32
 #define EPOCHS 5
@@ -59,7 +60,7 @@ int main(void)
 		return 1;
 	}
 	openblas_set_num_threads(1);
-	r = nn_model_init(&m, "lenet", &train.in, &nn_ops_cpu, BATCH, 42);
+	r = nn_model_init(&m, "lenet", &train.in, test_be("cpu"), BATCH, 42);
 	size_t D = (size_t)train.in.C * train.in.H * train.in.W;
 	float *x = malloc(BATCH * D * sizeof(float));
 	float *v = calloc(m.nparams ? m.nparams : 1, sizeof(float));

@@ -25,10 +25,15 @@ int bench_jointspar(FILE *csv)
 {
 	const struct nn_input in = { .C = 1, .H = 28, .W = 28, .nclasses = 10 };
 	const size_t nx = (size_t)BENCH_B * 28 * 28;
+	struct nn_backend be;
 	struct nn_model m;
-	int rc = nn_model_init(&m, "lenet", &in, &nn_ops_cpu, BENCH_B, 1);
-	if (rc < 0)
+	int rc = nn_backend_open(&be, "cpu", 0);
+	if (rc == 0)
+		rc = nn_model_init(&m, "lenet", &in, &be, BENCH_B, 1);
+	if (rc < 0) {
+		nn_backend_close(&be);
 		return rc;
+	}
 	float *x = malloc(nx * sizeof(float));
 	int32_t y[BENCH_B];
 	uint8_t *sampled = calloc((size_t)m.nlayers, 1);
@@ -79,5 +84,6 @@ out:
 	free(x);
 	free(sampled);
 	nn_model_free(&m);
+	nn_backend_close(&be);
 	return rc;
 }

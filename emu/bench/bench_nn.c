@@ -1,5 +1,5 @@
 /* emu/bench/bench_nn.c — `emu bench nn`: one training step (forward, backward, SGD update;
- * batch 32; one thread) of each model with nn_ops_cpu, against PyTorch doing the same
+ * batch 32; one thread) of each model on the "cpu" backend, against PyTorch doing the same
  * step in the same run (shared/peers/torch_step.py; for lstm, a peer of the same
  * architecture given here), and each model's effective GFLOP/s (nn_flops / step time)
  * against single-thread OpenBLAS sgemm measured in the same run.
@@ -115,12 +115,14 @@ struct result {
 	double ms, gflop;	/* median step; GFLOP per step */
 };
 
-/* Median wall time of one training step of `model` with nn_ops_cpu. */
-static int emu_step(const char *model, int steps, struct result *res)
+/* Median wall time of one training step of `model` on backend be: forward, backward,
+ * the gradients to the host, an SGD step there and the parameters back (all no-ops but
+ * the step on the CPU), as a worker does. */
+static int emu_step(struct nn_backend *be, const char *model, int steps, struct result *res)
 {
 	struct nn_input in = input_of(model);
 	struct nn_model m;
-	int r = nn_model_init(&m, model, &in, &nn_ops_cpu, BATCH, 1);
+	int r = nn_model_init(&m, model, &in, be, BATCH, 1);
 	if (r)
 		return r;
 	size_t D = in.T ? (size_t)in.T : (size_t)in.C * in.H * in.W;
@@ -142,7 +144,11 @@ static int emu_step(const char *model, int steps, struct result *res)
 		double t0 = now();
 		nn_forward(&m, in.T ? NULL : x, in.T ? tok : NULL, y, BATCH, true, NULL);
 		nn_backward(&m, NULL);
+		nn_model_to_host(&m, NN_GRADS);
 		optim_sgd(m.params, m.grads, m.nparams, 0.01f, 0);
+		r = nn_model_to_device(&m, NN_PARAMS);
+		if (r < 0)
+			goto out;
 		if (i >= 0)
 			t[i] = now() - t0;
 	}
@@ -266,6 +272,12 @@ int bench_nn(int argc, char **argv)
 	       "%.1f GFLOP/s\n", BATCH, g256, g1024);
 	printf("%-10s %9s %9s %9s %7s %8s %8s %7s\n", "model", "params", "emu ms", "torch ms",
 	       "ratio", "GFLOP", "GFLOP/s", "%sgemm");
+	struct nn_backend be;
+	if (nn_backend_open(&be, "cpu", 0) < 0) {
+		fprintf(stderr, "emu bench nn: %s\n", be.msg);
+		fclose(csv);
+		return 1;
+	}
 	int rc = 0, accept = 1, checked = 0;
 	for (char *save = NULL, *name = strtok_r(models, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
@@ -275,7 +287,7 @@ int bench_nn(int argc, char **argv)
 		bool peer = have_peer;
 		int r = 0;
 		for (int k = 0; k < rounds && !r; k++) {
-			if (!(r = emu_step(name, steps, &one)) && (k == 0 || one.ms < e.ms))
+			if (!(r = emu_step(&be, name, steps, &one)) && (k == 0 || one.ms < e.ms))
 				e = one;
 			if (peer && (peer = torch_step(peers, name, &t1, &tparams) == 0) &&
 			    (k == 0 || t1 < tms))
@@ -306,6 +318,7 @@ int bench_nn(int argc, char **argv)
 		}
 	}
 	fclose(csv);
+	nn_backend_close(&be);
 	if (checked)
 		printf("target emu/torch <= 1.0 for mlp, lenet, resnet20: %s\n",
 		       !have_peer ? "not measured (no peer)" : accept ? "met" : "NOT met");

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cblas.h>
+#include "emu/cfg/cfg_keys.h"
 #include "emu/commands.h"
 #include "emu/run/train.h"
 #include "nn/model.h"
@@ -48,7 +49,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 /* Seconds of compute for one step of all N workers, run one after another in this
  * process: each worker with its own model replica (its own parameters, activations and
  * batch), as in the run, so the caches see the same working set. */
-static int ideal_step(const struct cfg *c, const struct nn_dataset *d, double *out)
+static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct nn_dataset *d,
+		      double *out)
 {
 	const struct nn_dataset train = *d;
 	int n = c->run.workers, B = c->train.batch, steps = 10, rc = 0, built = 0;
@@ -60,7 +62,7 @@ static int ideal_step(const struct cfg *c, const struct nn_dataset *d, double *o
 	if (!m || !y || !idx || (train.x && !x) || (train.tokens && !tok))
 		rc = -ENOMEM;
 	for (; rc == 0 && built < n; built++)
-		rc = nn_model_init(&m[built], c->train.model, &train.in, &nn_ops_cpu, B, c->run.seed);
+		rc = nn_model_init(&m[built], c->train.model, &train.in, be, B, c->run.seed);
 	double reps[5];
 	int nrep = 0;
 	for (; rc == 0 && nrep < 5; nrep++) {
@@ -127,6 +129,81 @@ static int run_step(const char *dir, double *out, long *steps)
 	return 0;
 }
 
+/* The rounds of `emu bench train` for configuration c, whose runs write into tmpl. */
+static int bench_with(const struct cfg *c, const char *tmpl)
+{
+	if (c->run.device != DEV_CPU && c->run.device != DEV_REF) {
+		fprintf(stderr, "emu: bench train measures the harness on the CPU: run.device = cpu "
+			"or ref\n");
+		return 2;
+	}
+	char err[1024];
+	struct nn_backend be;
+	/* the ideal's data, loaded once (each emu run loads its own, as it always does) */
+	struct nn_dataset train, test;
+	if (train_load_data(c, &train, &test, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
+		return 2;
+	}
+	if (nn_backend_open(&be, cfg_device_names[c->run.device], 0) < 0) {
+		fprintf(stderr, "emu: %s\n", be.msg);
+		data_free(&train);
+		data_free(&test);
+		return 2;
+	}
+	cpu_set_t set;
+	int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+	openblas_set_num_threads(c->run.threads);
+	printf("harness overhead: %d workers, model %s, batch %d, %d cores\n", c->run.workers,
+	       c->train.model, c->train.batch, cores);
+	printf("%6s %14s %10s %10s %7s\n", "round", "all compute ms", "ideal ms", "emu ms",
+	       "ratio");
+	/* Rounds alternate the two measurements, so that the machine's slow and fast
+	 * moments (a shared VM here) fall on both; the verdict is the median ratio. */
+	enum { ROUNDS = 3 };
+	double ratio[ROUNDS];
+	FILE *csv = fopen("bench-train.csv", "w");
+	if (csv)
+		fprintf(csv, "round,workers,model,batch,cores,compute_ms,ideal_ms,emu_ms,ratio\n");
+	int failed = 0;
+	for (int r = 0; r < ROUNDS && !failed; r++) {
+		double all = 0, actual = 0;
+		long steps = 0;
+		if (ideal_step(c, &be, &train, &all) < 0) {
+			failed = 1;
+			break;
+		}
+		int rc = cmd_run(c);
+		if (rc != 0 || run_step(tmpl, &actual, &steps) < 0) {
+			fprintf(stderr, "emu: bench train: the run failed (exit %d)\n", rc);
+			failed = 1;
+			break;
+		}
+		double ideal = all / cores;
+		ratio[r] = actual / ideal;
+		printf("%6d %14.2f %10.2f %10.2f %7.3f\n", r + 1, all * 1e3, ideal * 1e3,
+		       actual * 1e3, ratio[r]);
+		if (csv)
+			fprintf(csv, "%d,%d,%s,%d,%d,%.4f,%.4f,%.4f,%.4f\n", r + 1, c->run.workers,
+				c->train.model, c->train.batch, cores, all * 1e3, ideal * 1e3,
+				actual * 1e3, ratio[r]);
+	}
+	if (csv)
+		fclose(csv);
+	nn_backend_close(&be);
+	data_free(&train);
+	data_free(&test);
+	if (failed)
+		return 1;
+	printf("compute: median of 5 x 10 steps, all workers one after another in one process, "
+	       "each with its own replica;\nideal = that / %d cores; emu: median 10-step window "
+	       "of a real run\nmedian ratio emu / ideal: %.3f   (target <= 1.25)\n", cores,
+	       median(ratio, ROUNDS));
+	if (nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS) != 0)
+		fprintf(stderr, "emu: could not remove %s\n", tmpl);
+	return 0;
+}
+
 /* emu bench train [FILE.ini] [section.key=value ...]; argv[0] is "train". */
 int bench_train(int argc, char **argv)
 {
@@ -148,66 +225,14 @@ int bench_train(int argc, char **argv)
 	for (int i = first; i < argc && no < 62; i++)
 		over[no++] = argv[i];
 	over[no++] = out_arg;
-	static struct cfg c;
+	struct cfg *cp = malloc(sizeof(*cp));	/* large: not on the stack */
 	char err[1024];
-	if (cfg_load(&c, ini, no, over, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
+	if (!cp || cfg_load(cp, ini, no, over, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", cp ? err : "emu: out of memory");
+		free(cp);
 		return 2;
 	}
-	cpu_set_t set;
-	int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-	openblas_set_num_threads(c.run.threads);
-	printf("harness overhead: %d workers, model %s, batch %d, %d cores\n", c.run.workers,
-	       c.train.model, c.train.batch, cores);
-	printf("%6s %14s %10s %10s %7s\n", "round", "all compute ms", "ideal ms", "emu ms",
-	       "ratio");
-	/* Rounds alternate the two measurements, so that the machine's slow and fast
-	 * moments (a shared VM here) fall on both; the verdict is the median ratio. */
-	enum { ROUNDS = 3 };
-	double ratio[ROUNDS];
-	FILE *csv = fopen("bench-train.csv", "w");
-	if (csv)
-		fprintf(csv, "round,workers,model,batch,cores,compute_ms,ideal_ms,emu_ms,ratio\n");
-	/* the ideal's data, loaded once (each emu run loads its own, as it always does) */
-	struct nn_dataset train, test;
-	if (train_load_data(&c, &train, &test, err, sizeof(err)) < 0) {
-		fprintf(stderr, "emu: %s\n", err);
-		return 2;
-	}
-	int failed = 0;
-	for (int r = 0; r < ROUNDS && !failed; r++) {
-		double all = 0, actual = 0;
-		long steps = 0;
-		if (ideal_step(&c, &train, &all) < 0) {
-			failed = 1;
-			break;
-		}
-		int rc = cmd_run(&c);
-		if (rc != 0 || run_step(tmpl, &actual, &steps) < 0) {
-			fprintf(stderr, "emu: bench train: the run failed (exit %d)\n", rc);
-			failed = 1;
-			break;
-		}
-		double ideal = all / cores;
-		ratio[r] = actual / ideal;
-		printf("%6d %14.2f %10.2f %10.2f %7.3f\n", r + 1, all * 1e3, ideal * 1e3,
-		       actual * 1e3, ratio[r]);
-		if (csv)
-			fprintf(csv, "%d,%d,%s,%d,%d,%.4f,%.4f,%.4f,%.4f\n", r + 1, c.run.workers,
-				c.train.model, c.train.batch, cores, all * 1e3, ideal * 1e3,
-				actual * 1e3, ratio[r]);
-	}
-	if (csv)
-		fclose(csv);
-	data_free(&train);
-	data_free(&test);
-	if (failed)
-		return 1;
-	printf("compute: median of 5 x 10 steps, all workers one after another in one process, "
-	       "each with its own replica;\nideal = that / %d cores; emu: median 10-step window "
-	       "of a real run\nmedian ratio emu / ideal: %.3f   (target <= 1.25)\n", cores,
-	       median(ratio, ROUNDS));
-	if (nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS) != 0)
-		fprintf(stderr, "emu: could not remove %s\n", tmpl);
-	return 0;
+	int status = bench_with(cp, tmpl);
+	free(cp);
+	return status;
 }

@@ -21,7 +21,7 @@
 #define CFG_MAX_DECAY 8
 #define CFG_STR 256
 
-enum cfg_device { DEV_CPU, DEV_CUDA, DEV_AUTO };
+enum cfg_device { DEV_CPU, DEV_REF, DEV_CUDA, DEV_AUTO };
 enum cfg_compute { COMPUTE_FLOPS, COMPUTE_MEASURED };
 
 /* A [link A-B] section: overrides of the directed link A -> B. */

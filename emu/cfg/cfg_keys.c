@@ -11,8 +11,8 @@
 
 #include "emu/cfg/units.h"
 
-const char *const cfg_device_names[] = { [DEV_CPU] = "cpu", [DEV_CUDA] = "cuda",
-	[DEV_AUTO] = "auto", NULL };
+const char *const cfg_device_names[] = { [DEV_CPU] = "cpu", [DEV_REF] = "ref",
+	[DEV_CUDA] = "cuda", [DEV_AUTO] = "auto", NULL };
 const char *const cfg_notify_names[] = { [NOTIFY_AUTO] = "auto",
 	[NOTIFY_IO_URING] = "io_uring", [NOTIFY_FUTEX] = "futex", NULL };
 const char *const cfg_compute_names[] = { [COMPUTE_FLOPS] = "flops",

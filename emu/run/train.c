@@ -61,33 +61,62 @@ static void on_end(void *ctx, int status)
 	t->log = NULL;
 }
 
+#define NO_CUDA "this emu is built without CUDA (make CUDA=1 builds build-cuda/emu)"
+
+/* The backend every worker opens after fork, from run.device.  A GPU is looked for in
+ * a short-lived child (nn_backend_devices): the supervisor itself never initialises a
+ * device, so forking the workers stays safe.  Returns 0, or 2 with the reason printed. */
+static int choose_backend(const struct cfg *c, struct train_run *t)
+{
+	char why[256] = "";
+	t->ndevices = 1;
+	switch (c->run.device) {
+	case DEV_CPU:
+	case DEV_REF:
+		t->backend = cfg_device_names[c->run.device];
+		return 0;
+	case DEV_CUDA:
+		t->backend = "cuda";
+		t->ndevices = nn_backend_devices("cuda", why, sizeof(why));
+		if (t->ndevices > 0)
+			break;
+		fprintf(stderr, "emu: %s: run.device = cuda, but %s\n", c->path,
+			t->ndevices == -ENOENT ? NO_CUDA : why);
+		return 2;
+	case DEV_AUTO:
+		t->backend = "cuda";
+		t->ndevices = nn_backend_devices("cuda", why, sizeof(why));
+		if (t->ndevices > 0)
+			break;
+		fprintf(stderr, "emu: run.device = auto, and %s: the workers compute on the CPU\n",
+			t->ndevices == -ENOENT ? NO_CUDA : why);
+		t->backend = "cpu";
+		t->ndevices = 1;
+		return 0;
+	}
+	fprintf(stderr, "emu: %d workers on %d GPU%s (worker i on GPU i mod %d)\n", c->run.workers,
+		t->ndevices, t->ndevices > 1 ? "s" : "", t->ndevices);
+	return 0;
+}
+
 int cmd_run(const struct cfg *c)
 {
-	static struct train_run t;	/* large; lives for the whole run */
+	struct train_run t = { .c = c };	/* the workers get its address after fork */
 	char err[512];
 	char dir[CFG_STR];
-	memset(&t, 0, sizeof(t));
-	t.c = c;
 	if (c->run.output[0])
 		snprintf(dir, sizeof(dir), "%s", c->run.output);
 	else
 		snprintf(dir, sizeof(dir), "runs/%.240s", c->run.name);
 
-	if (c->run.device == DEV_CUDA) {
-		/* The CPU path is the reference; a CUDA backend slots in as another op table. */
-		fprintf(stderr, "emu: %s: run.device = cuda, but this emu has no CUDA backend; "
-			"use device = cpu or auto\n", c->path);
+	if (choose_backend(c, &t))
 		return 2;
-	}
 	if (train_load_data(c, &t.train, &t.test, err, sizeof(err)) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;
 	}
-	/* The model's size decides the snapshot areas; build it once on the reference
-	 * backend (no BLAS threads in the supervisor). */
-	struct nn_model m;
-	int rc = nn_model_init(&m, c->train.model, &t.train.in, &nn_ops_ref, 1, c->run.seed);
-	if (rc < 0) {
+	/* The model's size decides the snapshot areas. */
+	if (nn_model_size(c->train.model, &t.train.in, &t.nparams, &t.nstate) < 0) {
 		fprintf(stderr, "emu: %s: model '%s' does not fit the data set (input %dx%dx%d, %d classes)\n",
 			c->path, c->train.model, t.train.in.C, t.train.in.H, t.train.in.W,
 			t.train.in.nclasses);
@@ -95,9 +124,6 @@ int cmd_run(const struct cfg *c)
 		data_free(&t.test);
 		return 2;
 	}
-	t.nparams = m.nparams;
-	t.nstate = m.nstate;
-	nn_model_free(&m);
 
 	t.log = runlog_open(c, dir, err, sizeof(err));
 	if (!t.log) {

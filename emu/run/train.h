@@ -8,6 +8,8 @@
 
 struct train_run {
 	const struct cfg *c;
+	const char *backend;		/* nn backend of every worker (nn/backend.h) */
+	int ndevices;			/* worker i computes on device i % ndevices */
 	struct nn_dataset train, test;	/* loaded before fork, read-only after */
 	size_t nparams, nstate;		/* of the model, for the snapshot areas */
 	struct runlog *log;

@@ -1,12 +1,16 @@
 /* emu/run/train_worker.c — one worker's training loop, in the child after fork.
  *
- * Per step: batch of its shard -> forward -> algorithm (before_backward, backward, the
- * collective and the update) -> every log_every steps a train record with the consensus
- * distance -> at each epoch end (or every eval_every steps) the evaluation of the mean
- * of the replicas on this worker's share of the test set.  The virtual clock advances by
- * the modelled compute time (FLOPs over the device rate: deterministic) or by measured
- * CPU time times a scale (not deterministic; say so).  Stopping (Ctrl-C) is agreed on
- * through the collective's flags, so every worker ends after the same step.
+ * The worker opens its own nn backend (the supervisor never initialises a device) on
+ * device id % ndevices.  Per step: batch of its shard -> forward -> algorithm
+ * (before_backward, backward, the collective and the update) -> every log_every steps a
+ * train record with the consensus distance -> at each epoch end (or every eval_every
+ * steps) the evaluation of the mean of the replicas on this worker's share of the test
+ * set.  The algorithms see only the model's host mirrors; they move at two points per
+ * step: gradients to the host after backward, parameters to the device after the update
+ * (no-ops on the CPU backends, whose mirrors are the buffers).  The virtual clock
+ * advances by the modelled compute time (FLOPs over the device rate: deterministic) or
+ * by measured CPU time times a scale (not deterministic; say so).  Stopping (Ctrl-C) is
+ * agreed on through the collective's flags, so every worker ends after the same step.
  */
 #include <errno.h>
 #include <sched.h>
@@ -32,10 +36,25 @@ struct scratch {
 	float *mean;		/* mean of all replicas: params then state */
 };
 
+/* Where a run stands: its length, schedule and what the next train record averages. */
+struct progress {
+	int64_t spe;		/* steps per epoch, the same on every worker */
+	int64_t total;
+	struct lr_schedule sched;
+	double loss_acc;
+	int loss_n;
+	int shard_n;		/* samples in this epoch's shard */
+};
+
+/* The worker's last words: the backend's own ("cudnnConvolutionForward:
+ * CUDNN_STATUS_...") when it failed, else what failed and why. */
 static void fail(struct worker *w, const char *what, int rc)
 {
 	struct worker_slot *s = region_slot(w->rg, w->id);
-	snprintf(s->error, sizeof(s->error), "%s: %s", what, strerror(rc < 0 ? -rc : rc));
+	if (w->be.err)
+		snprintf(s->error, sizeof(s->error), "%s", w->be.msg);
+	else
+		snprintf(s->error, sizeof(s->error), "%s: %s", what, strerror(rc < 0 ? -rc : rc));
 }
 
 static int scratch_init(struct scratch *s, const struct worker *w)
@@ -66,11 +85,14 @@ static void scratch_free(struct scratch *s)
 }
 
 /* Every worker publishes its replica; all compute the same mean (summed in worker-id
- * order) into s->mean, and their own squared distance to it. */
-static double replicas_mean(struct worker *w, struct scratch *s)
+ * order) into s->mean, and their own squared distance to it (*dist). */
+static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
 {
 	size_t np = w->m.nparams, ns = w->m.nstate;
 	float *mine = region_snapshot(w->rg, w->id);
+	int rc = nn_model_to_host(&w->m, NN_STATE);	/* batch norm moved it on the device */
+	if (rc < 0)
+		return rc;
 	memcpy(mine, w->m.params, np * sizeof(float));
 	memcpy(mine + np, w->m.state, ns * sizeof(float));
 	barrier_wait(region_barrier(w->rg), w->n, &w->nt);
@@ -78,7 +100,7 @@ static double replicas_mean(struct worker *w, struct scratch *s)
 	const float *snap[CFG_MAX_WORKERS];
 	for (int k = 0; k < w->n; k++)
 		snap[k] = region_snapshot(w->rg, k);
-	double dist = 0;
+	*dist = 0;
 	for (size_t i = 0; i < np + ns; i++) {
 		double sum = 0;
 		for (int k = 0; k < w->n; k++)
@@ -86,30 +108,35 @@ static double replicas_mean(struct worker *w, struct scratch *s)
 		s->mean[i] = (float)(sum / w->n);
 		if (i < np) {
 			double d = (double)mine[i] - s->mean[i];
-			dist += d * d;
+			*dist += d * d;
 		}
 	}
 	/* nobody overwrites a snapshot until everybody has read them all */
 	barrier_wait(region_barrier(w->rg), w->n, &w->nt);
-	return dist;
+	return 0;
+}
+
+/* The model's params and state from src (params then state), on both sides. */
+static int load_model(struct worker *w, const float *src)
+{
+	memcpy(w->m.params, src, w->m.nparams * sizeof(float));
+	memcpy(w->m.state, src + w->m.nparams, w->m.nstate * sizeof(float));
+	return nn_model_to_device(&w->m, NN_PARAMS | NN_STATE);
 }
 
 /* Evaluate the mean model on test samples [lo, hi) of this worker's share.  Called right
  * after replicas_mean: this worker's snapshot still holds its own params and state (only
  * their owner writes snapshots), and they come back from there. */
-static void evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
+static int evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 {
-	size_t np = w->m.nparams, ns = w->m.nstate;
-	const float *own = region_snapshot(w->rg, w->id);
-	memcpy(w->m.params, s->mean, np * sizeof(float));
-	memcpy(w->m.state, s->mean + np, ns * sizeof(float));
+	int rc = load_model(w, s->mean);
 	const struct nn_dataset *d = w->test;
 	int lo = (int)((int64_t)d->n * w->id / w->n), hi = (int)((int64_t)d->n * (w->id + 1) / w->n);
 	int B = w->c->train.batch;
 	r->loss_sum = 0;
 	r->correct = 0;
 	r->count = 0;
-	for (int i = lo; i < hi; i += B) {
+	for (int i = lo; i < hi && rc == 0; i += B) {
 		int b = hi - i < B ? hi - i : B;
 		for (int k = 0; k < b; k++)
 			s->bidx[k] = i + k;
@@ -119,9 +146,9 @@ static void evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 		r->loss_sum += (double)loss * b;
 		r->correct += correct;
 		r->count += b;
+		rc = w->be.err;
 	}
-	memcpy(w->m.params, own, np * sizeof(float));
-	memcpy(w->m.state, own + np, ns * sizeof(float));
+	return rc ? rc : load_model(w, region_snapshot(w->rg, w->id));
 }
 
 static void log_links(struct worker *w)
@@ -154,90 +181,147 @@ static enum data_shard_kind shard_kind(enum cfg_shard s)
 									: SHARD_KIND_IID;
 }
 
-static int train_loop(struct worker *w, const struct algo *a, void *state, struct scratch *s)
+static void progress_init(struct progress *p, const struct worker *w)
 {
 	const struct cfg *c = w->c;
-	int B = c->train.batch;
-	int64_t spe = w->train->n / w->n / B;	/* steps per epoch, the same on every worker */
-	if (spe < 1)
-		spe = 1;
-	int64_t total = spe * c->train.epochs;
-	if (c->train.max_steps > 0 && c->train.max_steps < total)
-		total = c->train.max_steps;
-	struct lr_schedule sched = {
+	memset(p, 0, sizeof(*p));
+	p->spe = w->train->n / w->n / c->train.batch;
+	if (p->spe < 1)
+		p->spe = 1;
+	p->total = p->spe * c->train.epochs;
+	if (c->train.max_steps > 0 && c->train.max_steps < p->total)
+		p->total = c->train.max_steps;
+	p->sched = (struct lr_schedule){
 		.base = c->train.lr, .nworkers = w->n,
 		.linear_scaling = c->train.lr_scaling == LR_SCALE_LINEAR,
 		.warmup_epochs = c->train.warmup_epochs, .ndecay = c->train.ndecay,
 		.decay = c->train.decay_epochs, .factor = c->train.decay_factor,
 	};
+}
+
+/* This step's batch from the worker's shard (re-drawn at each epoch's start). */
+static int next_batch(struct worker *w, struct scratch *s, struct progress *p)
+{
+	const struct cfg *c = w->c;
+	int B = c->train.batch;
+	int64_t in_epoch = w->step % p->spe;
+	if (in_epoch == 0)
+		p->shard_n = data_shard(w->train, shard_kind(c->data.shard), c->data.alpha, w->n,
+					w->id, c->run.seed, w->epoch, s->idx, w->train->n);
+	if (p->shard_n <= 0) {
+		fail(w, "data shard", p->shard_n < 0 ? p->shard_n : -ENODATA);
+		return -ENODATA;
+	}
+	/* a non-iid shard may be smaller than an epoch's steps: wrap around */
+	for (int k = 0; k < B; k++)
+		s->bidx[k] = s->idx[(in_epoch * B + k) % p->shard_n];
+	data_batch(w->train, s->bidx, B, s->x, s->tokens, s->y);
+	return 0;
+}
+
+/* Forward, backward (the gradients come to the host), the modelled compute time, the
+ * algorithm's exchange and update (the parameters go back to the device).  *all gets the
+ * flags of every worker. */
+static int train_step(struct worker *w, const struct algo *a, void *state, struct scratch *s,
+		      struct progress *p, uint32_t *all)
+{
+	const struct cfg *c = w->c;
+	int B = c->train.batch;
+	int rc = next_batch(w, s, p);
+	if (rc < 0)
+		return rc;
+	w->lr = lr_at(&p->sched, (double)w->step / (double)p->spe);
+
+	double t0 = c->train.compute == COMPUTE_MEASURED ? cpu_seconds() : 0;
+	w->loss = nn_forward(&w->m, s->x, s->tokens, s->y, B, true, NULL);
+	w->need_wgrad = NULL;
+	if (a->before_backward)
+		a->before_backward(w, state);
+	nn_backward(&w->m, w->need_wgrad);
+	rc = nn_model_to_host(&w->m, NN_GRADS);
+	if (rc < 0) {
+		fail(w, "backward", rc);
+		return rc;
+	}
+	if (c->train.compute == COMPUTE_MEASURED)
+		xchg_compute(&w->x, (int64_t)((cpu_seconds() - t0) * c->train.compute_scale * 1e9));
+	else
+		xchg_compute(&w->x, (int64_t)(nn_flops(&w->m, B, true, w->need_wgrad) /
+					      c->train.device_flops * 1e9));
+
+	uint32_t flags = atomic_load(region_stop(w->rg)) ? FLAG_STOP : 0;
+	rc = a->step(w, state, flags, all);
+	if (rc < 0) {
+		fail(w, "exchange", rc);
+		return rc;
+	}
+	rc = nn_model_to_device(&w->m, NN_PARAMS);
+	if (rc < 0)
+		fail(w, "update", rc);
+	p->loss_acc += w->loss;
+	p->loss_n++;
+	return rc;
+}
+
+/* After step w->step: the train record (with the consensus distance) and, when eval, the
+ * evaluation of the replicas' mean and the link statistics. */
+static int log_step(struct worker *w, struct scratch *s, struct progress *p, int eval)
+{
+	int64_t done = w->step + 1;
+	double consensus;
+	int rc = replicas_mean(w, s, &consensus);
+	if (rc < 0) {
+		fail(w, "snapshot", rc);
+		return rc;
+	}
+	struct rec_train tr = {
+		.type = REC_TRAIN, .worker = w->id, .step = done, .steps_total = p->total,
+		.epoch = (double)done / (double)p->spe, .loss = p->loss_acc / p->loss_n, .lr = w->lr,
+		.vclock_s = (double)w->x.clock * 1e-9, .consensus = consensus,
+		.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
+	};
+	worker_log(w->rg, w->id, &tr, sizeof(tr), &w->nt);
+	p->loss_acc = 0;
+	p->loss_n = 0;
+	if (!eval)
+		return 0;
+	struct rec_eval er = {
+		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = tr.epoch,
+		.vclock_s = tr.vclock_s, .bytes_sent = w->x.bytes_sent,
+	};
+	rc = evaluate(w, s, &er);
+	if (rc < 0) {
+		fail(w, "evaluation", rc);
+		return rc;
+	}
+	log_links(w);
+	worker_log(w->rg, w->id, &er, sizeof(er), &w->nt);
+	return 0;
+}
+
+/* 0 when the run is done, 1 when it stopped early (agreed), < 0 on failure (reported). */
+static int train_loop(struct worker *w, const struct algo *a, void *state, struct scratch *s)
+{
+	const struct cfg *c = w->c;
 	struct worker_slot *slot = region_slot(w->rg, w->id);
-	double loss_acc = 0;
-	int loss_n = 0, shard_n = 0;
-	for (w->step = 0; w->step < total; w->step++) {
-		int64_t in_epoch = w->step % spe;
-		w->epoch = (int)(w->step / spe);
+	struct progress p;
+	progress_init(&p, w);
+	for (w->step = 0; w->step < p.total; w->step++) {
+		w->epoch = (int)(w->step / p.spe);
 		atomic_store(&slot->step, w->step);
-		if (in_epoch == 0)
-			shard_n = data_shard(w->train, shard_kind(c->data.shard), c->data.alpha, w->n,
-					     w->id, c->run.seed, w->epoch, s->idx, w->train->n);
-		if (shard_n <= 0) {
-			fail(w, "data shard", shard_n < 0 ? shard_n : -ENODATA);
-			return -ENODATA;
-		}
-		/* a non-iid shard may be smaller than an epoch's steps: wrap around */
-		for (int k = 0; k < B; k++)
-			s->bidx[k] = s->idx[(in_epoch * B + k) % shard_n];
-		data_batch(w->train, s->bidx, B, s->x, s->tokens, s->y);
-		w->lr = lr_at(&sched, (double)w->step / (double)spe);
-
-		double t0 = c->train.compute == COMPUTE_MEASURED ? cpu_seconds() : 0;
-		w->loss = nn_forward(&w->m, s->x, s->tokens, s->y, B, true, NULL);
-		w->need_wgrad = NULL;
-		if (a->before_backward)
-			a->before_backward(w, state);
-		nn_backward(&w->m, w->need_wgrad);
-		if (c->train.compute == COMPUTE_MEASURED)
-			xchg_compute(&w->x, (int64_t)((cpu_seconds() - t0) * c->train.compute_scale * 1e9));
-		else
-			xchg_compute(&w->x, (int64_t)(nn_flops(&w->m, B, true, w->need_wgrad) /
-						      c->train.device_flops * 1e9));
-
-		uint32_t flags = atomic_load(region_stop(w->rg)) ? FLAG_STOP : 0, all = 0;
-		int rc = a->step(w, state, flags, &all);
-		if (rc < 0) {
-			fail(w, "exchange", rc);
+		uint32_t all = 0;
+		int rc = train_step(w, a, state, s, &p, &all);
+		if (rc < 0)
 			return rc;
-		}
-		loss_acc += w->loss;
-		loss_n++;
-
 		int64_t done = w->step + 1;
 		int stop = (all & FLAG_STOP) != 0;
-		int last = done == total || stop;
-		int epoch_end = done % spe == 0;
+		int last = done == p.total || stop;
+		int epoch_end = done % p.spe == 0;
 		int eval = last || (c->train.eval_every > 0 ? done % c->train.eval_every == 0 : epoch_end);
-		int log = eval || done % c->train.log_every == 0;
-		if (!log)
-			continue;
-		double consensus = replicas_mean(w, s);
-		struct rec_train tr = {
-			.type = REC_TRAIN, .worker = w->id, .step = done, .steps_total = total,
-			.epoch = (double)done / (double)spe, .loss = loss_acc / loss_n, .lr = w->lr,
-			.vclock_s = (double)w->x.clock * 1e-9, .consensus = consensus,
-			.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
-		};
-		worker_log(w->rg, w->id, &tr, sizeof(tr), &w->nt);
-		loss_acc = 0;
-		loss_n = 0;
-		if (eval) {
-			struct rec_eval er = {
-				.type = REC_EVAL, .worker = w->id, .step = done,
-				.epoch = tr.epoch, .vclock_s = tr.vclock_s,
-				.bytes_sent = w->x.bytes_sent,
-			};
-			evaluate(w, s, &er);
-			log_links(w);
-			worker_log(w->rg, w->id, &er, sizeof(er), &w->nt);
+		if (eval || done % c->train.log_every == 0) {
+			rc = log_step(w, s, &p, eval);
+			if (rc < 0)
+				return rc;
 		}
 		if (stop)
 			return 1;
@@ -245,67 +329,88 @@ static int train_loop(struct worker *w, const struct algo *a, void *state, struc
 	return 0;
 }
 
-int train_worker(void *run, struct region *rg, int id)
+/* Everything a worker holds, built in order; each failure is reported (fail) and undone
+ * by worker_free. */
+static int worker_init(struct worker *w, const struct train_run *t, struct region *rg, int id,
+		       const struct algo *a, void **state, struct scratch *s)
 {
-	const struct train_run *t = run;
 	const struct cfg *c = t->c;
-	static struct worker w;	/* one per process; big, so not on the stack */
-	struct scratch s = { 0 };
-	void *state = NULL;
-	const struct algo *a = algo_find(c->train.algorithm);
-	int rc;
-
-	memset(&w, 0, sizeof(w));
-	w.c = c;
-	w.train = &t->train;
-	w.test = &t->test;
-	w.rg = rg;
-	w.id = id;
-	w.n = c->run.workers;
+	w->c = c;
+	w->train = &t->train;
+	w->test = &t->test;
+	w->rg = rg;
+	w->id = id;
+	w->n = c->run.workers;
 	openblas_set_num_threads(c->run.threads);
-	rc = notify_init(&w.nt, c->run.notify);
+	int rc = notify_init(&w->nt, c->run.notify);
 	if (rc < 0) {
-		fail(&w, "notifications", rc);
-		return 1;
+		fail(w, "notifications", rc);
+		return rc;
 	}
 	/* More workers than cores: a peer being waited for needs this very core, so
 	 * spinning before sleeping only burns the time it needs. */
 	cpu_set_t cpus;
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && w.n > CPU_COUNT(&cpus))
-		w.nt.spin_ns = 0;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && w->n > CPU_COUNT(&cpus))
+		w->nt.spin_ns = 0;
+	rc = nn_backend_open(&w->be, t->backend, id % t->ndevices);
+	if (rc < 0) {
+		fail(w, "backend", rc);
+		return rc;
+	}
 	/* every replica starts from the same model: the seed is the run's, not the worker's */
-	rc = nn_model_init(&w.m, c->train.model, &t->train.in, &nn_ops_cpu, c->train.batch,
+	rc = nn_model_init(&w->m, c->train.model, &t->train.in, &w->be, c->train.batch,
 			   c->run.seed);
 	if (rc < 0) {
-		fail(&w, "model", rc);
-		goto out_notify;
+		fail(w, "model", rc);
+		return rc;
 	}
-	for (int j = 0; j <= w.n; j++)
-		w.block_off[j] = w.m.nparams * (size_t)j / (size_t)w.n;
+	for (int j = 0; j <= w->n; j++)
+		w->block_off[j] = w->m.nparams * (size_t)j / (size_t)w->n;
 	size_t max_msg = 0;
-	rc = scratch_init(&s, &w);
+	rc = scratch_init(s, w);
 	if (rc == 0)
-		rc = a->init(&w, &state, &max_msg);
+		rc = a->init(w, state, &max_msg);
 	if (rc < 0) {
-		fail(&w, "memory", rc);
-		goto out_model;
+		fail(w, "memory", rc);
+		return rc;
 	}
 	struct xchg_links links;
 	cfg_xchg_links(c, id, &links);
-	rc = xchg_init(&w.x, &links, rg, &w.nt, id, max_msg);
-	if (rc < 0) {
-		fail(&w, "exchange", rc);
-		goto out_algo;
+	rc = xchg_init(&w->x, &links, rg, &w->nt, id, max_msg);
+	if (rc < 0)
+		fail(w, "exchange", rc);
+	return rc;
+}
+
+static void worker_free(struct worker *w, const struct algo *a, void *state, struct scratch *s)
+{
+	xchg_free(&w->x);
+	if (state)
+		a->free(state);
+	scratch_free(s);
+	nn_model_free(&w->m);
+	nn_backend_close(&w->be);
+	notify_free(&w->nt);
+}
+
+int train_worker(void *run, struct region *rg, int id)
+{
+	const struct train_run *t = run;
+	struct worker *w = calloc(1, sizeof(*w));	/* big: not on the stack */
+	struct scratch s = { 0 };
+	void *state = NULL;
+	const struct algo *a = algo_find(t->c->train.algorithm);
+	if (!w) {
+		snprintf(region_slot(rg, id)->error, sizeof(region_slot(rg, id)->error),
+			 "worker: out of memory");
+		return 1;
 	}
-	atomic_store(&region_slot(rg, id)->state, WORKER_RUNNING);
-	rc = train_loop(&w, a, state, &s);
-	xchg_free(&w.x);
-out_algo:
-	a->free(state);
-out_model:
-	scratch_free(&s);
-	nn_model_free(&w.m);
-out_notify:
-	notify_free(&w.nt);
+	int rc = worker_init(w, t, rg, id, a, &state, &s);
+	if (rc == 0) {
+		atomic_store(&region_slot(rg, id)->state, WORKER_RUNNING);
+		rc = train_loop(w, a, state, &s);
+	}
+	worker_free(w, a, state, &s);
+	free(w);
 	return rc < 0 ? 1 : 0;
 }

@@ -24,7 +24,8 @@ struct worker {
 	int id, n;
 	struct notify nt;
 	struct xchg x;
-	struct nn_model m;
+	struct nn_backend be;	/* opened after fork: its device is this process's */
+	struct nn_model m;	/* on be; the algorithms touch only its host mirrors */
 	size_t block_off[CFG_MAX_WORKERS + 1];	/* block j: params[block_off[j], block_off[j+1]) */
 	int64_t step;		/* global step, from 0 */
 	int epoch;

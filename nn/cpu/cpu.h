@@ -143,34 +143,50 @@ void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, 
 /* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of rows */
 void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,
 		     size_t ldb, int M, int N, int L, int accumulate);
-void nn_cpu_linear_fwd(float *out, const float *in, const float *w, const float *b,
-		       int B, int Cin, int Cout);
-void nn_cpu_linear_bwd(float *din, float *dw, float *db, const float *dout,
-		       const float *in, const float *w, int B, int Cin, int Cout);
-size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s);
-void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b,
-		     const struct nn_conv_shape *s, float *ws);
-void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
+void nn_cpu_linear_fwd(struct nn_backend *be, float *out, const float *in, const float *w,
+		       const float *b, int B, int Cin, int Cout);
+void nn_cpu_linear_bwd(struct nn_backend *be, float *din, float *dw, float *db,
+		       const float *dout, const float *in, const float *w, int B, int Cin,
+		       int Cout);
+size_t nn_cpu_conv_ws_floats(struct nn_backend *be, const struct nn_conv_shape *s);
+void nn_cpu_conv_fwd(struct nn_backend *be, float *out, const float *in, const float *w,
+		     const float *b, const struct nn_conv_shape *s, float *ws);
+void nn_cpu_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, const float *dout,
 		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws);
-void nn_cpu_bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
-		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
-		   int B, int C, int HW, float momentum, float eps, int train);
-void nn_cpu_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
-		   const float *in, const float *gamma, const float *save_mean,
-		   const float *save_invstd, int B, int C, int HW);
-void nn_cpu_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
-			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
-			int B, int C, int HW, float momentum, float eps, int train);
-void nn_cpu_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
-			const float *y, const float *in, const float *gamma,
+void nn_cpu_bn_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
+		   const float *beta, float *run_mean, float *run_var, float *save_mean,
+		   float *save_invstd, int B, int C, int HW, float momentum, float eps,
+		   int train);
+void nn_cpu_bn_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbeta,
+		   const float *dout, const float *in, const float *gamma,
+		   const float *save_mean, const float *save_invstd, int B, int C, int HW);
+void nn_cpu_bn_relu_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
+			const float *beta, float *run_mean, float *run_var, float *save_mean,
+			float *save_invstd, int B, int C, int HW, float momentum, float eps,
+			int train);
+void nn_cpu_bn_relu_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbeta,
+			const float *dout, const float *y, const float *in, const float *gamma,
 			const float *save_mean, const float *save_invstd, int B, int C, int HW);
-void nn_cpu_maxpool_fwd(float *out, int32_t *argmax, const float *in,
+void nn_cpu_maxpool_fwd(struct nn_backend *be, float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s);
-void nn_cpu_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
+void nn_cpu_maxpool_bwd(struct nn_backend *be, float *din, const float *dout,
+			const int32_t *argmax, const struct nn_pool_shape *s);
+void nn_cpu_avgpool_fwd(struct nn_backend *be, float *out, const float *in,
 			const struct nn_pool_shape *s);
-void nn_cpu_avgpool_fwd(float *out, const float *in, const struct nn_pool_shape *s);
-void nn_cpu_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shape *s);
-void nn_cpu_gap_fwd(float *out, const float *in, int B, int C, int HW);
-void nn_cpu_gap_bwd(float *din, const float *dout, int B, int C, int HW);
+void nn_cpu_avgpool_bwd(struct nn_backend *be, float *din, const float *dout,
+			const struct nn_pool_shape *s);
+void nn_cpu_gap_fwd(struct nn_backend *be, float *out, const float *in, int B, int C, int HW);
+/* nn/cpu/ops_seq_cpu.c */
+void nn_embed_fwd_cpu(struct nn_backend *be, float *out, const int32_t *tokens,
+		      const float *table, int B, int T, int D);
+void nn_embed_bwd_cpu(struct nn_backend *be, float *dtable, const float *dout,
+		      const int32_t *tokens, int B, int T, int D, int V);
+void nn_lstm_fwd_cpu(struct nn_backend *be, float *out, float *cache, const float *in,
+		     const float *wx, const float *wh, const float *b, int B, int T, int D,
+		     int Hd);
+void nn_lstm_bwd_cpu(struct nn_backend *be, float *din, float *dwx, float *dwh, float *db,
+		     const float *dout, const float *cache, const float *in, const float *wx,
+		     const float *wh, int B, int T, int D, int Hd);
+void nn_cpu_gap_bwd(struct nn_backend *be, float *din, const float *dout, int B, int C, int HW);
 
 #endif

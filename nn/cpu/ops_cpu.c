@@ -11,8 +11,8 @@
 #include "nn/cpu/cpu.h"
 
 /* out (B,Cout) = in (B,Cin) w^T + b: the bias is laid down first, sgemm adds to it */
-void nn_cpu_linear_fwd(float *out, const float *in, const float *w, const float *b,
-		       int B, int Cin, int Cout)
+void nn_cpu_linear_fwd(struct nn_backend *be, float *out, const float *in, const float *w,
+		       const float *b, int B, int Cin, int Cout)
 {
 	if (b)
 		for (int n = 0; n < B; n++)
@@ -37,8 +37,9 @@ void nn_cpu_colsum(float *restrict sum, const float *restrict a, int rows, int c
 	}
 }
 
-void nn_cpu_linear_bwd(float *din, float *dw, float *db, const float *dout,
-		       const float *in, const float *w, int B, int Cin, int Cout)
+void nn_cpu_linear_bwd(struct nn_backend *be, float *din, float *dw, float *db,
+		       const float *dout, const float *in, const float *w, int B, int Cin,
+		       int Cout)
 {
 	if (din)	/* (B,Cin) = dout (B,Cout) w (Cout,Cin) */
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Cin, Cout, 1.0f, dout,
@@ -51,7 +52,7 @@ void nn_cpu_linear_bwd(float *din, float *dw, float *db, const float *dout,
 }
 
 /* The elementwise ops may run in place: each block is read whole before it is written. */
-static void cpu_relu_fwd(float *out, const float *in, size_t n)
+static void cpu_relu_fwd(struct nn_backend *be, float *out, const float *in, size_t n)
 {
 	size_t i = 0;
 
@@ -66,7 +67,8 @@ static void cpu_relu_fwd(float *out, const float *in, size_t n)
 		out[i] = in[i] > 0.0f ? in[i] : 0.0f;
 }
 
-static void cpu_relu_bwd(float *din, const float *dout, const float *out, size_t n)
+static void cpu_relu_bwd(struct nn_backend *be, float *din, const float *dout, const float *out,
+			 size_t n)
 {
 	size_t i = 0;
 
@@ -82,7 +84,8 @@ static void cpu_relu_bwd(float *din, const float *dout, const float *out, size_t
 		din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
 }
 
-static void cpu_add_fwd(float *out, const float *a, const float *b, size_t n)
+static void cpu_add_fwd(struct nn_backend *be, float *out, const float *a, const float *b,
+			size_t n)
 {
 	size_t i = 0;
 
@@ -97,7 +100,8 @@ static void cpu_add_fwd(float *out, const float *a, const float *b, size_t n)
 		out[i] = a[i] + b[i];
 }
 
-static void cpu_add_relu_fwd(float *out, const float *a, const float *b, size_t n)
+static void cpu_add_relu_fwd(struct nn_backend *be, float *out, const float *a, const float *b,
+			     size_t n)
 {
 	size_t i = 0;
 
@@ -120,10 +124,7 @@ static void cpu_add_relu_fwd(float *out, const float *a, const float *b, size_t 
 
 const struct nn_ops nn_ops_cpu = {
 	.name = "cpu",
-	.alloc = nn_host_alloc,
-	.free = nn_host_free,
-	.upload = nn_host_copy,
-	.download = nn_host_copy,
+	NN_HOST_MEMBERS,
 	.linear_fwd = nn_cpu_linear_fwd,
 	.linear_bwd = nn_cpu_linear_bwd,
 	.conv_ws_floats = nn_cpu_conv_ws_floats,

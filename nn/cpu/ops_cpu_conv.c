@@ -79,7 +79,7 @@ static void conv_direct(float *out, const float *in, const float *at, const floa
 /* K*CKK floats (w^T or the flipped filters), then: forward: one col, or the padded
  * input and wide output of conv_same_direct; input grad: one dcol, or the same for the
  * transposed conv.  The weight gradient has its own layout (nn/cpu/ops_cpu_conv_wgrad.c). */
-size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s)
+size_t nn_cpu_conv_ws_floats(struct nn_backend *be, const struct nn_conv_shape *s)
 {
 	size_t CKK = (size_t)s->C * s->kh * s->kw, OHW = (size_t)s->OH * s->OW;
 	size_t need = nn_cpu_conv_is_pointwise(s) ? 0 : CKK * OHW, wg = nn_cpu_conv_wgrad_ws(s);
@@ -105,8 +105,8 @@ size_t nn_cpu_conv_ws_floats(const struct nn_conv_shape *s)
 	return need > wg ? need : wg;
 }
 
-void nn_cpu_conv_fwd(float *out, const float *in, const float *w, const float *b,
-		     const struct nn_conv_shape *s, float *ws)
+void nn_cpu_conv_fwd(struct nn_backend *be, float *out, const float *in, const float *w,
+		     const float *b, const struct nn_conv_shape *s, float *ws)
 {
 	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW;
 	const size_t in_sz = (size_t)s->C * s->H * s->W, out_sz = (size_t)s->K * OHW;
@@ -164,7 +164,7 @@ static void conv_same_input_grad(float *din, const float *dout, const float *w,
 	}
 }
 
-void nn_cpu_conv_bwd(float *din, float *dw, float *db, const float *dout,
+void nn_cpu_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, const float *dout,
 		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws)
 {
 	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW;

@@ -118,17 +118,19 @@ static void bn_fwd(float *out, const float *in, const float *gamma, const float 
 	}
 }
 
-void nn_cpu_bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
-		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
-		   int B, int C, int HW, float momentum, float eps, int train)
+void nn_cpu_bn_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
+		   const float *beta, float *run_mean, float *run_var, float *save_mean,
+		   float *save_invstd, int B, int C, int HW, float momentum, float eps,
+		   int train)
 {
 	bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
 	       momentum, eps, train, 0);
 }
 
-void nn_cpu_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
-			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
-			int B, int C, int HW, float momentum, float eps, int train)
+void nn_cpu_bn_relu_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
+			const float *beta, float *run_mean, float *run_var, float *save_mean,
+			float *save_invstd, int B, int C, int HW, float momentum, float eps,
+			int train)
 {
 	bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
 	       momentum, eps, train, 1);
@@ -240,15 +242,15 @@ static void bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
 	}
 }
 
-void nn_cpu_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
-		   const float *in, const float *gamma, const float *save_mean,
-		   const float *save_invstd, int B, int C, int HW)
+void nn_cpu_bn_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbeta,
+		   const float *dout, const float *in, const float *gamma,
+		   const float *save_mean, const float *save_invstd, int B, int C, int HW)
 {
 	bn_bwd(din, dgamma, dbeta, dout, NULL, in, gamma, save_mean, save_invstd, B, C, HW);
 }
 
-void nn_cpu_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
-			const float *y, const float *in, const float *gamma,
+void nn_cpu_bn_relu_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbeta,
+			const float *dout, const float *y, const float *in, const float *gamma,
 			const float *save_mean, const float *save_invstd, int B, int C, int HW)
 {
 	bn_bwd(din, dgamma, dbeta, dout, y, in, gamma, save_mean, save_invstd, B, C, HW);

@@ -103,7 +103,7 @@ static void maxpool2_fwd_avx512(float *out, int32_t *argmax, const float *in,
 }
 #endif
 
-void nn_cpu_maxpool_fwd(float *out, int32_t *argmax, const float *in,
+void nn_cpu_maxpool_fwd(struct nn_backend *be, float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s)
 {
 #ifdef __AVX512F__
@@ -136,8 +136,8 @@ void nn_cpu_maxpool_fwd(float *out, int32_t *argmax, const float *in,
 	}
 }
 
-void nn_cpu_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
-			const struct nn_pool_shape *s)
+void nn_cpu_maxpool_bwd(struct nn_backend *be, float *din, const float *dout,
+			const int32_t *argmax, const struct nn_pool_shape *s)
 {
 	const size_t ohw = (size_t)s->OH * s->OW, hw = (size_t)s->H * s->W;
 
@@ -148,7 +148,8 @@ void nn_cpu_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
 				din[p * hw + argmax[p * ohw + o]] += dout[p * ohw + o];
 }
 
-void nn_cpu_avgpool_fwd(float *out, const float *in, const struct nn_pool_shape *s)
+void nn_cpu_avgpool_fwd(struct nn_backend *be, float *out, const float *in,
+			const struct nn_pool_shape *s)
 {
 	const float scale = 1.0f / (float)(s->k * s->k);
 
@@ -170,7 +171,8 @@ void nn_cpu_avgpool_fwd(float *out, const float *in, const struct nn_pool_shape 
 	}
 }
 
-void nn_cpu_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shape *s)
+void nn_cpu_avgpool_bwd(struct nn_backend *be, float *din, const float *dout,
+			const struct nn_pool_shape *s)
 {
 	const float scale = 1.0f / (float)(s->k * s->k);
 
@@ -192,13 +194,13 @@ void nn_cpu_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shap
 	}
 }
 
-void nn_cpu_gap_fwd(float *out, const float *in, int B, int C, int HW)
+void nn_cpu_gap_fwd(struct nn_backend *be, float *out, const float *in, int B, int C, int HW)
 {
 	for (size_t p = 0; p < (size_t)B * C; p++)
 		out[p] = nn_cpu_sum(in + p * HW, HW) / (float)HW;
 }
 
-void nn_cpu_gap_bwd(float *din, const float *dout, int B, int C, int HW)
+void nn_cpu_gap_bwd(struct nn_backend *be, float *din, const float *dout, int B, int C, int HW)
 {
 	for (size_t p = 0; p < (size_t)B * C; p++) {
 		float g = dout[p] / (float)HW;

@@ -7,16 +7,16 @@
 #include "nn/cpu/cpu.h"
 #include "nn/ops_seq.h"
 
-void nn_embed_fwd_cpu(float *out, const int32_t *tokens, const float *table, int B, int T,
-		      int D)
+void nn_embed_fwd_cpu(struct nn_backend *be, float *out, const int32_t *tokens,
+		      const float *table, int B, int T, int D)
 {
 	size_t row = (size_t)D * sizeof(float);
 	for (size_t p = 0; p < (size_t)B * T; p++)
 		memcpy(out + p * D, table + (size_t)tokens[p] * D, row);
 }
 
-void nn_embed_bwd_cpu(float *dtable, const float *dout, const int32_t *tokens, int B, int T,
-		      int D, int V)
+void nn_embed_bwd_cpu(struct nn_backend *be, float *dtable, const float *dout,
+		      const int32_t *tokens, int B, int T, int D, int V)
 {
 	if (!dtable)
 		return;
@@ -37,8 +37,9 @@ static inline float sigmf(float x)
 }
 
 /* in (B,T,D), wx (4Hd,D), wh (4Hd,Hd), b (4Hd) -> out (B,Hd) */
-void nn_lstm_fwd_cpu(float *out, float *cache, const float *in, const float *wx,
-		     const float *wh, const float *b, int B, int T, int D, int Hd)
+void nn_lstm_fwd_cpu(struct nn_backend *be, float *out, float *cache, const float *in,
+		     const float *wx, const float *wh, const float *b, int B, int T, int D,
+		     int Hd)
 {
 	struct nn_lstm_cache s = nn_lstm_cache_split(cache, B, T, Hd);
 	int G = 4 * Hd, BT = B * T;
@@ -76,9 +77,9 @@ void nn_lstm_fwd_cpu(float *out, float *cache, const float *in, const float *wx,
 		       (size_t)Hd * sizeof(float));
 }
 
-void nn_lstm_bwd_cpu(float *din, float *dwx, float *dwh, float *db, const float *dout,
-		     const float *cache, const float *in, const float *wx, const float *wh,
-		     int B, int T, int D, int Hd)
+void nn_lstm_bwd_cpu(struct nn_backend *be, float *din, float *dwx, float *dwh, float *db,
+		     const float *dout, const float *cache, const float *in, const float *wx,
+		     const float *wh, int B, int T, int D, int Hd)
 {
 	struct nn_lstm_cache s = nn_lstm_cache_split(cache, B, T, Hd);
 	int G = 4 * Hd, BT = B * T;

@@ -64,14 +64,22 @@ struct nn_node {
 	bool needg;		/* backward: this node's output gradient is needed */
 };
 
-/* Run-time data of a model (nn/model/model.c owns it). */
+/* Run-time data of a model (nn/model/model.c owns it).  Pointers are backend memory
+ * unless said otherwise. */
 struct nn_exec {
-	float **slot;		/* nslot pointers into the arena */
+	float *params, *grads, *state;	/* the mirrors themselves on a host backend */
+	void *arena;		/* activations, gradient slots, scratch: one allocation */
+	float *x;		/* a device backend's copy of the batch's inputs (batch_cap); */
+	int32_t *tokens_in;	/* NULL on a host backend, which reads the caller's */
+	void *y;
+	float **slot;		/* nslot pointers into the arena (host array) */
 	int nslot;
 	size_t slot_floats;
 	float *ws;		/* conv workspace */
 	float *zero;		/* zero vector, zero_floats long, never written */
-	float *host;		/* host scratch for the regression loss: 2 * batch_cap */
+	float *host;		/* host scratch for the regression loss: batch_cap floats */
+	uint8_t *computed;	/* per layer (host): the last backward wrote its gradient */
+	float *logits;		/* (B, nclasses) after nn_forward */
 	int B;			/* batch of the last forward; 0: none */
 	const int32_t *tokens;	/* of the last forward */
 };
@@ -117,7 +125,7 @@ struct nn_plan_out {
 	size_t arena_floats, ws_off, zero_off, slot_off, slot_floats;
 	int nslot;
 };
-int nn_model_plan(struct nn_node *nodes, int nnodes, const struct nn_ops *ops,
+int nn_model_plan(struct nn_node *nodes, int nnodes, struct nn_backend *be,
 		  int batch_cap, struct nn_plan_out *p);
 
 /* nn/model/model_exec.c: marks node->needg for a backward with need_wgrad. */

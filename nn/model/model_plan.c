@@ -86,9 +86,10 @@ static int plan_grads(struct nn_node *nodes, int nnodes, struct pool *p)
 	return 0;
 }
 
-int nn_model_plan(struct nn_node *nodes, int nnodes, const struct nn_ops *ops,
+int nn_model_plan(struct nn_node *nodes, int nnodes, struct nn_backend *be,
 		  int batch_cap, struct nn_plan_out *o)
 {
+	const struct nn_ops *ops = be->ops;
 	size_t top = 0, ws = 0, zero = 0, slot = 0;
 	size_t cap = (size_t)batch_cap;
 	for (int i = 0; i < nnodes; i++) {
@@ -125,7 +126,7 @@ int nn_model_plan(struct nn_node *nodes, int nnodes, const struct nn_ops *ops,
 			struct nn_conv_shape s;
 			nn_conv_shape_init(&s, batch_cap, x->C, x->H, x->W, n->K, n->k, n->stride,
 					   n->pad);
-			size_t f = ops->conv_ws_floats(&s);
+			size_t f = ops->conv_ws_floats(be, &s);
 			ws = f > ws ? f : ws;
 			n->out = take(&top, cap * n->size);
 			break;

@@ -1,37 +1,15 @@
 /* nn/ref/ops_ref.c — the reference backend: plain loops with double accumulators, written
  * to be obviously right rather than fast.  It is the oracle nn_ops_cpu (and any later
- * backend) is tested against.  The table, host memory, linear, elementwise ops and the
- * loss live here; conv, batch norm and pooling in nn/ops_ref_*.c. */
+ * backend) is tested against.  The table, linear, elementwise ops and the loss live
+ * here (host memory in nn/backend_host.c); conv, batch norm and pooling in nn/ops_ref_*.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "nn/ref/ref.h"
 
-void *nn_host_alloc(size_t bytes)
-{
-	/* 64-byte alignment lets the vectorised loops and sgemm use aligned loads. */
-	size_t n = (bytes + 63) / 64 * 64;
-	void *p = aligned_alloc(64, n ? n : 64);
-
-	if (p)
-		memset(p, 0, n ? n : 64);
-	return p;
-}
-
-void nn_host_free(void *p)
-{
-	free(p);
-}
-
-void nn_host_copy(void *dst, const void *src, size_t bytes)
-{
-	if (bytes)
-		memmove(dst, src, bytes);
-}
-
 /* out (B,Cout) = in (B,Cin) w^T + b */
-void nn_ref_linear_fwd(float *out, const float *in, const float *w, const float *b,
-		       int B, int Cin, int Cout)
+void nn_ref_linear_fwd(struct nn_backend *be, float *out, const float *in, const float *w,
+		       const float *b, int B, int Cin, int Cout)
 {
 	for (int n = 0; n < B; n++)
 		for (int o = 0; o < Cout; o++) {
@@ -44,8 +22,9 @@ void nn_ref_linear_fwd(float *out, const float *in, const float *w, const float 
 }
 
 /* din (B,Cin) = dout w;  dw (Cout,Cin) = dout^T in;  db = column sums of dout */
-void nn_ref_linear_bwd(float *din, float *dw, float *db, const float *dout,
-		       const float *in, const float *w, int B, int Cin, int Cout)
+void nn_ref_linear_bwd(struct nn_backend *be, float *din, float *dw, float *db,
+		       const float *dout, const float *in, const float *w, int B, int Cin,
+		       int Cout)
 {
 	if (din)
 		for (int n = 0; n < B; n++)
@@ -77,25 +56,28 @@ void nn_ref_linear_bwd(float *din, float *dw, float *db, const float *dout,
 		}
 }
 
-static void ref_relu_fwd(float *out, const float *in, size_t n)
+static void ref_relu_fwd(struct nn_backend *be, float *out, const float *in, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		out[i] = in[i] > 0.0f ? in[i] : 0.0f;
 }
 
-static void ref_relu_bwd(float *din, const float *dout, const float *out, size_t n)
+static void ref_relu_bwd(struct nn_backend *be, float *din, const float *dout, const float *out,
+			 size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
 }
 
-static void ref_add_fwd(float *out, const float *a, const float *b, size_t n)
+static void ref_add_fwd(struct nn_backend *be, float *out, const float *a, const float *b,
+			size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		out[i] = a[i] + b[i];
 }
 
-static void ref_add_relu_fwd(float *out, const float *a, const float *b, size_t n)
+static void ref_add_relu_fwd(struct nn_backend *be, float *out, const float *a, const float *b,
+			     size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		float t = a[i] + b[i];
@@ -105,8 +87,8 @@ static void ref_add_relu_fwd(float *out, const float *a, const float *b, size_t 
 }
 
 /* logits (B,K), y (B): softmax with the maximum subtracted, in double */
-float nn_ref_xent_fwd_bwd(float *dlogits, const float *logits, const int32_t *y, int B,
-			  int K, int *correct)
+float nn_ref_xent_fwd_bwd(struct nn_backend *be, float *dlogits, const float *logits,
+			  const int32_t *y, int B, int K, int *correct)
 {
 	double loss = 0.0;
 	int ok = 0;
@@ -138,10 +120,7 @@ float nn_ref_xent_fwd_bwd(float *dlogits, const float *logits, const int32_t *y,
 /* The sequence ops come from nn/ref/ops_seq_ref.c (another module); see nn/ops.h. */
 const struct nn_ops nn_ops_ref = {
 	.name = "ref",
-	.alloc = nn_host_alloc,
-	.free = nn_host_free,
-	.upload = nn_host_copy,
-	.download = nn_host_copy,
+	NN_HOST_MEMBERS,
 	.linear_fwd = nn_ref_linear_fwd,
 	.linear_bwd = nn_ref_linear_bwd,
 	.conv_ws_floats = nn_ref_conv_ws_floats,

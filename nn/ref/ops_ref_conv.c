@@ -2,14 +2,14 @@
  * double.  Backward gathers (never scatters) so every output is one accumulation. */
 #include "nn/ref/ref.h"
 
-size_t nn_ref_conv_ws_floats(const struct nn_conv_shape *s)
+size_t nn_ref_conv_ws_floats(struct nn_backend *be, const struct nn_conv_shape *s)
 {
 	return 0;
 }
 
 /* in (B,C,H,W), w (K,C,kh,kw), b (K) or NULL -> out (B,K,OH,OW) */
-void nn_ref_conv_fwd(float *out, const float *in, const float *w, const float *b,
-		     const struct nn_conv_shape *s, float *ws)
+void nn_ref_conv_fwd(struct nn_backend *be, float *out, const float *in, const float *w,
+		     const float *b, const struct nn_conv_shape *s, float *ws)
 {
 	for (int n = 0; n < s->B; n++)
 		for (int k = 0; k < s->K; k++)
@@ -36,7 +36,7 @@ void nn_ref_conv_fwd(float *out, const float *in, const float *w, const float *b
 				}
 }
 
-void nn_ref_conv_bwd(float *din, float *dw, float *db, const float *dout,
+void nn_ref_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, const float *dout,
 		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws)
 {
 	const int S = s->stride, P = s->pad;

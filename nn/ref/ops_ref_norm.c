@@ -4,9 +4,10 @@
 
 #define AT(n, c, i) (((size_t)(n) * C + (c)) * HW + (i))
 
-void nn_ref_bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
-		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
-		   int B, int C, int HW, float momentum, float eps, int train)
+void nn_ref_bn_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
+		   const float *beta, float *run_mean, float *run_var, float *save_mean,
+		   float *save_invstd, int B, int C, int HW, float momentum, float eps,
+		   int train)
 {
 	const double N = (double)B * HW;
 
@@ -90,27 +91,28 @@ static void ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dou
 #undef DOUT
 }
 
-void nn_ref_bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
-		   const float *in, const float *gamma, const float *save_mean,
-		   const float *save_invstd, int B, int C, int HW)
+void nn_ref_bn_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbeta,
+		   const float *dout, const float *in, const float *gamma,
+		   const float *save_mean, const float *save_invstd, int B, int C, int HW)
 {
 	ref_bn_bwd(din, dgamma, dbeta, dout, NULL, in, gamma, save_mean, save_invstd, B, C, HW);
 }
 
-void nn_ref_bn_relu_fwd(float *out, const float *in, const float *gamma, const float *beta,
-			float *run_mean, float *run_var, float *save_mean, float *save_invstd,
-			int B, int C, int HW, float momentum, float eps, int train)
+void nn_ref_bn_relu_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
+			const float *beta, float *run_mean, float *run_var, float *save_mean,
+			float *save_invstd, int B, int C, int HW, float momentum, float eps,
+			int train)
 {
 	size_t n = (size_t)B * C * HW;
 
-	nn_ref_bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C,
+	nn_ref_bn_fwd(be, out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C,
 		      HW, momentum, eps, train);
 	for (size_t i = 0; i < n; i++)
 		out[i] = out[i] > 0.0f ? out[i] : 0.0f;
 }
 
-void nn_ref_bn_relu_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
-			const float *y, const float *in, const float *gamma,
+void nn_ref_bn_relu_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbeta,
+			const float *dout, const float *y, const float *in, const float *gamma,
 			const float *save_mean, const float *save_invstd, int B, int C, int HW)
 {
 	ref_bn_bwd(din, dgamma, dbeta, dout, y, in, gamma, save_mean, save_invstd, B, C, HW);

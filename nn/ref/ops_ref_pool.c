@@ -2,7 +2,7 @@
  * Backward gathers over the windows that cover each input element. */
 #include "nn/ref/ref.h"
 
-void nn_ref_maxpool_fwd(float *out, int32_t *argmax, const float *in,
+void nn_ref_maxpool_fwd(struct nn_backend *be, float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s)
 {
 	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
@@ -34,8 +34,8 @@ void nn_ref_maxpool_fwd(float *out, int32_t *argmax, const float *in,
 	}
 }
 
-void nn_ref_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
-			const struct nn_pool_shape *s)
+void nn_ref_maxpool_bwd(struct nn_backend *be, float *din, const float *dout,
+			const int32_t *argmax, const struct nn_pool_shape *s)
 {
 	const int S = s->stride, P = s->pad;
 
@@ -64,7 +64,8 @@ void nn_ref_maxpool_bwd(float *din, const float *dout, const int32_t *argmax,
 			}
 }
 
-void nn_ref_avgpool_fwd(float *out, const float *in, const struct nn_pool_shape *s)
+void nn_ref_avgpool_fwd(struct nn_backend *be, float *out, const float *in,
+			const struct nn_pool_shape *s)
 {
 	for (size_t p = 0; p < (size_t)s->B * s->C; p++)
 		for (int oh = 0; oh < s->OH; oh++)
@@ -87,7 +88,8 @@ void nn_ref_avgpool_fwd(float *out, const float *in, const struct nn_pool_shape 
 			}
 }
 
-void nn_ref_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shape *s)
+void nn_ref_avgpool_bwd(struct nn_backend *be, float *din, const float *dout,
+			const struct nn_pool_shape *s)
 {
 	const int S = s->stride, P = s->pad;
 
@@ -113,7 +115,7 @@ void nn_ref_avgpool_bwd(float *din, const float *dout, const struct nn_pool_shap
 }
 
 /* (B,C,HW) -> (B,C) */
-void nn_ref_gap_fwd(float *out, const float *in, int B, int C, int HW)
+void nn_ref_gap_fwd(struct nn_backend *be, float *out, const float *in, int B, int C, int HW)
 {
 	for (size_t p = 0; p < (size_t)B * C; p++) {
 		double acc = 0.0;
@@ -124,7 +126,7 @@ void nn_ref_gap_fwd(float *out, const float *in, int B, int C, int HW)
 	}
 }
 
-void nn_ref_gap_bwd(float *din, const float *dout, int B, int C, int HW)
+void nn_ref_gap_bwd(struct nn_backend *be, float *din, const float *dout, int B, int C, int HW)
 {
 	for (size_t p = 0; p < (size_t)B * C; p++)
 		for (int i = 0; i < HW; i++)

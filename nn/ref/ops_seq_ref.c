@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "nn/ops_seq.h"
+#include "nn/ref/ref.h"
 
 size_t nn_lstm_cache_floats(int B, int T, int Hd)
 {
@@ -10,8 +11,8 @@ size_t nn_lstm_cache_floats(int B, int T, int Hd)
 }
 
 /* out (B,T,D) = table[tokens (B,T)] */
-void nn_embed_fwd_ref(float *out, const int32_t *tokens, const float *table, int B, int T,
-		      int D)
+void nn_embed_fwd_ref(struct nn_backend *be, float *out, const int32_t *tokens,
+		      const float *table, int B, int T, int D)
 {
 	for (int p = 0; p < B * T; p++)
 		for (int d = 0; d < D; d++)
@@ -19,8 +20,8 @@ void nn_embed_fwd_ref(float *out, const int32_t *tokens, const float *table, int
 }
 
 /* dtable (V,D): row v = sum of dout rows whose token is v */
-void nn_embed_bwd_ref(float *dtable, const float *dout, const int32_t *tokens, int B, int T,
-		      int D, int V)
+void nn_embed_bwd_ref(struct nn_backend *be, float *dtable, const float *dout,
+		      const int32_t *tokens, int B, int T, int D, int V)
 {
 	if (!dtable)
 		return;
@@ -39,8 +40,9 @@ static double sigm(double x)
 }
 
 /* in (B,T,D), wx (4Hd,D), wh (4Hd,Hd), b (4Hd) -> out (B,Hd) */
-void nn_lstm_fwd_ref(float *out, float *cache, const float *in, const float *wx,
-		     const float *wh, const float *b, int B, int T, int D, int Hd)
+void nn_lstm_fwd_ref(struct nn_backend *be, float *out, float *cache, const float *in,
+		     const float *wx, const float *wh, const float *b, int B, int T, int D,
+		     int Hd)
 {
 	struct nn_lstm_cache s = nn_lstm_cache_split(cache, B, T, Hd);
 	for (int n = 0; n < B; n++) {
@@ -78,9 +80,9 @@ void nn_lstm_fwd_ref(float *out, float *cache, const float *in, const float *wx,
 }
 
 /* dout (B,Hd) is the gradient of the last hidden state; see ops_seq.h for the cache. */
-void nn_lstm_bwd_ref(float *din, float *dwx, float *dwh, float *db, const float *dout,
-		     const float *cache, const float *in, const float *wx, const float *wh,
-		     int B, int T, int D, int Hd)
+void nn_lstm_bwd_ref(struct nn_backend *be, float *din, float *dwx, float *dwh, float *db,
+		     const float *dout, const float *cache, const float *in, const float *wx,
+		     const float *wh, int B, int T, int D, int Hd)
 {
 	struct nn_lstm_cache s = nn_lstm_cache_split(cache, B, T, Hd);
 	int G = 4 * Hd;

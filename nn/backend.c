@@ -1,0 +1,134 @@
+/* nn/backend.c — the registry of backends, their life in a process, the sticky error,
+ * and counting a device backend's devices from a child process. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "nn/backend_impl.h"
+
+/* Adding a backend is one line here (and its folder). */
+static const struct nn_ops *const registry[] = {
+	&nn_ops_ref,
+	&nn_ops_cpu,
+#ifdef EMU_CUDA
+	&nn_ops_cuda,
+#endif
+};
+#define NREGISTRY (sizeof(registry) / sizeof(registry[0]))
+
+const struct nn_ops *nn_backend_find(const char *name)
+{
+	for (size_t i = 0; name && i < NREGISTRY; i++)
+		if (strcmp(registry[i]->name, name) == 0)
+			return registry[i];
+	return NULL;
+}
+
+const char *nn_backend_names(void)
+{
+#ifdef EMU_CUDA
+	return "ref cpu cuda";
+#else
+	return "ref cpu";
+#endif
+}
+
+int nn_backend_fail(struct nn_backend *be, int err, const char *fmt, ...)
+{
+	if (be->err)
+		return be->err;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(be->msg, sizeof(be->msg), fmt, ap);
+	va_end(ap);
+	be->err = err < 0 ? err : -EIO;
+	return be->err;
+}
+
+int nn_backend_open(struct nn_backend *be, const char *name, int device)
+{
+	memset(be, 0, sizeof(*be));
+	be->ops = nn_backend_find(name);
+	if (!be->ops) {
+		snprintf(be->msg, sizeof(be->msg), "no backend '%s' in this build (there are: %s)",
+			 name ? name : "", nn_backend_names());
+		be->err = -ENOENT;
+		return be->err;
+	}
+	be->device = device;
+	int rc = be->ops->init(be);
+	if (rc < 0) {
+		nn_backend_fail(be, rc, "%s: device %d: %s", name, device, strerror(-rc));
+		rc = be->err;
+		nn_backend_close(be);
+		be->err = rc;	/* the message and the error stay for the caller */
+	}
+	return rc;
+}
+
+int nn_backend_sync(struct nn_backend *be)
+{
+	int rc = be->ops->sync(be);
+	if (rc < 0)
+		nn_backend_fail(be, rc, "%s: sync: %s", be->ops->name, strerror(-rc));
+	return be->err;
+}
+
+void nn_backend_close(struct nn_backend *be)
+{
+	if (be->ops && be->priv)
+		be->ops->shutdown(be);
+	be->priv = NULL;
+	be->ops = NULL;
+}
+
+int nn_backend_devices(const char *name, char *why, size_t len)
+{
+	const struct nn_ops *o = nn_backend_find(name);
+	if (!o) {
+		snprintf(why, len, "no backend '%s' in this build (there are: %s)", name,
+			 nn_backend_names());
+		return -ENOENT;
+	}
+	if (o->host)
+		return o->devices(why, len);
+	/* The child initialises the device runtime and dies; the caller never does. */
+	struct {
+		int count;
+		char why[200];
+	} r = { -EIO, "" };
+	int fd[2];
+	if (pipe(fd) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+		close(fd[0]);
+		close(fd[1]);
+		return e;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		r.count = o->devices(r.why, sizeof(r.why));
+		ssize_t wr = write(fd[1], &r, sizeof(r));
+		_exit(wr == (ssize_t)sizeof(r) ? 0 : 1);
+	}
+	close(fd[1]);
+	ssize_t got;
+	do
+		got = read(fd[0], &r, sizeof(r));
+	while (got < 0 && errno == EINTR);
+	close(fd[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)sizeof(r)) {
+		snprintf(why, len, "%s: the probe for devices died (status %#x)", name, status);
+		return -EIO;
+	}
+	r.why[sizeof(r.why) - 1] = '\0';
+	snprintf(why, len, "%s", r.why);
+	return r.count;
+}

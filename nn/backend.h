@@ -1,0 +1,56 @@
+/* nn/backend.h — a backend: its op table (nn/ops.h) and its state in this process, found
+ * by name.
+ *
+ * The registry (nn/backend.c) has "ref" (the oracle), "cpu" (OpenBLAS) and, in a build
+ * with CUDA=1, "cuda".  A process opens one backend and passes the handle to everything
+ * that computes (a worker opens its own after fork: CUDA must never be initialised
+ * before a fork):
+ *
+ *   struct nn_backend be;
+ *   if (nn_backend_open(&be, "cuda", device) < 0)   ... be.msg says why
+ *   nn_model_init(&m, "lenet", &in, &be, batch, seed); ... nn_backend_close(&be);
+ *
+ * Errors are sticky: the first failure of an op or a transfer stays in be->err (a
+ * negative errno) and be->msg ("cudnnConvolutionForward: CUDNN_STATUS_BAD_PARAM",
+ * "cuda: out of memory"); later calls still run (queued device work cannot be recalled)
+ * and the caller checks once per step (nn_backend_sync, or the model's transfers).
+ */
+#ifndef NN_BACKEND_H
+#define NN_BACKEND_H
+
+#include <stddef.h>
+#include "nn/ops.h"
+
+struct nn_backend {
+	const struct nn_ops *ops;
+	int device;		/* the device it is bound to; 0 on the host backends */
+	void *priv;		/* the backend's own state; NULL on the host backends */
+	int err;		/* the first failure, -errno; 0: none */
+	char msg[160];		/* what failed, for people */
+};
+
+/* The table of the backend called name, or NULL. */
+const struct nn_ops *nn_backend_find(const char *name);
+/* The names of this build's backends, space separated: "ref cpu" or "ref cpu cuda". */
+const char *nn_backend_names(void);
+
+/* Bind be to backend name on device (an index; the host backends take 0).  0, or
+ * -ENOENT (no such backend in this build) or the backend's own error; be->msg says why.
+ * be is closed again on failure (nn_backend_close is safe either way). */
+int nn_backend_open(struct nn_backend *be, const char *name, int device);
+/* Wait for all queued work.  0, or the sticky error. */
+int nn_backend_sync(struct nn_backend *be);
+void nn_backend_close(struct nn_backend *be);
+
+/* How many devices backend name can use: 1 for a host backend.  A device backend is
+ * asked in a short-lived child process, so that the caller (the supervisor, which forks
+ * the workers later) never initialises the device runtime.  A count >= 0, or -errno
+ * (-ENOENT: no such backend); when the count is 0 or negative, why says why. */
+int nn_backend_devices(const char *name, char *why, size_t len);
+
+/* For the backends: record a failure; the first one sticks.  err is a negative errno.
+ * Returns be->err. */
+int nn_backend_fail(struct nn_backend *be, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
