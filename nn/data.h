@@ -59,12 +59,12 @@ int data_text(struct nn_dataset *train, struct nn_dataset *test, const char *dir
  * regression y = <w*, x> + noise; test sets drawn from the same distribution.
  * Features are (C, H, W) = (1, 1, dim).  Gaussian: class means ~ N(0, I) drawn from the
  * seed, labels uniform, x = mean[label] + N(0, I).  Linreg: w* ~ N(0, I/dim), x ~ N(0, I),
- * target = <w*, x> + noise * N(0, 1).  They abort nothing and return nothing: on
- * allocation failure the sets are left empty (n == 0). */
-void data_gaussian(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
-		   int dim, int k, uint64_t seed);
-void data_linreg(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
-		 int dim, double noise, uint64_t seed);
+ * target = <w*, x> + noise * N(0, 1).  Return 0, -EINVAL (a size below 1) or -ENOMEM;
+ * on error the sets are left empty (n == 0). */
+int data_gaussian(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
+		  int dim, int k, uint64_t seed);
+int data_linreg(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
+		int dim, double noise, uint64_t seed);
 /* Keep the first `limit` samples (0: all); the buffers keep their size. */
 void data_truncate(struct nn_dataset *d, int limit);
 void data_free(struct nn_dataset *d);

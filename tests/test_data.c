@@ -599,7 +599,7 @@ static void test_gaussian(void **state)
 	struct nn_dataset tr, te, tr2, te2, tr3, te3;
 	double m[k * dim], mt[k * dim];
 	int cnt[k], cntt[k];
-	data_gaussian(&tr, &te, n, nt, dim, k, 17);
+	assert_int_equal(data_gaussian(&tr, &te, n, nt, dim, k, 17), 0);
 	assert_int_equal(tr.n, n);
 	assert_int_equal(te.n, nt);
 	assert_int_equal(tr.in.W * tr.in.H * tr.in.C, dim);
@@ -626,10 +626,10 @@ static void test_gaussian(void **state)
 		      sep);
 	assert_true(fabs(var - 1) < 0.05);	/* isotropic unit noise */
 	assert_true(sep > 0.5);
-	data_gaussian(&tr2, &te2, n, nt, dim, k, 17);
+	assert_int_equal(data_gaussian(&tr2, &te2, n, nt, dim, k, 17), 0);
 	assert_memory_equal(tr.x, tr2.x, (size_t)n * dim * sizeof(float));
 	assert_memory_equal(te.y, te2.y, (size_t)nt * sizeof(int32_t));
-	data_gaussian(&tr3, &te3, n, nt, dim, k, 18);
+	assert_int_equal(data_gaussian(&tr3, &te3, n, nt, dim, k, 18), 0);
 	assert_memory_not_equal(tr.x, tr3.x, (size_t)n * dim * sizeof(float));
 	data_free(&tr), data_free(&te), data_free(&tr2), data_free(&te2);
 	data_free(&tr3), data_free(&te3);
@@ -677,7 +677,7 @@ static void test_linreg(void **state)
 	enum { n = 4000, nt = 2000, dim = 5 };
 	struct nn_dataset tr, te;
 	double w[dim], var_y = 0;
-	data_linreg(&tr, &te, n, nt, dim, 0.1, 21);
+	assert_int_equal(data_linreg(&tr, &te, n, nt, dim, 0.1, 21), 0);
 	assert_true(tr.in.regression);
 	assert_null(tr.y);
 	assert_non_null(tr.target);
@@ -696,7 +696,7 @@ static void test_linreg(void **state)
 static void test_batch_and_truncate(void **state)
 {
 	struct nn_dataset tr, te;
-	data_gaussian(&tr, &te, 50, 10, 3, 3, 5);
+	assert_int_equal(data_gaussian(&tr, &te, 50, 10, 3, 3, 5), 0);
 	int32_t idx[4] = { 7, 0, 49, 7 }, y[4];
 	float x[12];
 	data_batch(&tr, idx, 4, x, NULL, y);
@@ -710,12 +710,17 @@ static void test_batch_and_truncate(void **state)
 	assert_int_equal(tr.n, 20);
 	data_free(&tr), data_free(&te);
 
-	data_linreg(&tr, &te, 30, 10, 2, 0.5, 5);
+	assert_int_equal(data_linreg(&tr, &te, 30, 10, 2, 0.5, 5), 0);
 	float t[2];
 	int32_t idx2[2] = { 29, 3 };
 	data_batch(&tr, idx2, 2, NULL, NULL, t);	/* targets only */
 	assert_true(t[0] == tr.target[29] && t[1] == tr.target[3]);
 	data_free(&tr), data_free(&te);
+	/* sizes below 1 are refused, and leave the sets empty */
+	assert_int_equal(data_gaussian(&tr, &te, 0, 10, 3, 3, 5), -EINVAL);
+	assert_int_equal(tr.n + te.n, 0);
+	assert_int_equal(data_linreg(&tr, &te, 30, 10, 0, 0.5, 5), -EINVAL);
+	assert_int_equal(tr.n + te.n, 0);
 }
 
 static void test_rng(void **state)

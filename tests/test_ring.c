@@ -42,9 +42,9 @@ static struct region *make_region(int n, size_t ring_size)
 {
 	struct region_params p = { .nworkers = n, .ring_size = ring_size,
 				   .log_ring_size = 4096, .snapshot_bytes = 100 };
-	struct region *rg = region_create(&p);
+	struct region *rg;
 
-	assert_non_null(rg);
+	assert_int_equal(region_create(&rg, &p), 0);
 	return rg;
 }
 
@@ -150,9 +150,10 @@ static void test_region_layout(void **state)
 	region_destroy(rg);
 
 	struct region_params bad = { .nworkers = 0, .ring_size = 4096 };
-	errno = 0;
-	assert_null(region_create(&bad));
-	assert_int_equal(errno, EINVAL);
+
+	rg = (struct region *)&bad;	/* overwritten with NULL */
+	assert_int_equal(region_create(&rg, &bad), -EINVAL);
+	assert_null(rg);
 }
 
 /* --- two processes ------------------------------------------------------------- */

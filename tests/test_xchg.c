@@ -282,7 +282,8 @@ static struct rec *run(const struct scen *sc)
 				    .log_ring_size = 4096, .snapshot_bytes = 0 };
 	size_t bytes = (size_t)sc->steps * (size_t)sc->n * sizeof(struct rec);
 	struct rec *recs = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct region *rg = region_create(&rp);
+	struct region *rg;
+	assert_int_equal(region_create(&rg, &rp), 0);
 	pid_t pid[MAXN];
 	int skipped = 0;
 

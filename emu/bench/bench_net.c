@@ -67,7 +67,7 @@ out:
 static double ring_gbps(size_t size, size_t total, size_t ring_size)
 {
 	struct region_params p = { .nworkers = 2, .ring_size = ring_size, .log_ring_size = 64 };
-	struct region *rg = region_create(&p);
+	struct region *rg;
 	struct ring *data, *ack;
 	struct notify nt;
 	uint8_t *buf, token = 0;
@@ -75,7 +75,7 @@ static double ring_gbps(size_t size, size_t total, size_t ring_size)
 	pid_t pid;
 	double gbps = 0;
 
-	if (!rg)
+	if (region_create(&rg, &p) < 0)
 		return 0;
 	data = region_ring(rg, 0, 1);
 	ack = region_ring(rg, 1, 0);
@@ -173,7 +173,7 @@ static double ring_rtt(enum notify_mode mode, int64_t spin_ns, int n, int warm)
 	if (notify_init(&nt, mode) < 0)
 		return 0;
 	notify_free(&nt);
-	rg = region_create(&p);
+	region_create(&rg, &p);
 	rtt = malloc(sizeof(*rtt) * (size_t)n);
 	if (!rg || !rtt)
 		goto out;

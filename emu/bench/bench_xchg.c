@@ -201,11 +201,9 @@ int bench_xchg(FILE *csv, int quick)
 	cfg_defaults(&c);
 	c.run.workers = BX_WORKERS;
 	rp.ring_size = (size_t)c.run.ring_size;
-	rg = region_create(&rp);
-	if (!rg) {
-		rc = -errno;
+	rc = region_create(&rg, &rp);
+	if (rc < 0)
 		goto out;
-	}
 	for (int i = 0; i < BX_WORKERS; i++) {
 		pid[i] = fork();
 		if (pid[i] < 0) {

@@ -80,6 +80,7 @@ struct xflow {
 };
 
 struct xpriv {
+	void *mem;			/* one allocation for the arrays below */
 	size_t max_msg;
 	bool fits;		/* every message fits its ring whole: no sender ever waits for space */
 	int max_units, words;	/* bitmap words per message */
@@ -290,37 +291,97 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 	return moved;
 }
 
-/* Move every flow of the phase to completion; see the file comment. */
-static int run_flows(struct xchg *x, int64_t step, int phase)
+/* One non-blocking pass over every unfinished flow of the phase: 1 while some flow is
+ * unfinished (*moved: whether any made progress), 0 when all are done, or -errno. */
+static int flows_pass(struct xchg *x, int64_t step, int phase, bool *moved)
+{
+	struct xpriv *p = x->priv;
+	bool busy = false;
+
+	*moved = false;
+	for (int j = 0; j < x->n; j++) {
+		if (j == x->id)
+			continue;
+		if (p->out[j].stage != ST_DONE) {
+			*moved |= out_progress(&p->out[j], x->nt);
+			busy |= p->out[j].stage != ST_DONE;
+		}
+		if (p->in[j].stage != ST_DONE) {
+			int rc = in_progress(x, &p->in[j], step, phase);
+
+			if (rc < 0)
+				return rc;
+			*moved |= rc > 0;
+			busy |= p->in[j].stage != ST_DONE;
+		}
+	}
+	return busy;
+}
+
+/* Arm, re-check, sleep once on all unfinished rings, disarm.  When every message fits
+ * its ring, no sender can be waiting for this worker to make space, so only the first
+ * unfinished in-ring is armed: a worker waiting for N-1 messages then wakes a few times,
+ * not once per message (with 16 workers on 2 cores, each wake is a context switch). */
+static void flows_sleep(struct xchg *x)
 {
 	struct xpriv *p = x->priv;
 	_Atomic uint32_t *words[NOTIFY_MAX_WORDS];
 	uint32_t expect[NOTIFY_MAX_WORDS];
 	struct ring *armed_r[NOTIFY_MAX_WORDS];
 	bool armed_read[NOTIFY_MAX_WORDS];
+	int cnt = 0;
+	bool ready = false, armed_one_in = false;
+
+	for (int j = 0; j < x->n; j++) {
+		if (j == x->id)
+			continue;
+		if (p->in[j].stage != ST_DONE) {
+			struct ring *r = p->in[j].r;
+
+			ready |= ring_readable(r) > 0;
+			if (!p->fits || !armed_one_in) {
+				expect[cnt] = ring_arm_read(r);
+				words[cnt] = ring_head_word(r);
+				armed_r[cnt] = r;
+				armed_read[cnt++] = true;
+				armed_one_in = true;
+				/* again, after arming: data written between the check above and
+				 * the arm would otherwise wake nobody */
+				ready |= ring_readable(r) > 0;
+			}
+		}
+		if (p->out[j].stage != ST_DONE) {
+			struct ring *r = p->out[j].r;
+
+			expect[cnt] = ring_arm_write(r);
+			words[cnt] = ring_tail_word(r);
+			armed_r[cnt] = r;
+			armed_read[cnt++] = false;
+			ready |= ring_writable(r) > 0;
+		}
+	}
+	if (!ready && cnt > 0)	/* cnt > 0: some flow is unfinished */
+		notify_wait(x->nt, cnt, words, expect, -1);
+	for (int i = 0; i < cnt; i++) {
+		if (armed_read[i])
+			ring_disarm_read(armed_r[i]);
+		else
+			ring_disarm_write(armed_r[i]);
+	}
+}
+
+/* Move every flow of the phase to completion: passes while they move, a spin of
+ * nt->spin_ns when they stop, then a sleep (see the file comment). */
+static int run_flows(struct xchg *x, int64_t step, int phase)
+{
 	int64_t spin_until = -1;
 
 	for (;;) {
-		bool moved = false, busy = false;
+		bool moved;
+		int rc = flows_pass(x, step, phase, &moved);
 
-		for (int j = 0; j < x->n; j++) {
-			if (j == x->id)
-				continue;
-			if (p->out[j].stage != ST_DONE) {
-				moved |= out_progress(&p->out[j], x->nt);
-				busy |= p->out[j].stage != ST_DONE;
-			}
-			if (p->in[j].stage != ST_DONE) {
-				int rc = in_progress(x, &p->in[j], step, phase);
-
-				if (rc < 0)
-					return rc;
-				moved |= rc > 0;
-				busy |= p->in[j].stage != ST_DONE;
-			}
-		}
-		if (!busy)
-			return 0;
+		if (rc <= 0)
+			return rc;
 		if (moved) {
 			spin_until = -1;
 			continue;
@@ -336,50 +397,7 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 				continue;
 			}
 		}
-		/* Arm, re-check, sleep once on all of them, disarm.  When every message fits
-		 * its ring, no sender can be waiting for this worker to make space, so only
-		 * the first unfinished in-ring is armed: a worker waiting for N-1 messages
-		 * then wakes a few times, not once per message (with 16 workers on 2 cores,
-		 * each wake is a context switch). */
-		int cnt = 0;
-		bool ready = false, armed_one_in = false;
-
-		for (int j = 0; j < x->n; j++) {
-			if (j == x->id)
-				continue;
-			if (p->in[j].stage != ST_DONE) {
-				struct ring *r = p->in[j].r;
-
-				ready |= ring_readable(r) > 0;
-				if (!p->fits || !armed_one_in) {
-					expect[cnt] = ring_arm_read(r);
-					words[cnt] = ring_head_word(r);
-					armed_r[cnt] = r;
-					armed_read[cnt++] = true;
-					armed_one_in = true;
-					/* again, after arming: data written between the check
-					 * above and the arm would otherwise wake nobody */
-					ready |= ring_readable(r) > 0;
-				}
-			}
-			if (p->out[j].stage != ST_DONE) {
-				struct ring *r = p->out[j].r;
-
-				expect[cnt] = ring_arm_write(r);
-				words[cnt] = ring_tail_word(r);
-				armed_r[cnt] = r;
-				armed_read[cnt++] = false;
-				ready |= ring_writable(r) > 0;
-			}
-		}
-		if (!ready)
-			notify_wait(x->nt, cnt, words, expect, -1);
-		for (int i = 0; i < cnt; i++) {
-			if (armed_read[i])
-				ring_disarm_read(armed_r[i]);
-			else
-				ring_disarm_write(armed_r[i]);
-		}
+		flows_sleep(x);
 		spin_until = -1;
 	}
 }
@@ -489,17 +507,13 @@ static size_t iov_total(const struct xchg_iov *iov, int n)
 	return t;
 }
 
-int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
-	     uint32_t flags, uint32_t *flags_out)
+/* Every message of the scatter, encoded (net_send needs the lengths first): 0 or -errno. */
+static int encode_all(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
+		      size_t len[])
 {
 	struct xpriv *p = x->priv;
-	int n = x->n, id = x->id, rc;
-	size_t len[NET_MAX_WORKERS];
-	uint32_t or_flags = flags;
 
-	/* Scatter: encode every message first (net_send needs the lengths), then send in
-	 * the fixed order id+1, id+2, ... */
-	for (int j = 0; j < n; j++) {
+	for (int j = 0; j < x->n; j++) {
 		struct xchg_iov *iov = p->iov + (size_t)j * XCHG_MAX_IOV;
 		int k = ops->encode(ctx, j, iov);
 
@@ -509,85 +523,174 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 		len[j] = iov_total(iov, k);
 		if (len[j] > p->max_msg) {
 			fprintf(stderr, "emu: worker %d: xchg step %lld: message for server %d "
-				"is %zu bytes, more than max_msg %zu\n", id, (long long)step, j,
+				"is %zu bytes, more than max_msg %zu\n", x->id, (long long)step, j,
 				len[j], p->max_msg);
 			return -EMSGSIZE;
 		}
 	}
-	for (int k = 1; k < n; k++) {
-		int j = (id + k) % n;
+	return 0;
+}
 
-		start_out(x, j, step, PHASE_SCATTER, flags, p->iov + (size_t)j * XCHG_MAX_IOV,
-			  len[j]);
+/* One's own scatter message as one piece: gathered into its receive buffer unless it
+ * is one piece already. */
+static const uint8_t *own_message(struct xchg *x)
+{
+	struct xpriv *p = x->priv;
+	const struct xchg_iov *own = p->iov + (size_t)x->id * XCHG_MAX_IOV;
+	uint8_t *buf = p->buf + (size_t)x->id * p->buf_stride;
+	size_t off = 0;
+
+	if (p->niov[x->id] == 1)
+		return own[0].base;
+	for (int i = 0; i < p->niov[x->id]; i++) {
+		if (own[i].len)
+			memcpy(buf + off, own[i].base, own[i].len);
+		off += own[i].len;
+	}
+	return buf;
+}
+
+/* Sends to every peer in the fixed order id+1, id+2, ... (iov(j): the message for j)
+ * and receives from each, to completion. */
+static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
+		     const struct xchg_iov *(*iov)(struct xchg *x, int j, void *arg), void *arg,
+		     const size_t len[])
+{
+	for (int k = 1; k < x->n; k++) {
+		int j = (x->id + k) % x->n;
+
+		start_out(x, j, step, phase, flags, iov(x, j, arg), len[j]);
 		start_in(x, j);
 	}
-	/* one's own message, gathered unless it is one piece already */
-	const struct xchg_iov *own = p->iov + (size_t)id * XCHG_MAX_IOV;
-	const uint8_t *own_data = p->buf + (size_t)id * p->buf_stride;
+	return run_flows(x, step, phase);
+}
 
-	if (p->niov[id] == 1) {
-		own_data = own[0].base;
-	} else {
-		size_t off = 0;
+static const struct xchg_iov *scatter_iov(struct xchg *x, int j, void *arg)
+{
+	return ((struct xpriv *)x->priv)->iov + (size_t)j * XCHG_MAX_IOV;
+}
 
-		for (int i = 0; i < p->niov[id]; i++) {
-			if (own[i].len)
-				memcpy((uint8_t *)own_data + off, own[i].base, own[i].len);
-			off += own[i].len;
+static const struct xchg_iov *reply_iov(struct xchg *x, int j, void *arg)
+{
+	return arg;
+}
+
+/* What arrived in this phase, into p->msg (one's own is data, complete); the flags
+ * the peers sent are OR-ed into *flags. */
+static void collect(struct xchg *x, const uint8_t *own, size_t own_len, uint32_t *flags)
+{
+	struct xpriv *p = x->priv;
+
+	for (int j = 0; j < x->n; j++) {
+		if (j == x->id) {
+			fill_own(x, &p->msg[j], own, own_len);
+		} else {
+			fill_msg(&p->msg[j], &p->in[j]);
+			*flags |= p->in[j].h.flags;
 		}
 	}
-	rc = run_flows(x, step, PHASE_SCATTER);
+}
+
+int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
+	     uint32_t flags, uint32_t *flags_out)
+{
+	struct xpriv *p = x->priv;
+	size_t len[NET_MAX_WORKERS], rlen[NET_MAX_WORKERS];
+	uint32_t or_flags = flags;
+	int rc = encode_all(x, step, ops, ctx, len);
+
+	if (rc)
+		return rc;
+	/* Scatter, then reduce in worker-id order. */
+	rc = run_phase(x, step, PHASE_SCATTER, flags, scatter_iov, NULL, len);
 	if (rc)
 		return rc;
 	int64_t t1 = wait_clock(x, x->clock);
 
-	for (int j = 0; j < n; j++) {
-		if (j == id)
-			fill_own(x, &p->msg[j], own_data, len[id]);
-		else {
-			fill_msg(&p->msg[j], &p->in[j]);
-			or_flags |= p->in[j].h.flags;
-		}
-	}
-	size_t rlen = ops->reduce(ctx, id, p->msg, p->reply, p->max_msg);
+	collect(x, own_message(x), len[x->id], &or_flags);
+	size_t reply = ops->reduce(ctx, x->id, p->msg, p->reply, p->max_msg);
 
-	if (rlen > p->max_msg)
+	if (reply > p->max_msg)
 		return -EMSGSIZE;
 	x->clock = t1;
 
 	/* Broadcast the reply, carrying this server's OR of the flags it received. */
-	struct xchg_iov riov = { p->reply, rlen };
+	struct xchg_iov riov = { p->reply, reply };
 
-	for (int k = 1; k < n; k++) {
-		int j = (id + k) % n;
-
-		start_out(x, j, step, PHASE_BCAST, or_flags, &riov, rlen);
-		start_in(x, j);
-	}
-	rc = run_flows(x, step, PHASE_BCAST);
+	for (int j = 0; j < x->n; j++)
+		rlen[j] = reply;
+	rc = run_phase(x, step, PHASE_BCAST, or_flags, reply_iov, &riov, rlen);
 	if (rc)
 		return rc;
 	x->clock = wait_clock(x, t1);
 
 	/* Apply in server order; everybody ends with the OR of every worker's flags. */
-	for (int j = 0; j < n; j++) {
-		if (j == id) {
-			fill_own(x, &p->msg[j], p->reply, rlen);
-		} else {
-			fill_msg(&p->msg[j], &p->in[j]);
-			or_flags |= p->in[j].h.flags;
-		}
+	collect(x, p->reply, reply, &or_flags);
+	for (int j = 0; j < x->n; j++)
 		ops->apply(ctx, j, &p->msg[j]);
-	}
 	if (flags_out)
 		*flags_out = or_flags;
 	return 0;
 }
 
+/* The arrays of p, in one 64-byte aligned allocation (zeroed), sized for n peers. */
+static int alloc_arrays(struct xpriv *p, int n)
+{
+	size_t nn = (size_t)n, w = (size_t)p->words;
+	struct {
+		void **at;
+		size_t bytes;
+	} part[] = {
+		{ (void **)&p->link, nn * sizeof(struct net_link) },
+		{ (void **)&p->timeout_in, nn * sizeof(int64_t) },
+		{ (void **)&p->stats, nn * sizeof(struct xchg_link_stats) },
+		{ (void **)&p->out, nn * sizeof(struct xflow) },
+		{ (void **)&p->in, nn * sizeof(struct xflow) },
+		{ (void **)&p->iov, nn * XCHG_MAX_IOV * sizeof(struct xchg_iov) },
+		{ (void **)&p->niov, nn * sizeof(int) },
+		{ (void **)&p->msg, nn * sizeof(struct xmsg) },
+		{ (void **)&p->bits_out, nn * w * sizeof(uint64_t) },
+		{ (void **)&p->bits_in, nn * w * sizeof(uint64_t) },
+		{ (void **)&p->bits_all, w * sizeof(uint64_t) },
+		{ (void **)&p->buf, nn * p->buf_stride },
+		{ (void **)&p->reply, p->buf_stride },
+	};
+	size_t total = 0;
+
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		total += align64(part[i].bytes);
+	p->mem = aligned_alloc(64, total);
+	if (!p->mem)
+		return -ENOMEM;
+	memset(p->mem, 0, total);
+	total = 0;
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		*part[i].at = (uint8_t *)p->mem + total;
+		total += align64(part[i].bytes);
+	}
+	return 0;
+}
+
+/* Units per message: the most any link in or out of worker id cuts max_msg into. */
+static int max_units(const struct xchg_links *l, int n, size_t max_msg)
+{
+	int most = 1;
+
+	for (int j = 0; j < n; j++) {
+		int u = link_units(&l->to[j], max_msg), v = link_units(&l->from[j], max_msg);
+
+		if (u < 0 || v < 0)
+			return -EINVAL;
+		most = u > most ? u : most;
+		most = v > most ? v : most;
+	}
+	return most;
+}
+
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	      struct notify *nt, int id, size_t max_msg)
 {
-	int n = region_nworkers(rg), rc = 0;
+	int n = region_nworkers(rg), rc;
 	struct xpriv *p;
 
 	memset(x, 0, sizeof(*x));
@@ -595,60 +698,23 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		return -EINVAL;
 	if (2 * (n - 1) > NOTIFY_MAX_WORDS)
 		return -EINVAL;
+	int units = max_units(l, n, max_msg);
 
-	/* Units per message: the most any link in or out of this worker cuts max_msg into. */
-	int max_units = 1;
-
-	for (int j = 0; j < n; j++) {
-		int u = link_units(&l->to[j], max_msg), v = link_units(&l->from[j], max_msg);
-
-		if (u < 0 || v < 0)
-			return -EINVAL;
-		max_units = u > max_units ? u : max_units;
-		max_units = v > max_units ? v : max_units;
-	}
-	int words = (max_units + 63) / 64;
-	size_t nn = (size_t)n, stride = align64(max_msg > 0 ? max_msg : 1);
-	size_t o_priv = 0, o_link = align64(o_priv + sizeof(*p));
-	size_t o_tmo = align64(o_link + nn * sizeof(struct net_link));
-	size_t o_stats = align64(o_tmo + nn * sizeof(int64_t));
-	size_t o_out = align64(o_stats + nn * sizeof(struct xchg_link_stats));
-	size_t o_in = align64(o_out + nn * sizeof(struct xflow));
-	size_t o_iov = align64(o_in + nn * sizeof(struct xflow));
-	size_t o_niov = align64(o_iov + nn * XCHG_MAX_IOV * sizeof(struct xchg_iov));
-	size_t o_msg = align64(o_niov + nn * sizeof(int));
-	size_t o_bo = align64(o_msg + nn * sizeof(struct xmsg));
-	size_t o_bi = align64(o_bo + nn * (size_t)words * sizeof(uint64_t));
-	size_t o_ba = align64(o_bi + nn * (size_t)words * sizeof(uint64_t));
-	size_t o_buf = align64(o_ba + (size_t)words * sizeof(uint64_t));
-	size_t o_reply = o_buf + nn * stride;
-	size_t total = o_reply + stride;
-	uint8_t *mem = aligned_alloc(64, total);
-
-	if (!mem)
+	if (units < 0)
+		return units;
+	p = calloc(1, sizeof(*p));
+	if (!p)
 		return -ENOMEM;
-	memset(mem, 0, o_buf);
-	p = (struct xpriv *)(mem + o_priv);
-	p->link = (struct net_link *)(mem + o_link);
-	p->timeout_in = (int64_t *)(mem + o_tmo);
-	p->stats = (struct xchg_link_stats *)(mem + o_stats);
-	p->out = (struct xflow *)(mem + o_out);
-	p->in = (struct xflow *)(mem + o_in);
-	p->iov = (struct xchg_iov *)(mem + o_iov);
-	p->niov = (int *)(mem + o_niov);
-	p->msg = (struct xmsg *)(mem + o_msg);
-	p->bits_out = (uint64_t *)(mem + o_bo);
-	p->bits_in = (uint64_t *)(mem + o_bi);
-	p->bits_all = (uint64_t *)(mem + o_ba);
-	p->buf = mem + o_buf;
-	p->reply = mem + o_reply;
-	p->buf_stride = stride;
+	p->max_units = units;
+	p->words = (units + 63) / 64;
+	p->buf_stride = align64(max_msg > 0 ? max_msg : 1);
 	p->max_msg = max_msg;
-	p->fits = n < 2 || sizeof(struct xhdr) + (size_t)words * sizeof(uint64_t) + max_msg <=
+	rc = alloc_arrays(p, n);
+	if (rc)
+		goto err;
+	p->fits = n < 2 || sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) + max_msg <=
 				   region_ring(rg, (id + 1) % n, id)->size;
-	p->max_units = max_units;
-	p->words = words;
-	memset(p->bits_all, 0xff, (size_t)words * sizeof(uint64_t));
+	memset(p->bits_all, 0xff, (size_t)p->words * sizeof(uint64_t));
 
 	for (int j = 0; j < n; j++) {
 		if (j == id) {
@@ -673,13 +739,18 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	x->priv = p;
 	return 0;
 err:
-	free(mem);
+	free(p->mem);
+	free(p);
 	return rc;
 }
 
 void xchg_free(struct xchg *x)
 {
-	free(x->priv);
+	struct xpriv *p = x->priv;
+
+	if (p)
+		free(p->mem);
+	free(p);
 	x->priv = NULL;
 }
 

@@ -310,96 +310,130 @@ static int setup_watchers(struct sup *s, enum notify_mode mode)
 	return 0;
 }
 
+/* The region and the per-worker arrays; 0 or -errno. */
+static int sup_alloc(struct sup *s, const struct region_params *p)
+{
+	size_t n = (size_t)(s->n > 0 ? s->n : 1);
+	int rc = region_create(&s->rg, p);
+
+	s->pid = calloc(n, sizeof(*s->pid));
+	s->pidfd = calloc(n, sizeof(*s->pidfd));
+	s->logs = calloc(n, sizeof(*s->logs));
+	s->pf = calloc(n + 1, sizeof(*s->pf));
+	s->pf_worker = calloc(n + 1, sizeof(*s->pf_worker));
+	if (rc < 0)
+		return rc;
+	if (!s->pid || !s->pidfd || !s->logs || !s->pf || !s->pf_worker)
+		return -ENOMEM;
+	for (int w = 0; w < s->n; w++)
+		s->pidfd[w] = -1;
+	return 0;
+}
+
+static void sup_free(struct sup *s)
+{
+	region_destroy(s->rg);
+	free(s->pid);
+	free(s->pidfd);
+	free(s->logs);
+	free(s->pf);
+	free(s->pf_worker);
+}
+
+/* Forks every worker (with SIGINT/SIGTERM blocked: the supervisor reads them from a
+ * signalfd, the workers restore oldmask); a failed fork ends the others. */
+static void fork_workers(struct sup *s, const sigset_t *oldmask)
+{
+	pid_t self = getpid();
+
+	fflush(NULL);
+	for (int w = 0; w < s->n; w++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fprintf(stderr, "emu: cannot fork worker %d: %s\n", w, strerror(errno));
+			kill_all(s);
+			s->status = 1;
+			return;
+		}
+		if (pid == 0)
+			child(s, w, self, oldmask);
+		s->pid[w] = pid;
+		atomic_store(&region_slot(s->rg, w)->pid, (int32_t)pid);
+		s->nalive++;
+	}
+}
+
+/* Watches the workers until the run ends; sets s->status. */
+static void watch_workers(struct sup *s, enum notify_mode mode)
+{
+	int ret = setup_watchers(s, mode);
+
+	if (ret < 0) {
+		fprintf(stderr, "emu: cannot watch the workers: %s\n", strerror(-ret));
+		kill_all(s);
+		s->status = 1;
+		return;
+	}
+	fprintf(stderr, "emu: %d workers, notifications: %s\n", s->n, notify_mode_name(s->nt.mode));
+	ret = watch(s);
+	if (ret < 0) {
+		fprintf(stderr, "emu: watching the workers failed: %s\n", strerror(-ret));
+		kill_all(s);
+		s->status = 1;
+	}
+}
+
+/* Whatever happened: no child is left behind, every record is read, every fd closed. */
+static void end_all(struct sup *s)
+{
+	for (int w = 0; w < s->n; w++) {
+		if (s->pid[w] > 0) {
+			kill(s->pid[w], SIGKILL);
+			while (waitpid(s->pid[w], NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		if (s->pidfd[w] >= 0)
+			close(s->pidfd[w]);
+	}
+	drain_logs(s);
+	if (s->uring_ok)
+		io_uring_queue_exit(&s->ring);
+	if (s->sfd >= 0) {
+		struct signalfd_siginfo fi;
+
+		while (read(s->sfd, &fi, sizeof(fi)) > 0)	/* consumed: not re-raised */
+			;
+		close(s->sfd);
+	}
+	notify_free(&s->nt);
+}
+
 int supervise(const struct cfg *c, const struct region_params *p,
 	      const struct supervisor_ops *ops, void *ctx)
 {
 	struct sup s = { .ops = ops, .ctx = ctx, .n = p->nworkers, .sfd = -1 };
 	sigset_t block, oldmask;
-	pid_t self = getpid();
-	int ret = 0;
+	int rc = sup_alloc(&s, p);
 
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	s.rg = region_create(p);
-	s.pid = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof(*s.pid));
-	s.pidfd = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof(*s.pidfd));
-	s.logs = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof(*s.logs));
-	s.pf = calloc((size_t)(s.n > 0 ? s.n : 1) + 1, sizeof(*s.pf));
-	s.pf_worker = calloc((size_t)(s.n > 0 ? s.n : 1) + 1, sizeof(*s.pf_worker));
-	if (!s.rg || !s.pid || !s.pidfd || !s.logs || !s.pf || !s.pf_worker) {
+	if (rc < 0) {
 		fprintf(stderr, "emu: cannot create the shared region for %d workers: %s\n",
-			p->nworkers, strerror(errno));
-		s.status = 1;
-		goto out_free;
-	}
-	for (int w = 0; w < s.n; w++)
-		s.pidfd[w] = -1;
-	sigprocmask(SIG_BLOCK, &block, &oldmask);
-	fflush(NULL);
-	for (int w = 0; w < s.n; w++) {
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			fprintf(stderr, "emu: cannot fork worker %d: %s\n", w, strerror(errno));
-			kill_all(&s);
-			s.status = 1;
-			break;
-		}
-		if (pid == 0)
-			child(&s, w, self, &oldmask);
-		s.pid[w] = pid;
-		atomic_store(&region_slot(s.rg, w)->pid, (int32_t)pid);
-		s.nalive++;
-	}
-	ret = s.status ? -ECHILD : setup_watchers(&s, c->run.notify);
-	if (ret == -ECHILD) {
-		/* a fork failed: already reported */
-	} else if (ret < 0) {
-		fprintf(stderr, "emu: cannot watch the workers: %s\n", strerror(-ret));
-		kill_all(&s);
+			p->nworkers, strerror(-rc));
 		s.status = 1;
 	} else {
-		fprintf(stderr, "emu: %d workers, notifications: %s\n", s.n,
-			notify_mode_name(s.nt.mode));
-		ret = watch(&s);
-		if (ret < 0) {
-			fprintf(stderr, "emu: watching the workers failed: %s\n", strerror(-ret));
-			kill_all(&s);
-			s.status = 1;
-		}
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		sigprocmask(SIG_BLOCK, &block, &oldmask);
+		fork_workers(&s, &oldmask);
+		if (!s.status)	/* else a fork failed: already reported */
+			watch_workers(&s, c->run.notify);
+		end_all(&s);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	}
-	/* Whatever happened: no child is left behind. */
-	for (int w = 0; w < s.n; w++) {
-		if (s.pid[w] > 0) {
-			kill(s.pid[w], SIGKILL);
-			while (waitpid(s.pid[w], NULL, 0) < 0 && errno == EINTR)
-				;
-		}
-		if (s.pidfd[w] >= 0)
-			close(s.pidfd[w]);
-	}
-	drain_logs(&s);
-	if (s.uring_ok)
-		io_uring_queue_exit(&s.ring);
-	if (s.sfd >= 0) {
-		struct signalfd_siginfo fi;
-
-		while (read(s.sfd, &fi, sizeof(fi)) > 0)	/* consumed: not re-raised */
-			;
-		close(s.sfd);
-	}
-	notify_free(&s.nt);
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
-out_free:
 	if (ops->on_end)
 		ops->on_end(ctx, s.status);
-	region_destroy(s.rg);
-	free(s.pid);
-	free(s.pidfd);
-	free(s.logs);
-	free(s.pf);
-	free(s.pf_worker);
+	sup_free(&s);
 	return s.status;
 }
 

@@ -27,12 +27,15 @@ int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dat
 		rc = data_text(train, test, c->data.dir, c->data.seq_len, err, errlen);
 		break;
 	case DATA_GAUSSIAN:
-		data_gaussian(train, test, n, ntest, c->data.dim, c->data.classes, seed);
+		rc = data_gaussian(train, test, n, ntest, c->data.dim, c->data.classes, seed);
 		break;
 	case DATA_LINREG:
-		data_linreg(train, test, n, ntest, c->data.dim, c->data.noise, seed);
+		rc = data_linreg(train, test, n, ntest, c->data.dim, c->data.noise, seed);
 		break;
 	}
+	if (rc < 0 && (c->data.dataset == DATA_GAUSSIAN || c->data.dataset == DATA_LINREG))
+		snprintf(err, errlen, "%s: the synthetic data set (%d samples of %d features): %s",
+			 c->path, n, c->data.dim, strerror(-rc));
 	if (rc < 0)
 		return rc;
 	data_truncate(train, (int)c->data.train_limit);

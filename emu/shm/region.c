@@ -37,18 +37,17 @@ static void *at(const struct region *r, uint64_t off)
 	return (uint8_t *)r + off;
 }
 
-struct region *region_create(const struct region_params *p)
+int region_create(struct region **out, const struct region_params *p)
 {
 	struct region h = { .magic = REGION_MAGIC, .version = REGION_VERSION };
 	size_t n = (size_t)p->nworkers, off;
 	void *map;
-	int fd;
+	int fd, e;
 
+	*out = NULL;
 	if (p->nworkers < 1 || p->nworkers > 1024 || p->ring_size > (1ULL << 31) ||
-	    p->log_ring_size > (1ULL << 31)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    p->log_ring_size > (1ULL << 31))
+		return -EINVAL;
 	h.nworkers = (uint32_t)n;
 	h.ring_size = pow2_at_least(p->ring_size ? p->ring_size : 4096);
 	h.log_ring_size = pow2_at_least(p->log_ring_size ? p->log_ring_size : LOG_RING_DEFAULT);
@@ -72,7 +71,7 @@ struct region *region_create(const struct region_params *p)
 	/* No name in /dev/shm; the pages go when the last mapping does. */
 	fd = memfd_create("emu-region", MFD_CLOEXEC);
 	if (fd < 0)
-		return NULL;
+		return -errno;
 	if (ftruncate(fd, (off_t)h.total) < 0)
 		goto err;
 	map = mmap(NULL, h.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -90,12 +89,12 @@ struct region *region_create(const struct region_params *p)
 			if (j != i)
 				ring_init(region_ring(r, i, j), h.ring_size);
 	}
-	return r;
-err:;
-	int e = errno;
+	*out = r;
+	return 0;
+err:
+	e = -errno;
 	close(fd);
-	errno = e;
-	return NULL;
+	return e;
 }
 
 void region_destroy(struct region *r)

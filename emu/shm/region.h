@@ -38,8 +38,9 @@ struct region_params {
 
 struct region;				/* opaque: the mapped header */
 
-/* Supervisor side: create and map.  Returns NULL with errno set. */
-struct region *region_create(const struct region_params *p);
+/* Supervisor side: create and map into *out.  Returns 0 or -errno (-EINVAL for sizes
+ * out of range). */
+int region_create(struct region **out, const struct region_params *p);
 void region_destroy(struct region *r);
 
 int region_nworkers(const struct region *r);

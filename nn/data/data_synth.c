@@ -1,4 +1,5 @@
 /* nn/data/data_synth.c — synthetic sets for tests and quick experiments. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static void gaussian_fill(struct nn_dataset *d, const double *mean, int dim, int
 	}
 }
 
-void data_gaussian(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
+int data_gaussian(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
 		   int dim, int k, uint64_t seed)
 {
 	struct data_rng r;
@@ -49,7 +50,7 @@ void data_gaussian(struct nn_dataset *train, struct nn_dataset *test, int n, int
 	memset(train, 0, sizeof(*train));
 	memset(test, 0, sizeof(*test));
 	if (n <= 0 || ntest <= 0 || dim <= 0 || k <= 0)
-		return;
+		return -EINVAL;
 	mean = malloc((size_t)k * dim * sizeof(double));
 	if (!mean || alloc_set(train, n, dim, k, false) || alloc_set(test, ntest, dim, k, false))
 		goto err;
@@ -59,11 +60,12 @@ void data_gaussian(struct nn_dataset *train, struct nn_dataset *test, int n, int
 	gaussian_fill(train, mean, dim, k, seed, STREAM_TRAIN);
 	gaussian_fill(test, mean, dim, k, seed, STREAM_TEST);
 	free(mean);
-	return;
+	return 0;
 err:
 	free(mean);
 	data_free(train);
 	data_free(test);
+	return -ENOMEM;
 }
 
 static void linreg_fill(struct nn_dataset *d, const double *w, int dim, double noise,
@@ -82,7 +84,7 @@ static void linreg_fill(struct nn_dataset *d, const double *w, int dim, double n
 	}
 }
 
-void data_linreg(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
+int data_linreg(struct nn_dataset *train, struct nn_dataset *test, int n, int ntest,
 		 int dim, double noise, uint64_t seed)
 {
 	struct data_rng r;
@@ -91,7 +93,7 @@ void data_linreg(struct nn_dataset *train, struct nn_dataset *test, int n, int n
 	memset(train, 0, sizeof(*train));
 	memset(test, 0, sizeof(*test));
 	if (n <= 0 || ntest <= 0 || dim <= 0)
-		return;
+		return -EINVAL;
 	w = malloc((size_t)dim * sizeof(double));
 	if (!w || alloc_set(train, n, dim, 1, true) || alloc_set(test, ntest, dim, 1, true))
 		goto err;
@@ -101,9 +103,10 @@ void data_linreg(struct nn_dataset *train, struct nn_dataset *test, int n, int n
 	linreg_fill(train, w, dim, noise, seed, STREAM_TRAIN);
 	linreg_fill(test, w, dim, noise, seed, STREAM_TEST);
 	free(w);
-	return;
+	return 0;
 err:
 	free(w);
 	data_free(train);
 	data_free(test);
+	return -ENOMEM;
 }

@@ -119,8 +119,62 @@ static int vocab_assign_ids(struct vocab *v)
 	return 0;
 }
 
-/* Parses FILE into d (tokens, y; in.T).  build: add tokens to v and store entry indices
- * (remapped to ids later); else store ids of the finished vocabulary. */
+/* The label before the tab of a line: 0 or -EINVAL (err says why, with the line). */
+static int parse_label(const char *line, const char *path, int lineno, long *label, char *err,
+		       size_t errlen)
+{
+	char *end;
+	errno = 0;
+	*label = strtol(line, &end, 10);
+	if (end == line || *end != '\0' || errno)
+		return data_fail(-EINVAL, err, errlen, "%s:%d: label \"%.40s\" is not an integer; %s",
+				 path, lineno, line, FORMAT);
+	if (*label < 0)
+		return data_fail(-EINVAL, err, errlen, "%s:%d: label %ld is negative; %s", path,
+				 lineno, *label, FORMAT);
+	if (*label > MAX_LABEL)
+		return data_fail(-EINVAL, err, errlen, "%s:%d: label %ld out of range, expected 0..%d",
+				 path, lineno, *label, MAX_LABEL);
+	return 0;
+}
+
+/* Room for one more sample in d (cap samples now): 0 or -ENOMEM. */
+static int grow(struct nn_dataset *d, int *cap, int T)
+{
+	if (d->n < *cap)
+		return 0;
+	*cap = *cap ? *cap * 2 : 1024;
+	int32_t *y = realloc(d->y, (size_t)*cap * sizeof(int32_t));
+	if (y)
+		d->y = y;
+	int32_t *tk = realloc(d->tokens, (size_t)*cap * T * sizeof(int32_t));
+	if (tk)
+		d->tokens = tk;
+	return y && tk ? 0 : -ENOMEM;
+}
+
+/* The tokens of text into row (T of them: cut, or padded).  build: add them to v and
+ * store entry indices (remapped to ids later); else ids of the finished vocabulary.
+ * 0 or -ENOMEM. */
+static int tokenize(struct vocab *v, int build, char *text, int32_t *row, int T)
+{
+	int t = 0;
+	for (char *save = NULL, *tok = strtok_r(text, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		int e = vocab_lookup(v, tok, build);
+		if (e == -ENOMEM)
+			return -ENOMEM;
+		if (build)
+			v->e[e].count++;
+		if (t < T)
+			row[t++] = build ? e : e < 0 ? TOK_UNK : v->e[e].id;
+	}
+	for (; t < T; t++)
+		row[t] = build ? -1 : TOK_PAD;
+	return 0;
+}
+
+/* Parses FILE into d (tokens, y; in.T); build as for tokenize. */
 static int text_file(struct nn_dataset *d, struct vocab *v, int build, const char *path,
 		     int T, int *maxlabel, char *err, size_t errlen)
 {
@@ -157,53 +211,15 @@ static int text_file(struct nn_dataset *d, struct vocab *v, int build, const cha
 			goto err;
 		}
 		*tab = '\0';
-		char *end;
-		errno = 0;
-		long label = strtol(line, &end, 10);
-		if (end == line || *end != '\0' || errno) {
-			ret = data_fail(-EINVAL, err, errlen, "%s:%d: label \"%.40s\" is not an integer; %s",
-					path, lineno, line, FORMAT);
+		long label;
+		ret = parse_label(line, path, lineno, &label, err, errlen);
+		if (ret < 0)
+			goto err;
+		if (grow(d, &cap, T) < 0 ||
+		    tokenize(v, build, tab + 1, d->tokens + (size_t)d->n * T, T) < 0) {
+			ret = data_fail(-ENOMEM, err, errlen, "%s:%d: out of memory", path, lineno);
 			goto err;
 		}
-		if (label < 0) {
-			ret = data_fail(-EINVAL, err, errlen, "%s:%d: label %ld is negative; %s",
-					path, lineno, label, FORMAT);
-			goto err;
-		}
-		if (label > MAX_LABEL) {
-			ret = data_fail(-EINVAL, err, errlen, "%s:%d: label %ld out of range, expected 0..%d",
-					path, lineno, label, MAX_LABEL);
-			goto err;
-		}
-		if (d->n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			int32_t *y = realloc(d->y, (size_t)cap * sizeof(int32_t));
-			if (y)
-				d->y = y;
-			int32_t *tk = realloc(d->tokens, (size_t)cap * T * sizeof(int32_t));
-			if (tk)
-				d->tokens = tk;
-			if (!y || !tk) {
-				ret = data_fail(-ENOMEM, err, errlen, "%s:%d: out of memory", path, lineno);
-				goto err;
-			}
-		}
-		int32_t *row = d->tokens + (size_t)d->n * T;
-		int t = 0;
-		for (char *save = NULL, *tok = strtok_r(tab + 1, " \t", &save); tok;
-		     tok = strtok_r(NULL, " \t", &save)) {
-			int e = vocab_lookup(v, tok, build);
-			if (e == -ENOMEM) {
-				ret = data_fail(-ENOMEM, err, errlen, "%s:%d: out of memory", path, lineno);
-				goto err;
-			}
-			if (build)
-				v->e[e].count++;
-			if (t < T)
-				row[t++] = build ? e : e < 0 ? TOK_UNK : v->e[e].id;
-		}
-		for (; t < T; t++)
-			row[t] = build ? -1 : TOK_PAD;
 		d->y[d->n++] = (int32_t)label;
 		if (label > *maxlabel)
 			*maxlabel = (int)label;
