@@ -1,9 +1,10 @@
 # emu — build, test, demo, bench.  `make help` lists the targets.
 #
 #   make                 build build/emu (CPU only; never needs nvcc)
-#   make CUDA=1          also build the CUDA/cuDNN backend (nn/cuda/*.cu)
+#   make CUDA=1          build build-cuda/emu with the CUDA/cuDNN backend (nn/cuda/*.cu)
 #   make SANITIZE=1      ASan + UBSan build in build-san/
 #   make test            install deps, build, run every test (tests/run.sh)
+#   make test-gpu CUDA=1 the GPU tests of the CUDA build (they skip without a GPU)
 #   make demo            install deps, run ini/quickstart.ini, draw its plot
 #   make paper           the RPS paper's drop-rate sweep and its figures
 #   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
@@ -19,10 +20,9 @@ PREFIX   ?= /usr/local
 SANITIZE ?= 0
 CUDA     ?= 0
 
-BUILD    := build
+BUILD    := build$(if $(filter 1,$(SANITIZE)),-san)$(if $(filter 1,$(CUDA)),-cuda)
 CFLAGS_OPT := -O2 -march=native
 ifeq ($(SANITIZE),1)
-BUILD    := build-san
 CFLAGS_OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
 endif
@@ -34,6 +34,10 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -g -Wall -Wextra -Werror -Wshadow -Wno-unused
 LDLIBS   += -luring -linih -lopenblas -lz -lm
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CFLAGS   += -DEMU_VERSION='"$(VERSION)"'
+# Headers and libraries from elsewhere (scripts/gpu-check, on a machine without Debian's
+# packages): EXTRA_CFLAGS, EXTRA_LDFLAGS, EXTRA_NVCCFLAGS are added as given.
+CFLAGS   += $(EXTRA_CFLAGS)
+LDFLAGS  += $(EXTRA_LDFLAGS)
 
 # Every folder of emu/ and nn/ is one layer (README: "Source layout").
 EMU_SRC  := $(filter-out emu/main.c,$(wildcard emu/*.c emu/*/*.c))
@@ -41,18 +45,45 @@ NN_SRC   := $(wildcard nn/*.c nn/*/*.c)
 EMU_OBJ  := $(EMU_SRC:%.c=$(BUILD)/obj/%.o)
 NN_OBJ   := $(NN_SRC:%.c=$(BUILD)/obj/%.o)
 
+CU_SRC   := $(wildcard nn/cuda/*.cu)
+
+# The CUDA backend: nvcc with every warning an error, machine code for the A100 (sm_80)
+# and the H100/H200 (sm_90) and PTX for newer GPUs, so that no worker JIT-compiles at
+# start.  CUDA_HOME and CUDA_ARCH can be set; the C objects get EMU_CUDA (the registry).
 ifeq ($(CUDA),1)
 NVCC     ?= nvcc
-CU_SRC   := $(wildcard nn/cuda/*.cu)
+CUDA_HOME ?= /usr/local/cuda
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
+NVCCFLAGS := -std=c++20 -O2 -g --extended-lambda $(CUDA_ARCH) -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter -I. -DEMU_CUDA=1 \
+             $(EXTRA_NVCCFLAGS)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
-CFLAGS   += -DEMU_CUDA=1 -I/usr/local/cuda/include
-LDLIBS   += -L/usr/local/cuda/lib64 -lcudart -lcublas -lcudnn -lstdc++
+CFLAGS   += -DEMU_CUDA=1
+LDLIBS   += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart \
+            -lstdc++
 endif
 
-TEST_SRC := $(wildcard tests/test_*.c)
-TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# The same CUDA sources built for the host with stand-ins of the CUDA headers
+# (tests/cudahost/): the tests run every launcher and kernel body of the backend against
+# the reference without a GPU.  Only tests/test_cudahost_* link them.
+HOSTCXX  := $(if $(findstring clang,$(CC)),clang++,g++)
+CUHOST_CXXFLAGS := -std=c++20 -D_GNU_SOURCE -g -Wall -Wextra -Werror -Wno-unused-parameter \
+             $(CFLAGS_OPT) -I. -Itests/cudahost -DNN_CUDA_HOST
+CUHOST_OBJ := $(CU_SRC:nn/cuda/%.cu=$(BUILD)/obj/cudahost/%.o) $(BUILD)/obj/cudahost/shim.o
 
-.PHONY: all deps test demo paper algorithms tta bench bench-nn bench-train plots install clean help
+TEST_SRC := $(wildcard tests/test_*.c)
+# emu-cudahost: emu whose registry has the host-built CUDA backend as "cuda", for the
+# end-to-end tests of the device path (tests/cudahost_run.test.sh)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(BUILD)/tests/emu-cudahost
+# what the test programs share (tests/backend_ops.c: the op comparison)
+TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
+
+# Objects built on the way to a test program are kept, not deleted as intermediates.
+.SECONDARY:
+
+.PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train plots install \
+	clean help
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -61,9 +92,26 @@ $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/nn/cuda/%.o: nn/cuda/%.cu $(wildcard nn/*.h nn/cuda/*.cuh)
+$(BUILD)/obj/nn/cuda/%.o: nn/cuda/%.cu Makefile
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -I. -Xcompiler -Wall,-Werror -c -o $@ $<
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+
+$(BUILD)/obj/cudahost/%.o: nn/cuda/%.cu Makefile
+	@mkdir -p $(@D)
+	$(HOSTCXX) $(CUHOST_CXXFLAGS) -MMD -MP -x c++ -c -o $@ $<
+
+$(BUILD)/obj/cudahost/shim.o: tests/cudahost/shim.cc Makefile
+	@mkdir -p $(@D)
+	$(HOSTCXX) $(CUHOST_CXXFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/cudahost/backend.o: nn/backend.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DEMU_CUDA=1 -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/emu-cudahost: $(BUILD)/obj/emu/main.o $(BUILD)/obj/cudahost/backend.o \
+		$(CUHOST_OBJ) $(BUILD)/libemu.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lstdc++
 
 $(BUILD)/libemu.a: $(EMU_OBJ) $(NN_OBJ) $(CU_OBJ)
 	@rm -f $@
@@ -72,10 +120,20 @@ $(BUILD)/libemu.a: $(EMU_OBJ) $(NN_OBJ) $(CU_OBJ)
 $(BUILD)/emu: $(BUILD)/obj/emu/main.o $(BUILD)/libemu.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libemu.a Makefile
+$(BUILD)/obj/tests/%.o: tests/%.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libemu.a $(TEST_LIB) Makefile
 	@mkdir -p $(@D) $(BUILD)/obj/tests
-	$(CC) $(CFLAGS) -MMD -MP -MF $(BUILD)/obj/tests/$*.d $(LDFLAGS) -o $@ $< $(BUILD)/libemu.a \
-		$(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -MMD -MP -MF $(BUILD)/obj/tests/$*.d $(LDFLAGS) -o $@ $< $(TEST_LIB) \
+		$(BUILD)/libemu.a $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/test_cudahost_%: tests/test_cudahost_%.c $(BUILD)/libemu.a $(TEST_LIB) \
+		$(CUHOST_OBJ) Makefile
+	@mkdir -p $(@D) $(BUILD)/obj/tests
+	$(CC) $(CFLAGS) -MMD -MP -MF $(BUILD)/obj/tests/test_cudahost_$*.d $(LDFLAGS) -o $@ $< \
+		$(TEST_LIB) $(CUHOST_OBJ) $(BUILD)/libemu.a $(LDLIBS) -lcmocka -lstdc++
 
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)
 
@@ -85,6 +143,11 @@ deps:
 test: deps
 	$(MAKE) --no-print-directory $(BUILD)/emu $(TEST_BIN)
 	@BUILD=$(BUILD) tests/run.sh
+
+# The tests that need a GPU (each skips with 77 and the CUDA error's name without one).
+test-gpu: deps
+	$(MAKE) --no-print-directory CUDA=1 build-cuda/emu build-cuda/tests/test_backend_ops
+	@BUILD=build-cuda tests/run.sh gpu_
 
 # Targets that run emu install what they need first, then build it (not as parallel
 # prerequisites: the build needs the packages).
@@ -134,7 +197,7 @@ install: $(BUILD)/emu
 	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/emu/plots
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-cuda build-san-cuda build-clang
 
 help:
 	@sed -n '1,/^$$/p' Makefile

@@ -49,18 +49,25 @@ int nn_backend_fail(struct nn_backend *be, int err, const char *fmt, ...)
 
 int nn_backend_open(struct nn_backend *be, const char *name, int device)
 {
-	memset(be, 0, sizeof(*be));
-	be->ops = nn_backend_find(name);
-	if (!be->ops) {
+	const struct nn_ops *ops = nn_backend_find(name);
+	if (!ops) {
+		memset(be, 0, sizeof(*be));
 		snprintf(be->msg, sizeof(be->msg), "no backend '%s' in this build (there are: %s)",
 			 name ? name : "", nn_backend_names());
 		be->err = -ENOENT;
 		return be->err;
 	}
+	return nn_backend_open_ops(be, ops, device);
+}
+
+int nn_backend_open_ops(struct nn_backend *be, const struct nn_ops *ops, int device)
+{
+	memset(be, 0, sizeof(*be));
+	be->ops = ops;
 	be->device = device;
 	int rc = be->ops->init(be);
 	if (rc < 0) {
-		nn_backend_fail(be, rc, "%s: device %d: %s", name, device, strerror(-rc));
+		nn_backend_fail(be, rc, "%s: device %d: %s", ops->name, device, strerror(-rc));
 		rc = be->err;
 		nn_backend_close(be);
 		be->err = rc;	/* the message and the error stay for the caller */
@@ -84,7 +91,7 @@ void nn_backend_close(struct nn_backend *be)
 	be->ops = NULL;
 }
 
-int nn_backend_devices(const char *name, char *why, size_t len)
+int nn_backend_devices(const char *name, int procs, char *why, size_t len)
 {
 	const struct nn_ops *o = nn_backend_find(name);
 	if (!o) {
@@ -93,7 +100,7 @@ int nn_backend_devices(const char *name, char *why, size_t len)
 		return -ENOENT;
 	}
 	if (o->host)
-		return o->devices(why, len);
+		return o->devices(procs, why, len);
 	/* The child initialises the device runtime and dies; the caller never does. */
 	struct {
 		int count;
@@ -111,7 +118,7 @@ int nn_backend_devices(const char *name, char *why, size_t len)
 	}
 	if (pid == 0) {
 		close(fd[0]);
-		r.count = o->devices(r.why, sizeof(r.why));
+		r.count = o->devices(procs, r.why, sizeof(r.why));
 		ssize_t wr = write(fd[1], &r, sizeof(r));
 		_exit(wr == (ssize_t)sizeof(r) ? 0 : 1);
 	}

@@ -38,15 +38,18 @@ const char *nn_backend_names(void);
  * -ENOENT (no such backend in this build) or the backend's own error; be->msg says why.
  * be is closed again on failure (nn_backend_close is safe either way). */
 int nn_backend_open(struct nn_backend *be, const char *name, int device);
+/* The same for a table that is not in the registry (a test's). */
+int nn_backend_open_ops(struct nn_backend *be, const struct nn_ops *ops, int device);
 /* Wait for all queued work.  0, or the sticky error. */
 int nn_backend_sync(struct nn_backend *be);
 void nn_backend_close(struct nn_backend *be);
 
-/* How many devices backend name can use: 1 for a host backend.  A device backend is
- * asked in a short-lived child process, so that the caller (the supervisor, which forks
- * the workers later) never initialises the device runtime.  A count >= 0, or -errno
- * (-ENOENT: no such backend); when the count is 0 or negative, why says why. */
-int nn_backend_devices(const char *name, char *why, size_t len);
+/* How many devices of backend name procs processes can share: 1 for a host backend.  A
+ * device backend is asked in a short-lived child process, so that the caller (the
+ * supervisor, which forks the workers later) never initialises the device runtime.  A
+ * count >= 1, or -errno (-ENOENT: no such backend; -ENODEV: no usable device; -EBUSY: a
+ * device cannot be shared by that many processes); why says why. */
+int nn_backend_devices(const char *name, int procs, char *why, size_t len);
 
 /* For the backends: record a failure; the first one sticks.  err is a negative errno.
  * Returns be->err. */

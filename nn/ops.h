@@ -55,13 +55,19 @@ struct nn_ops {
 
 	/* Life of a backend in one process (nn/backend.h opens and closes it): init binds
 	 * be->device and fills be->priv; sync waits for all queued work and returns the
-	 * sticky error; shutdown releases what init made.  devices() counts the usable
-	 * devices (or returns -errno and says why): it initialises the device runtime, so
-	 * only a short-lived child may call it (nn_backend_devices). */
+	 * sticky error; shutdown releases what init made.  devices(procs) counts the devices
+	 * procs processes can share (or returns -errno and says why, e.g. a GPU in
+	 * exclusive-process mode); it initialises the device runtime, so only a short-lived
+	 * child may call it (nn_backend_devices). */
 	int (*init)(struct nn_backend *be);
 	int (*sync)(struct nn_backend *be);
 	void (*shutdown)(struct nn_backend *be);
-	int (*devices)(char *why, size_t len);
+	int (*devices)(int procs, char *why, size_t len);
+	/* Optional (NULL on the host backends, where callers use CPU time): the time the
+	 * backend spends on the work queued between time_start and time_stop, in seconds;
+	 * time_stop waits for that work (compute = measured on a GPU: CUDA events). */
+	void (*time_start)(struct nn_backend *be);
+	double (*time_stop)(struct nn_backend *be);
 
 	/* Memory of the backend: zeroed, 64-byte aligned, NULL on failure (recorded). */
 	void *(*alloc)(struct nn_backend *be, size_t bytes);
@@ -69,9 +75,8 @@ struct nn_ops {
 	/* Host memory for a model's mirrors: pinned where that makes transfers faster. */
 	void *(*host_alloc)(struct nn_backend *be, size_t bytes);
 	void (*host_free)(struct nn_backend *be, void *p);
-	/* Copies between host memory and the backend's; 0 or the (sticky) error.  A
-	 * download has completed when it returns; an upload may still be queued, but its
-	 * source may be reused at once. */
+	/* Copies between host memory and the backend's; 0 or the (sticky) error.  Both
+	 * have completed when they return (the source may be reused at once). */
 	int (*upload)(struct nn_backend *be, void *dst, const void *host_src, size_t bytes);
 	int (*download)(struct nn_backend *be, void *host_dst, const void *src, size_t bytes);
 

@@ -29,8 +29,12 @@ static inline struct nn_lstm_cache nn_lstm_cache_split(const float *cache, int B
 {
 	size_t bt = (size_t)B * T, bh = (size_t)B * Hd;
 	float *p = (float *)cache;	/* see the note on lstm_bwd's scratch above */
-	struct nn_lstm_cache s = { .gates = p, .c = p + bt * 4 * Hd, .h = p + bt * 5 * Hd,
-				   .dA = p + bt * 6 * Hd };
+	struct nn_lstm_cache s;
+
+	s.gates = p;
+	s.c = p + bt * 4 * Hd;
+	s.h = p + bt * 5 * Hd;
+	s.dA = p + bt * 6 * Hd;
 	s.dh = s.dA + bt * 4 * Hd;
 	s.dc = s.dh + bh;
 	s.tmp = s.dc + bh;

@@ -1,10 +1,14 @@
 /* emu/bench/bench_nn.c — `emu bench nn`: one training step (forward, backward, SGD update;
- * batch 32; one thread) of each model on the "cpu" backend, against PyTorch doing the same
- * step in the same run (shared/peers/torch_step.py; for lstm, a peer of the same
- * architecture given here), and each model's effective GFLOP/s (nn_flops / step time)
- * against single-thread OpenBLAS sgemm measured in the same run.
+ * batch 32) of each model on a backend (--device: "cpu" by default, one thread), against
+ * PyTorch doing the same step in the same run on the same kind of device
+ * (shared/peers/torch_step.py on the CPU; for lstm, and for every model on a GPU, peers
+ * of the same architectures given here), and each model's effective GFLOP/s (nn_flops /
+ * step time), on the CPU against single-thread OpenBLAS sgemm measured in the same run.
+ * A worker's step includes moving the gradients to the host and the parameters back:
+ * on a GPU that copy time is reported beside the step (on the CPU it is nothing).
  *
- * usage: emu bench nn [--csv FILE] [--models mlp,lenet,...] [--steps N] [--rounds R]
+ * usage: emu bench nn [--device NAME] [--csv FILE] [--models mlp,lenet,...] [--steps N]
+ *                     [--rounds R]
  * Each side runs R rounds alternately (emu, torch, emu, torch...); each side's figure is
  * its best round's median, so that a burst of load from other processes on a shared
  * machine hits neither side alone.
@@ -53,6 +57,41 @@ static const char lstm_peer[] =
 	"    t = time.perf_counter(); step(); ts.append(time.perf_counter() - t)\n"
 	"ts.sort()\n"
 	"print(f\"lstm params={params} batch={B} median_step_ms={ts[len(ts)//2]*1e3:.2f}\")\n";
+
+/* The GPU peer: the same models (torch_step_models.py of the peers, and the lstm above)
+ * on cuda, in float32 without TF32 and with cuDNN's deterministic algorithms, as emu
+ * computes; a step ends with a synchronisation.  Arguments: PEERS MODEL T V K. */
+static const char gpu_peer[] =
+	"import sys, time, torch, torch.nn as nn, torch.nn.functional as F\n"
+	"sys.path.insert(0, sys.argv[1]); torch.manual_seed(0)\n"
+	"torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False\n"
+	"torch.backends.cudnn.deterministic = True; torch.backends.cudnn.benchmark = False\n"
+	"name = sys.argv[2]; T, V, K = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]); B = 32\n"
+	"dev = torch.device('cuda')\n"
+	"if name == 'lstm':\n"
+	"    class M(nn.Module):\n"
+	"        def __init__(s):\n"
+	"            super().__init__(); s.e = nn.Embedding(V, 64)\n"
+	"            s.l = nn.LSTM(64, 128, batch_first=True); s.fc = nn.Linear(128, K)\n"
+	"        def forward(s, x):\n"
+	"            o, (h, c) = s.l(s.e(x)); return s.fc(h[-1])\n"
+	"    model = M().to(dev); x = torch.randint(0, V, (B, T), device=dev)\n"
+	"    y = torch.randint(0, K, (B,), device=dev)\n"
+	"else:\n"
+	"    from torch_step_models import build\n"
+	"    model, shape = build(name); model = model.to(dev)\n"
+	"    x = torch.randn(B, *shape, device=dev); y = torch.randint(0, 10, (B,), device=dev)\n"
+	"opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+	"params = sum(p.numel() for p in model.parameters())\n"
+	"def step():\n"
+	"    opt.zero_grad(); loss = F.cross_entropy(model(x), y); loss.backward(); opt.step()\n"
+	"    torch.cuda.synchronize()\n"
+	"for _ in range(5): step()\n"
+	"ts = []\n"
+	"for _ in range(30):\n"
+	"    t = time.perf_counter(); step(); ts.append(time.perf_counter() - t)\n"
+	"ts.sort()\n"
+	"print(f\"{name} params={params} batch={B} median_step_ms={ts[len(ts)//2]*1e3:.3f}\")\n";
 
 static double now(void)
 {
@@ -113,6 +152,7 @@ static struct nn_input input_of(const char *model)
 struct result {
 	size_t params;
 	double ms, gflop;	/* median step; GFLOP per step */
+	double copy_ms;		/* median of the step's two transfers (in ms) */
 };
 
 /* Median wall time of one training step of `model` on backend be: forward, backward,
@@ -128,7 +168,7 @@ static int emu_step(struct nn_backend *be, const char *model, int steps, struct 
 	size_t D = in.T ? (size_t)in.T : (size_t)in.C * in.H * in.W;
 	float *x = malloc(BATCH * D * sizeof(float));
 	int32_t *tok = malloc(BATCH * D * sizeof(int32_t)), y[BATCH];
-	double *t = malloc((size_t)steps * sizeof(double));
+	double *t = malloc(2 * (size_t)steps * sizeof(double)), *tc = t + steps;
 	uint64_t s = 88172645463325252ull;
 	r = -ENOMEM;
 	if (!x || !tok || !t)
@@ -144,16 +184,23 @@ static int emu_step(struct nn_backend *be, const char *model, int steps, struct 
 		double t0 = now();
 		nn_forward(&m, in.T ? NULL : x, in.T ? tok : NULL, y, BATCH, true, NULL);
 		nn_backward(&m, NULL);
+		nn_backend_sync(be);	/* the copy's time is the copy's alone */
+		double c0 = now();
 		nn_model_to_host(&m, NN_GRADS);
+		double c1 = now();
 		optim_sgd(m.params, m.grads, m.nparams, 0.01f, 0);
+		double c2 = now();
 		r = nn_model_to_device(&m, NN_PARAMS);
 		if (r < 0)
 			goto out;
-		if (i >= 0)
+		if (i >= 0) {
 			t[i] = now() - t0;
+			tc[i] = (c1 - c0) + (now() - c2);
+		}
 	}
 	res->params = m.nparams;
 	res->ms = median(t, steps) * 1e3;
+	res->copy_ms = median(tc, steps) * 1e3;
 	res->gflop = nn_flops(&m, BATCH, true, NULL) * 1e-9;
 	r = 0;
 out:
@@ -193,11 +240,16 @@ static int find_peers(char *dir, size_t len)
 	return -ENOENT;
 }
 
-/* Runs the PyTorch peer; *ms = its median step, *params its parameter count. */
-static int torch_step(const char *peers, const char *model, double *ms, size_t *params)
+/* Runs the PyTorch peer (on the GPU when gpu); *ms = its median step, *params its
+ * parameter count. */
+static int torch_step(const char *peers, const char *model, bool gpu, double *ms,
+		      size_t *params)
 {
-	char cmd[PATH_MAX + 4096];
-	if (!strcmp(model, "lstm"))
+	char cmd[PATH_MAX + 8192];
+	if (gpu)	/* the python that has PyTorch with CUDA: the first on PATH */
+		snprintf(cmd, sizeof(cmd), "python3 -c '%s' '%s' '%s' %d %d %d 2>&1", gpu_peer,
+			 peers, model, LSTM_T, LSTM_V, LSTM_K);
+	else if (!strcmp(model, "lstm"))
 		snprintf(cmd, sizeof(cmd), "OMP_NUM_THREADS=1 /usr/bin/python3 -c '%s' %d %d %d 2>&1",
 			 lstm_peer, LSTM_T, LSTM_V, LSTM_K);
 	else
@@ -223,95 +275,144 @@ static int torch_step(const char *peers, const char *model, double *ms, size_t *
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: emu bench nn [--csv FILE] [--models mlp,lenet,resnet20,resnet56,lstm]"
-		   " [--steps N] [--rounds R]\n"
-		   "  median step time (forward, backward, SGD; batch %d; one thread) against\n"
-		   "  PyTorch in the same run, and GFLOP/s against OpenBLAS sgemm.  CSV default:"
-		   " bench-nn.csv\n", BATCH);
+	fprintf(f, "usage: emu bench nn [--device cpu|ref|cuda] [--csv FILE]\n"
+		   "                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
+		   "  median step time (forward, backward, SGD; batch %d; one thread on the CPU)\n"
+		   "  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
+		   "  against OpenBLAS sgemm), and on a GPU the time of the step's two copies.\n"
+		   "  CSV default: bench-nn.csv\n", BATCH);
 	return f == stdout ? 0 : 2;
+}
+
+struct opts {
+	const char *csv_path, *device;
+	char models[512];
+	int steps, rounds;
+};
+
+static int parse(struct opts *o, int argc, char **argv)
+{
+	*o = (struct opts){ .csv_path = "bench-nn.csv", .device = "cpu",
+			    .models = "mlp,lenet,resnet20,resnet56,lstm", .steps = 15, .rounds = 2 };
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+			o->csv_path = argv[++i];
+		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+			o->device = argv[++i];
+		else if (!strcmp(argv[i], "--models") && i + 1 < argc)
+			snprintf(o->models, sizeof(o->models), "%s", argv[++i]);
+		else if (!strcmp(argv[i], "--steps") && i + 1 < argc &&
+			 (o->steps = atoi(argv[++i])) > 0)
+			continue;
+		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc &&
+			 (o->rounds = atoi(argv[++i])) > 0)
+			continue;
+		else
+			return usage(strcmp(argv[i], "--help") ? stderr : stdout) + 1;
+	}
+	return 0;
+}
+
+/* Whether PyTorch (with CUDA, for a GPU) and the peers are there. */
+static bool have_peer(char *peers, size_t len, bool gpu)
+{
+	if (find_peers(peers, len) < 0)
+		return false;
+	const char *probe = gpu ? "python3 -c 'import torch; assert torch.cuda.is_available()'"
+				: "/usr/bin/python3 -c 'import torch'";
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "%s >/dev/null 2>&1", probe);
+	return system(cmd) == 0;
+}
+
+/* One model: R rounds of emu and the peer alternately; the line of the table and CSV.
+ * Returns 0, or -errno of emu's side; *ratio gets emu/torch (0 without a peer). */
+static int one_model(const struct opts *o, struct nn_backend *be, const char *peers, bool peer,
+		     bool gpu, const char *name, FILE *csv, double g256, double g1024,
+		     double *ratio)
+{
+	struct result e = { 0 }, one;
+	double tms = 0, t1 = 0;
+	size_t tparams = 0;
+	int r = 0;
+	for (int k = 0; k < o->rounds && !r; k++) {
+		if (!(r = emu_step(be, name, o->steps, &one)) && (k == 0 || one.ms < e.ms))
+			e = one;
+		if (peer && (peer = torch_step(peers, name, gpu, &t1, &tparams) == 0) &&
+		    (k == 0 || t1 < tms))
+			tms = t1;
+	}
+	if (r) {
+		fprintf(stderr, "emu bench nn: model %s: %s\n", name, be->err ? be->msg : strerror(-r));
+		return r;
+	}
+	double gfs = e.gflop / (e.ms * 1e-3);
+	char tcol[32] = "no peer", rcol[32] = "-", scol[32] = "-";
+	*ratio = peer ? e.ms / tms : 0;
+	if (peer) {
+		snprintf(tcol, sizeof(tcol), "%.2f", tms);
+		snprintf(rcol, sizeof(rcol), "%.2f", *ratio);
+		if (tparams != e.params)
+			fprintf(stderr, "emu bench nn: %s: emu has %zu parameters, PyTorch %zu\n",
+				name, e.params, tparams);
+	}
+	if (!gpu)
+		snprintf(scol, sizeof(scol), "%.0f%%", 100 * gfs / g1024);
+	printf("%-10s %9zu %9.3f %8.3f %9s %7s %8.3f %8.1f %7s\n", name, e.params, e.ms,
+	       e.copy_ms, tcol, rcol, e.gflop, gfs, scol);
+	fprintf(csv, "%s,%s,%zu,%.4f,%.4f,%s,%s,%.4f,%.2f,%.2f,%.2f\n", o->device, name, e.params,
+		e.ms, e.copy_ms, peer ? tcol : "", peer ? rcol : "", e.gflop, gfs, gpu ? 0 : g256,
+		gpu ? 0 : g1024);
+	return 0;
 }
 
 int bench_nn(int argc, char **argv)
 {
-	const char *csv_path = "bench-nn.csv";
-	char models[512] = "mlp,lenet,resnet20,resnet56,lstm", peers[PATH_MAX];
-	int steps = 15, rounds = 2;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--csv") && i + 1 < argc)
-			csv_path = argv[++i];
-		else if (!strcmp(argv[i], "--models") && i + 1 < argc)
-			snprintf(models, sizeof(models), "%s", argv[++i]);
-		else if (!strcmp(argv[i], "--steps") && i + 1 < argc &&
-			 (steps = atoi(argv[++i])) > 0)
-			continue;
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc &&
-			 (rounds = atoi(argv[++i])) > 0)
-			continue;
-		else
-			return usage(strcmp(argv[i], "--help") ? stderr : stdout);
+	struct opts o;
+	char peers[PATH_MAX];
+	int rc = parse(&o, argc, argv);
+	if (rc)
+		return rc - 1;
+	struct nn_backend be;
+	if (nn_backend_open(&be, o.device, 0) < 0) {
+		fprintf(stderr, "emu bench nn: %s\n", be.msg);
+		return 2;
 	}
+	bool gpu = !be.ops->host;
 	setenv("OPENBLAS_NUM_THREADS", "1", 1);
 	openblas_set_num_threads(1);
-	bool have_peer = find_peers(peers, sizeof(peers)) == 0 &&
-			 system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
-	if (!have_peer)
-		fprintf(stderr, "emu bench nn: no PyTorch peer (python3-torch and shared/peers/ "
-				"are needed; set EMU_SHARED): emu alone\n");
-	FILE *csv = fopen(csv_path, "w");
+	bool peer = have_peer(peers, sizeof(peers), gpu);
+	if (!peer)
+		fprintf(stderr, "emu bench nn: no PyTorch peer (python3-torch%s and shared/peers/ "
+				"are needed; set EMU_SHARED): emu alone\n", gpu ? " with CUDA" : "");
+	FILE *csv = fopen(o.csv_path, "w");
 	if (!csv) {
-		fprintf(stderr, "emu bench nn: %s: %s\n", csv_path, strerror(errno));
+		fprintf(stderr, "emu bench nn: %s: %s\n", o.csv_path, strerror(errno));
+		nn_backend_close(&be);
 		return 1;
 	}
-	double g256 = sgemm_gflops(256, 31), g1024 = sgemm_gflops(1024, 5);
-	fprintf(csv, "# emu bench nn: batch %d, one thread, best of %d rounds of the median of %d"
-		     " steps\n", BATCH, rounds, steps);
-	fprintf(csv, "model,params,emu_ms,torch_ms,ratio,gflop_per_step,emu_gflops,"
+	double g256 = gpu ? 0 : sgemm_gflops(256, 31), g1024 = gpu ? 0 : sgemm_gflops(1024, 5);
+	fprintf(csv, "# emu bench nn: device %s, batch %d, best of %d rounds of the median of %d"
+		     " steps\n", o.device, BATCH, o.rounds, o.steps);
+	fprintf(csv, "device,model,params,emu_ms,copy_ms,torch_ms,ratio,gflop_per_step,emu_gflops,"
 		     "sgemm256_gflops,sgemm1024_gflops\n");
-	printf("one training step, batch %d, one thread; sgemm 256^3 %.1f GFLOP/s, 1024^3 "
-	       "%.1f GFLOP/s\n", BATCH, g256, g1024);
-	printf("%-10s %9s %9s %9s %7s %8s %8s %7s\n", "model", "params", "emu ms", "torch ms",
-	       "ratio", "GFLOP", "GFLOP/s", "%sgemm");
-	struct nn_backend be;
-	if (nn_backend_open(&be, "cpu", 0) < 0) {
-		fprintf(stderr, "emu bench nn: %s\n", be.msg);
-		fclose(csv);
-		return 1;
-	}
-	int rc = 0, accept = 1, checked = 0;
-	for (char *save = NULL, *name = strtok_r(models, ",", &save); name;
+	if (gpu)
+		printf("one training step on %s, batch %d; PyTorch on the same GPU (float32, no TF32, "
+		       "deterministic cuDNN)\n", o.device, BATCH);
+	else
+		printf("one training step on %s, batch %d, one thread; sgemm 256^3 %.1f GFLOP/s, "
+		       "1024^3 %.1f GFLOP/s\n", o.device, BATCH, g256, g1024);
+	printf("%-10s %9s %9s %8s %9s %7s %8s %8s %7s\n", "model", "params", "emu ms", "copy ms",
+	       "torch ms", "ratio", "GFLOP", "GFLOP/s", "%sgemm");
+	int accept = 1, checked = 0;
+	for (char *save = NULL, *name = strtok_r(o.models, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
-		struct result e = {0}, one;
-		double tms = 0, t1 = 0;
-		size_t tparams = 0;
-		bool peer = have_peer;
-		int r = 0;
-		for (int k = 0; k < rounds && !r; k++) {
-			if (!(r = emu_step(&be, name, steps, &one)) && (k == 0 || one.ms < e.ms))
-				e = one;
-			if (peer && (peer = torch_step(peers, name, &t1, &tparams) == 0) &&
-			    (k == 0 || t1 < tms))
-				tms = t1;
-		}
-		if (r) {
-			fprintf(stderr, "emu bench nn: model %s: %s\n", name, strerror(-r));
+		double ratio = 0;
+		if (one_model(&o, &be, peers, peer, gpu, name, csv, g256, g1024, &ratio) < 0) {
 			rc = 2;
 			continue;
 		}
-		double ratio = peer ? e.ms / tms : 0, gfs = e.gflop / (e.ms * 1e-3);
-		char tcol[32] = "no peer", rcol[32] = "-";
-		if (peer) {
-			snprintf(tcol, sizeof(tcol), "%.2f", tms);
-			snprintf(rcol, sizeof(rcol), "%.2f", ratio);
-			if (tparams != e.params)
-				fprintf(stderr, "emu bench nn: %s: emu has %zu parameters, PyTorch %zu\n",
-					name, e.params, tparams);
-		}
-		printf("%-10s %9zu %9.2f %9s %7s %8.3f %8.1f %6.0f%%\n", name, e.params, e.ms, tcol,
-		       rcol, e.gflop, gfs, 100 * gfs / g1024);
-		fprintf(csv, "%s,%zu,%.3f,%s,%s,%.4f,%.2f,%.2f,%.2f\n", name, e.params, e.ms,
-			peer ? tcol : "", peer ? rcol : "", e.gflop, gfs, g256, g1024);
-		if (!strcmp(name, "mlp") || !strcmp(name, "lenet") || !strcmp(name, "resnet20")) {
+		if (!gpu && (!strcmp(name, "mlp") || !strcmp(name, "lenet") || !strcmp(name, "resnet20"))) {
 			checked++;
 			if (!peer || ratio > 1.0)
 				accept = 0;
@@ -321,7 +422,7 @@ int bench_nn(int argc, char **argv)
 	nn_backend_close(&be);
 	if (checked)
 		printf("target emu/torch <= 1.0 for mlp, lenet, resnet20: %s\n",
-		       !have_peer ? "not measured (no peer)" : accept ? "met" : "NOT met");
-	printf("csv: %s\n", csv_path);
+		       !peer ? "not measured (no peer)" : accept ? "met" : "NOT met");
+	printf("csv: %s\n", o.csv_path);
 	return rc;
 }

@@ -80,7 +80,7 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 		return 0;
 	case DEV_CUDA:
 		t->backend = "cuda";
-		t->ndevices = nn_backend_devices("cuda", why, sizeof(why));
+		t->ndevices = nn_backend_devices("cuda", c->run.workers, why, sizeof(why));
 		if (t->ndevices > 0)
 			break;
 		fprintf(stderr, "emu: %s: run.device = cuda, but %s\n", c->path,
@@ -88,7 +88,7 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 		return 2;
 	case DEV_AUTO:
 		t->backend = "cuda";
-		t->ndevices = nn_backend_devices("cuda", why, sizeof(why));
+		t->ndevices = nn_backend_devices("cuda", c->run.workers, why, sizeof(why));
 		if (t->ndevices > 0)
 			break;
 		fprintf(stderr, "emu: run.device = auto, and %s: the workers compute on the CPU\n",

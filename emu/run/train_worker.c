@@ -175,6 +175,22 @@ static double cpu_seconds(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* compute = measured: the backend's own clock where it has one (a GPU's events: the
+ * time its kernels took), else this thread's CPU time.  Returns the start mark. */
+static double measure_start(struct worker *w)
+{
+	if (w->be.ops->time_start) {
+		w->be.ops->time_start(&w->be);
+		return 0;
+	}
+	return cpu_seconds();
+}
+
+static double measure_seconds(struct worker *w, double start)
+{
+	return w->be.ops->time_stop ? w->be.ops->time_stop(&w->be) : cpu_seconds() - start;
+}
+
 static enum data_shard_kind shard_kind(enum cfg_shard s)
 {
 	return s == SHARD_LABEL ? SHARD_KIND_LABEL : s == SHARD_DIRICHLET ? SHARD_KIND_DIRICHLET
@@ -232,19 +248,21 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 		return rc;
 	w->lr = lr_at(&p->sched, (double)w->step / (double)p->spe);
 
-	double t0 = c->train.compute == COMPUTE_MEASURED ? cpu_seconds() : 0;
+	bool measured = c->train.compute == COMPUTE_MEASURED;
+	double t0 = measured ? measure_start(w) : 0;
 	w->loss = nn_forward(&w->m, s->x, s->tokens, s->y, B, true, NULL);
 	w->need_wgrad = NULL;
 	if (a->before_backward)
 		a->before_backward(w, state);
 	nn_backward(&w->m, w->need_wgrad);
+	double secs = measured ? measure_seconds(w, t0) : 0;
 	rc = nn_model_to_host(&w->m, NN_GRADS);
 	if (rc < 0) {
 		fail(w, "backward", rc);
 		return rc;
 	}
-	if (c->train.compute == COMPUTE_MEASURED)
-		xchg_compute(&w->x, (int64_t)((cpu_seconds() - t0) * c->train.compute_scale * 1e9));
+	if (measured)
+		xchg_compute(&w->x, (int64_t)(secs * c->train.compute_scale * 1e9));
 	else
 		xchg_compute(&w->x, (int64_t)(nn_flops(&w->m, B, true, w->need_wgrad) /
 					      c->train.device_flops * 1e9));
