@@ -47,7 +47,7 @@ static const char help_check[] =
 
 static const char help_bench[] =
 	"usage: emu bench net [ARGS]   rings, notification and exchange throughput\n"
-	"       emu bench nn [ARGS]    nn training step against PyTorch\n"
+	"       emu bench nn [ARGS]    nn training step against PyTorch (on a GPU when one is usable)\n"
 	"       emu bench train [ARGS] harness overhead against the ideal\n"
 	"       emu bench jointspar    JointSpar's backward time against its layer budget (CSV)\n"
 	"\n"

@@ -1,5 +1,6 @@
 /* emu/bench/bench_nn.c — `emu bench nn`: one training step (forward, backward, SGD update;
- * batch 32) of each model on a backend (--device: "cpu" by default, one thread), against
+ * batch 32) of each model on a backend (--device; auto, the default, takes a usable GPU,
+ * else the CPU, with one thread), against
  * PyTorch doing the same step in the same run on the same kind of device
  * (shared/peers/torch_step.py on the CPU; for lstm, and for every model on a GPU, peers
  * of the same architectures given here), and each model's effective GFLOP/s (nn_flops /
@@ -275,7 +276,7 @@ static int torch_step(const char *peers, const char *model, bool gpu, double *ms
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: emu bench nn [--device cpu|ref|cuda] [--csv FILE]\n"
+	fprintf(f, "usage: emu bench nn [--device auto|cpu|ref|cuda] [--csv FILE]\n"
 		   "                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
 		   "  median step time (forward, backward, SGD; batch %d; one thread on the CPU)\n"
 		   "  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
@@ -292,7 +293,7 @@ struct opts {
 
 static int parse(struct opts *o, int argc, char **argv)
 {
-	*o = (struct opts){ .csv_path = "bench-nn.csv", .device = "cpu",
+	*o = (struct opts){ .csv_path = "bench-nn.csv", .device = "auto",
 			    .models = "mlp,lenet,resnet20,resnet56,lstm", .steps = 15, .rounds = 2 };
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--csv") && i + 1 < argc)
@@ -373,6 +374,10 @@ int bench_nn(int argc, char **argv)
 	int rc = parse(&o, argc, argv);
 	if (rc)
 		return rc - 1;
+	/* auto: the GPU where one can be used (counted in a child, as emu run does) */
+	char why[256];
+	if (!strcmp(o.device, "auto"))
+		o.device = nn_backend_devices("cuda", 1, why, sizeof(why)) > 0 ? "cuda" : "cpu";
 	struct nn_backend be;
 	if (nn_backend_open(&be, o.device, 0) < 0) {
 		fprintf(stderr, "emu bench nn: %s\n", be.msg);

@@ -79,18 +79,16 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 		t->backend = cfg_device_names[c->run.device];
 		return 0;
 	case DEV_CUDA:
-		t->backend = "cuda";
-		t->ndevices = nn_backend_devices("cuda", c->run.workers, why, sizeof(why));
-		if (t->ndevices > 0)
-			break;
-		fprintf(stderr, "emu: %s: run.device = cuda, but %s\n", c->path,
-			t->ndevices == -ENOENT ? NO_CUDA : why);
-		return 2;
 	case DEV_AUTO:
 		t->backend = "cuda";
 		t->ndevices = nn_backend_devices("cuda", c->run.workers, why, sizeof(why));
 		if (t->ndevices > 0)
 			break;
+		if (c->run.device == DEV_CUDA) {
+			fprintf(stderr, "emu: %s: run.device = cuda, but %s\n", c->path,
+				t->ndevices == -ENOENT ? NO_CUDA : why);
+			return 2;
+		}
 		fprintf(stderr, "emu: run.device = auto, and %s: the workers compute on the CPU\n",
 			t->ndevices == -ENOENT ? NO_CUDA : why);
 		t->backend = "cpu";

@@ -32,32 +32,41 @@ extern "C" void nn_cuda_maxpool_fwd(struct nn_backend *be, float *out, int32_t *
 	});
 }
 
+/* f(o) for every output o whose window covers input element e, in the reference's order
+ * (window rows, then columns). */
+template <typename F>
+static __device__ inline void covering(const struct nn_pool_shape &s, size_t e, F f)
+{
+	int w = (int)(e % s.W), h = (int)(e / s.W % s.H);
+	size_t p = e / ((size_t)s.W * s.H);
+
+	for (int i = 0; i < s.k; i++) {
+		int th = h + s.pad - i;
+
+		if (th < 0 || th % s.stride || th / s.stride >= s.OH)
+			continue;
+		for (int j = 0; j < s.k; j++) {
+			int tw = w + s.pad - j;
+
+			if (tw >= 0 && tw % s.stride == 0 && tw / s.stride < s.OW)
+				f((p * s.OH + th / s.stride) * s.OW + tw / s.stride);
+		}
+	}
+}
+
 extern "C" void nn_cuda_maxpool_bwd(struct nn_backend *be, float *din, const float *dout,
 				    const int32_t *argmax, const struct nn_pool_shape *sp)
 {
 	struct nn_pool_shape s = *sp;
 
 	nn_cuda_launch(be, (size_t)s.B * s.C * s.H * s.W, [=] __device__(size_t e) {
-		int w = (int)(e % s.W), h = (int)(e / s.W % s.H);
-		size_t p = e / ((size_t)s.W * s.H);
+		int at = (int)(e % ((size_t)s.H * s.W));	/* h * W + w in its plane */
 		double acc = 0.0;
 
-		for (int i = 0; i < s.k; i++) {
-			int th = h + s.pad - i;
-
-			if (th < 0 || th % s.stride || th / s.stride >= s.OH)
-				continue;
-			for (int j = 0; j < s.k; j++) {
-				int tw = w + s.pad - j;
-
-				if (tw < 0 || tw % s.stride || tw / s.stride >= s.OW)
-					continue;
-				size_t o = (p * s.OH + th / s.stride) * s.OW + tw / s.stride;
-
-				if (argmax[o] == h * s.W + w)
-					acc += dout[o];
-			}
-		}
+		covering(s, e, [&](size_t o) {
+			if (argmax[o] == at)
+				acc += dout[o];
+		});
 		din[e] = (float)acc;
 	});
 }
@@ -95,22 +104,9 @@ extern "C" void nn_cuda_avgpool_bwd(struct nn_backend *be, float *din, const flo
 	struct nn_pool_shape s = *sp;
 
 	nn_cuda_launch(be, (size_t)s.B * s.C * s.H * s.W, [=] __device__(size_t e) {
-		int w = (int)(e % s.W), h = (int)(e / s.W % s.H);
-		size_t p = e / ((size_t)s.W * s.H);
 		double acc = 0.0;
 
-		for (int i = 0; i < s.k; i++) {
-			int th = h + s.pad - i;
-
-			if (th < 0 || th % s.stride || th / s.stride >= s.OH)
-				continue;
-			for (int j = 0; j < s.k; j++) {
-				int tw = w + s.pad - j;
-
-				if (tw >= 0 && tw % s.stride == 0 && tw / s.stride < s.OW)
-					acc += dout[(p * s.OH + th / s.stride) * s.OW + tw / s.stride];
-			}
-		}
+		covering(s, e, [&](size_t o) { acc += dout[o]; });
 		din[e] = (float)(acc / (s.k * s.k));
 	});
 }

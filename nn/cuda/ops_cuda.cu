@@ -9,48 +9,35 @@
 #include <unistd.h>
 #include "nn/cuda/cuda.cuh"
 
-/* "cudnnConvolutionForward(h, ...)" -> "cudnnConvolutionForward" */
-static void call_name(char *out, size_t len, const char *call)
+/* Records "name: status" for call ("cudnnConvolutionForward(h, ...)": its name is kept)
+ * as the sticky error, -ENOMEM when out_of_memory, else -EIO.  Returns false. */
+static bool failed(struct nn_backend *be, bool out_of_memory, const char *call,
+		   const char *status, const char *text)
 {
-	size_t n = strcspn(call, "(");
+	int n = (int)strcspn(call, "(");
 
-	snprintf(out, len, "%.*s", (int)(n < 60 ? n : 60), call);
+	nn_backend_fail(be, out_of_memory ? -ENOMEM : -EIO, "%.*s: %s%s%s%s", n < 60 ? n : 60, call,
+			status, text ? " (" : "", text ? text : "", text ? ")" : "");
+	return false;
 }
 
 bool nn_cuda_rt_ok(struct nn_backend *be, cudaError_t e, const char *call)
 {
-	if (e == cudaSuccess)
-		return true;
-	char name[64];
-
-	call_name(name, sizeof(name), call);
-	nn_backend_fail(be, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO, "%s: %s (%s)", name,
-			cudaGetErrorName(e), cudaGetErrorString(e));
-	return false;
+	return e == cudaSuccess || failed(be, e == cudaErrorMemoryAllocation, call,
+					  cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 bool nn_cuda_blas_ok(struct nn_backend *be, cublasStatus_t s, const char *call)
 {
-	if (s == CUBLAS_STATUS_SUCCESS)
-		return true;
-	char name[64];
-
-	call_name(name, sizeof(name), call);
-	nn_backend_fail(be, s == CUBLAS_STATUS_ALLOC_FAILED ? -ENOMEM : -EIO, "%s: %s (%s)", name,
-			cublasGetStatusName(s), cublasGetStatusString(s));
-	return false;
+	return s == CUBLAS_STATUS_SUCCESS || failed(be, s == CUBLAS_STATUS_ALLOC_FAILED, call,
+						    cublasGetStatusName(s),
+						    cublasGetStatusString(s));
 }
 
 bool nn_cuda_dnn_ok(struct nn_backend *be, cudnnStatus_t s, const char *call)
 {
-	if (s == CUDNN_STATUS_SUCCESS)
-		return true;
-	char name[64];
-
-	call_name(name, sizeof(name), call);
-	nn_backend_fail(be, s == CUDNN_STATUS_ALLOC_FAILED ? -ENOMEM : -EIO, "%s: %s", name,
-			cudnnGetErrorString(s));
-	return false;
+	return s == CUDNN_STATUS_SUCCESS || failed(be, s == CUDNN_STATUS_ALLOC_FAILED, call,
+						   cudnnGetErrorString(s), NULL);
 }
 
 void *nn_cuda_scratch(struct nn_backend *be, size_t bytes)
@@ -99,7 +86,12 @@ static int cuda_devices(int procs, char *why, size_t len)
 	for (int d = 0; d < n; d++) {
 		int mode = 0;
 
-		cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d);
+		e = cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d);
+		if (e != cudaSuccess) {
+			snprintf(why, len, "GPU %d: cudaDeviceGetAttribute: %s (%s)", d,
+				 cudaGetErrorName(e), cudaGetErrorString(e));
+			return -ENODEV;
+		}
 		if (mode == cudaComputeModeProhibited) {
 			snprintf(why, len, "GPU %d is in prohibited compute mode (nvidia-smi -c)", d);
 			return -ENODEV;
