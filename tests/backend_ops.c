@@ -75,6 +75,18 @@ struct tcase {
 	int train;
 };
 
+/* The largest error of a case relative to its tolerance, and the two at that element. */
+struct worst {
+	double ratio, err, tol;
+};
+
+static void worst_note(struct worst *w, double err, double tol)
+{
+	double r = !(err <= tol) ? INFINITY : err / tol;
+	if (r > w->ratio || (r == w->ratio && err > w->err))
+		*w = (struct worst){ r, err, tol };
+}
+
 /* What one op has shown over its cases, for the closing table. */
 struct opstat {
 	const char *op;
@@ -152,9 +164,9 @@ static bool compared(enum kind k)
 	return k == INOUT || k == OUT || k == OPT;
 }
 
-/* got against want (host copies without guards); the worst err/tol into *worst. */
+/* got against want (host copies without guards); the worst error into *worst. */
 static int compare(struct suite *su, const char *what, const struct arg *a, const float *got,
-		   const float *want, double *worst)
+		   const float *want, struct worst *worst)
 {
 	size_t n = a->cmp_n ? a->cmp_n : a->n, bad = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -166,8 +178,7 @@ static int compare(struct suite *su, const char *what, const struct arg *a, cons
 			err = fabs((double)got[i] - want[i]);
 			tol = a->atol + a->rtol * fabs(want[i]);
 			ok = err <= tol;	/* NaN is never */
-			if (err / tol > *worst || !ok)
-				*worst = ok ? err / tol : INFINITY;
+			worst_note(worst, err, tol);
 		}
 		if (!ok && bad++ < 5) {
 			if (a->ints)
@@ -287,7 +298,7 @@ static int check_case(struct suite *su, const struct tcase *c)
 	struct opstat *st = stat_of(su, c->op);
 	struct bufs rb, tb;
 	int nopt = 0, ok = 1;
-	double worst = 0;
+	struct worst worst = { -1, 0, 0 };	/* -1: only bit-exact comparisons */
 	struct ret rr, tr, tr0 = { 0 };
 	for (int k = 0; k < c->nargs; k++)
 		nopt += c->a[k].kind == OPT;
@@ -359,21 +370,25 @@ static int check_case(struct suite *su, const struct tcase *c)
 					note(su, "    %s loss differs from the first run\n", what);
 					ok = 0;
 				}
-				worst = fmax(worst, err / tol);
+				worst_note(&worst, err, tol);
 			}
 		}
 	}
 	for (int k = 0; k < MAXARG; k++)
 		free(first[k]);
-	printf("%s %-5s %-16s %-40s %d x%d runs, max err/tol %.3f\n%s", ok ? "ok  " : "FAIL",
-	       be->ops->name, c->op, c->shape, 1 << nopt, 2, worst, su->notes);
+	char verdict[96] = "bit-exact";
+	if (worst.ratio >= 0)
+		snprintf(verdict, sizeof(verdict), "max err %.2g (tol %.2g): %.3f of tol", worst.err,
+			 worst.tol, worst.ratio);
+	printf("%s %-5s %-16s %-40s %2d x2 runs, %s\n%s", ok ? "ok  " : "FAIL", be->ops->name,
+	       c->op, c->shape, 1 << nopt, verdict, su->notes);
 	su->notes[0] = '\0';
 	su->nnotes = 0;
 	bufs_free(&rb, ref, c->nargs);
 	bufs_free(&tb, be, c->nargs);
 	st->cases++;
 	st->failed += !ok;
-	st->worst = fmax(st->worst, worst);
+	st->worst = fmax(st->worst, worst.ratio);
 	return ok;
 }
 
