@@ -3,7 +3,8 @@
 set -eu
 : "${EMU:?run through tests/run.sh}" "${SRCDIR:?}"
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+# a column reader that found no column (below) leaves $T/missing: the test fails
+trap 'rc=$?; [ -e "$T/missing" ] && { cat "$T/missing" >&2; rc=1; }; rm -rf "$T"; exit $rc' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "skip: $*"; exit 77; }
@@ -36,11 +37,25 @@ INI
 # go NAME [OVERRIDE...]: run $T/s.ini into $T/NAME; a failed run fails the test.
 go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "$name"; }; }
 
-# Value of column NAME (by header) in the last line of CSV file.
-last_col() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {v=$k} END{print v}' "$1"; }
+# The CSV readers below take a column by its header name; a column that is not there
+# fails the test (it never reads as the whole line, which would compare equal to itself).
+# They run in command substitutions, which cannot end the test: they leave a note that
+# the exit trap above turns into a failure.
+colnum() {
+	n=$(awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; print k+0; exit}' "$1")
+	if [ "${n:-0}" -eq 0 ]; then
+		echo "FAIL: $1 has no column '$2' (header: $(head -n 1 "$1" 2>/dev/null))" |
+			tee -a "$T/missing" >&2
+		exit 1
+	fi
+	echo "$n"
+}
+# Value of column NAME in the last line of CSV file.
+last_col() { k=$(colnum "$1" "$2") && awk -F, -v k="$k" 'NR>1{v=$k} END{print v}' "$1"; }
 # Column NAME of every line, one per line.
-col() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {print $k}' "$1"; }
+col() { k=$(colnum "$1" "$2") && awk -F, -v k="$k" 'NR>1{print $k}' "$1"; }
 # Sum of column NAME over every line.
-sum() { awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==c) k=i; next} {s+=$k} END{printf "%.0f\n", s}' "$1"; }
+sum() { k=$(colnum "$1" "$2") && awk -F, -v k="$k" 'NR>1{s+=$k} END{printf "%.0f\n", s}' "$1"; }
 # The CSV without the wall-clock column (what must be identical across runs).
+# (net.csv has none: it comes out whole)
 no_wall() { awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="wall_s") k=i} {s=""; for(i=1;i<=NF;i++) if(i!=k) s=s (s==""?"":",") $i; print s}' "$1"; }

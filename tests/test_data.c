@@ -69,53 +69,6 @@ static int contains(const char *hay, const char *needle)
 	return 1;
 }
 
-/* ---- real Fashion-MNIST ------------------------------------------------------------ */
-
-static void test_fashion_mnist_real(void **state)
-{
-	struct nn_dataset tr, te;
-	char err[512];
-	struct stat st;
-	if (stat(DATA_FASHION_MNIST_DIR, &st) != 0)
-		skip();	/* the generated-file tests below still run */
-	assert_int_equal(data_fashion_mnist(&tr, &te, NULL, err, sizeof(err)), 0);
-	assert_int_equal(tr.n, 60000);
-	assert_int_equal(te.n, 10000);
-	assert_int_equal(tr.in.C, 1);
-	assert_int_equal(tr.in.H, 28);
-	assert_int_equal(tr.in.W, 28);
-	assert_int_equal(tr.in.nclasses, 10);
-	int hist[10] = { 0 }, thist[10] = { 0 };
-	for (int i = 0; i < tr.n; i++)
-		hist[tr.y[i]]++;	/* ASan catches a label outside 0..9 */
-	for (int i = 0; i < te.n; i++)
-		thist[te.y[i]]++;
-	for (int c = 0; c < 10; c++) {
-		assert_int_equal(hist[c], 6000);
-		assert_int_equal(thist[c], 1000);
-	}
-	/* Pixel range: 0 and 255 both occur, so the extremes are exactly the normalised
-	 * ends; mean 0 and std 1 check the published constants against the data. */
-	double lo = (0 - FM_MEAN) / FM_STD, hi = (1 - FM_MEAN) / FM_STD;
-	double mn = 1e9, mx = -1e9, s = 0, s2 = 0;
-	size_t n = (size_t)tr.n * 784;
-	for (size_t i = 0; i < n; i++) {
-		double v = tr.x[i];
-		mn = v < mn ? v : mn;
-		mx = v > mx ? v : mx;
-		s += v;
-		s2 += v * v;
-	}
-	double mean = s / n, sd = sqrt(s2 / n - mean * mean);
-	print_message("fashion-mnist train: min %.5f max %.5f mean %.5f std %.5f\n", mn, mx,
-		      mean, sd);
-	assert_true(fabs(mn - lo) < 1e-5 && fabs(mx - hi) < 1e-5);
-	assert_true(fabs(mean) < 1e-3);
-	assert_true(fabs(sd - 1) < 1e-3);
-	data_free(&tr);
-	data_free(&te);
-}
-
 /* ---- generated IDX files ----------------------------------------------------------- */
 
 enum idx_damage { IDX_GOOD, IDX_MAGIC, IDX_TRUNC, IDX_COUNT, IDX_LABEL, IDX_DIMS, IDX_LONG,
@@ -760,7 +713,6 @@ static void test_rng(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fashion_mnist_real),
 		cmocka_unit_test(test_idx_good),
 		cmocka_unit_test(test_idx_damage),
 		cmocka_unit_test(test_idx_missing_dir),

@@ -157,57 +157,6 @@ static void test_param_counts(void **state)
 	nn_model_free(&m);
 }
 
-/* PyTorch's own count of the peers' models (shared/peers/torch_step_models.py). */
-static void test_param_counts_torch(void **state)
-{
-	const char *shared = getenv("EMU_SHARED");
-	char peers[512], cmd[1536];
-	const char *src = getenv("SRCDIR") ? getenv("SRCDIR") : ".";
-	if (shared)
-		snprintf(peers, sizeof(peers), "%s/peers", shared);
-	else
-		snprintf(peers, sizeof(peers), "%s/../shared/peers", src);
-	if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-		printf("python3-torch is not installed: the PyTorch count check is skipped\n");
-		skip();
-	}
-	snprintf(cmd, sizeof(cmd), "%s/torch_step_models.py", peers);
-	if (access(cmd, R_OK)) {
-		printf("%s not found (set EMU_SHARED): the PyTorch count check is skipped\n", cmd);
-		skip();
-	}
-	snprintf(cmd, sizeof(cmd),
-		 "/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"%s\")\n"
-		 "import torch, torch.nn as nn\n"
-		 "from torch_step_models import build\n"
-		 "for n in [\"mlp\", \"lenet\", \"resnet20\", \"resnet32\", \"resnet44\", "
-		 "\"resnet56\", \"resnet110\"]:\n"
-		 "    m, s = build(n); print(n, sum(p.numel() for p in m.parameters()))\n"
-		 "m = [nn.Embedding(1000, 64), nn.LSTM(64, 128, batch_first=True), "
-		 "nn.Linear(128, 4)]\n"
-		 "print(\"lstm\", sum(p.numel() for x in m for p in x.parameters()))' 2>&1",
-		 peers);
-	FILE *f = popen(cmd, "r");
-	assert_non_null(f);
-	char line[256];
-	int seen = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char name[32];
-		size_t count;
-		if (sscanf(line, "%31s %zu", name, &count) != 2)
-			fail_msg("torch check printed: %s", line);
-		struct nn_model m;
-		struct nn_input in = input_for(name);
-		assert_int_equal(nn_model_init(&m, name, &in, test_be("ref"), 1, 1), 0);
-		if (m.nparams != count)
-			fail_msg("%s: emu has %zu parameters, PyTorch %zu", name, m.nparams, count);
-		nn_model_free(&m);
-		seen++;
-	}
-	assert_int_equal(pclose(f), 0);
-	assert_int_equal(seen, 8);
-}
-
 static void test_bad_inputs(void **state)
 {
 	struct nn_model m;
@@ -501,7 +450,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_param_counts),
-		cmocka_unit_test(test_param_counts_torch),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_layer_table),
 		cmocka_unit_test(test_init),

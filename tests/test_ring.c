@@ -18,6 +18,7 @@
 #include "emu/shm/ring.h"
 #include "tests/memfds.h"
 #include "tests/rng.h"
+#include "tests/modes.h"
 
 static enum notify_mode modes[] = { NOTIFY_IO_URING, NOTIFY_FUTEX };
 
@@ -240,16 +241,6 @@ static void stream(enum notify_mode mode, const struct stream_params *sp)
 	region_destroy(rg);
 }
 
-static int mode_available(enum notify_mode mode)
-{
-	struct notify nt;
-
-	if (notify_init(&nt, mode) < 0)
-		return 0;
-	notify_free(&nt);
-	return 1;
-}
-
 static void test_random_messages(void **state)
 {
 	struct stream_params sp = { .ring_size = 65536, .messages = 3000, .max_len = 20000,
@@ -383,7 +374,7 @@ static void test_barrier(void **state)
 	cmocka_unit_test_prestate(test_short_spin_pingpong, &modes[m]),    \
 	cmocka_unit_test_prestate(test_barrier, &modes[m])
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest basic[] = {
 		cmocka_unit_test(test_nonblocking_counts_and_wrap),
@@ -391,12 +382,10 @@ int main(void)
 	};
 	const struct CMUnitTest uring_tests[] = { MODE_TESTS(0) };
 	const struct CMUnitTest futex_tests[] = { MODE_TESTS(1) };
-	int fails = cmocka_run_group_tests_name("ring", basic, NULL, NULL);
 
-	if (mode_available(NOTIFY_IO_URING))
-		fails += cmocka_run_group_tests_name("ring io_uring", uring_tests, NULL, NULL);
-	else
-		printf("ring io_uring: unavailable here, futex mode only\n");
+	if (test_notify_mode(argc, argv) == NOTIFY_IO_URING)
+		return cmocka_run_group_tests_name("ring io_uring", uring_tests, NULL, NULL) ? 1 : 0;
+	int fails = cmocka_run_group_tests_name("ring", basic, NULL, NULL);
 	fails += cmocka_run_group_tests_name("ring futex", futex_tests, NULL, NULL);
 	return fails ? 1 : 0;
 }
