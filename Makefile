@@ -12,6 +12,7 @@
 #   make bench           network benchmark (emu bench net)
 #   make bench-nn        nn training-step benchmark against PyTorch
 #   make bench-train     harness overhead against the ideal (emu bench train)
+#   make stress          the rings' wake-ups: 10^6 hand-offs per mode, under load
 #   make plots           figures of whatever runs exist under runs/
 #   make install PREFIX=/usr/local
 
@@ -82,8 +83,8 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 # Objects built on the way to a test program are kept, not deleted as intermediates.
 .SECONDARY:
 
-.PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train plots install \
-	clean help
+.PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train stress plots \
+	install clean help
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -186,6 +187,13 @@ bench-nn:
 bench-train: deps
 	$(build_emu)
 	$(BUILD)/emu bench train
+
+# The rings' wake-up protocol under load, with its race windows widened: 10^6 hand-offs
+# in each notify mode (tests/test_wakeups.c; the suite runs 5 * 10^4).
+stress: deps
+	$(MAKE) --no-print-directory $(BUILD)/tests/test_wakeups
+	$(BUILD)/tests/test_wakeups 1000000
+	$(BUILD)/tests/test_wakeups io_uring 1000000
 
 plots:
 	@scripts/plots

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <linux/futex.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -69,15 +71,7 @@ static int futex_waitv_sys(struct futex_waitv *v, int count, int64_t timeout_ns)
 		return 0;
 	if (errno == EAGAIN)
 		return 0;	/* a word already differed */
-	return -errno;
-}
-
-static bool words_changed(int count, _Atomic uint32_t *const words[], const uint32_t expect[])
-{
-	for (int i = 0; i < count; i++)
-		if (atomic_load(words[i]) != expect[i])
-			return true;
-	return false;
+	return errno == ETIMEDOUT ? -ETIMEDOUT : -errno;
 }
 
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
@@ -91,29 +85,30 @@ int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		v[i] = (struct futex_waitv){ .val = expect[i], .uaddr = (uintptr_t)words[i],
 					     .flags = NOTIFY_FUTEX2_SIZE_U32 };
 	n->waits++;
-	for (;;) {
-		/* sleep in slices: see NOTIFY_RECHECK_NS */
-		int64_t slice = timeout_ns < 0 || timeout_ns > NOTIFY_RECHECK_NS ?
-					NOTIFY_RECHECK_NS : timeout_ns;
-		int ret = n->mode == NOTIFY_IO_URING ? notify_uring_wait(n->uring, v, count, slice) :
-						       futex_waitv_sys(v, count, slice);
-
-		if (ret != -ETIMEDOUT)
+	int ret = -ENOSYS;
+	if (n->mode == NOTIFY_IO_URING) {
+		ret = notify_uring_wait(n->uring, v, count, timeout_ns);
+		if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR)
 			return ret;
-		if (words_changed(count, words, expect)) {
-			n->late_wakes++;
-			return 0;
-		}
-		if (timeout_ns >= 0 && (timeout_ns -= slice) <= 0)
-			return -ETIMEDOUT;
+		n->fallbacks++;	/* a full queue, a ring in trouble: the syscall does the job */
 	}
+	ret = futex_waitv_sys(v, count, timeout_ns);
+	if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR)
+		return ret;
+	fprintf(stderr, "emu: futex_waitv on %d words: %s\n", count, strerror(-ret));
+	abort();
 }
 
 void notify_wake(struct notify *n, _Atomic uint32_t *word)
 {
 	n->wakes++;
-	if (n->mode == NOTIFY_IO_URING && notify_uring_wake(n->uring, word) == 0)
-		return;
-	/* futex mode, or a full submission queue: the syscall does the same job */
-	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	if (n->mode == NOTIFY_IO_URING) {
+		if (notify_uring_wake(n->uring, word) == 0)
+			return;
+		n->fallbacks++;	/* the wake failed or found no room: the syscall instead */
+	}
+	if (syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) < 0) {
+		fprintf(stderr, "emu: futex wake: %s\n", strerror(errno));
+		abort();
+	}
 }

@@ -24,18 +24,14 @@ struct notify {
 	uint64_t waits, wakes;		/* counters, for tests and benchmarks */
 	int64_t spin_ns;		/* ring_*_all spin this long before sleeping;
 					 * notify_init sets NOTIFY_SPIN_NS, 0 = sleep at once */
-	uint64_t late_wakes;		/* sleeps that outlasted NOTIFY_RECHECK_NS with a
-					 * word already changed: a wake-up that never came */
+	uint64_t fallbacks;		/* io_uring operations that failed and were done by
+					 * the syscalls instead */
+	int64_t race_ns;		/* tests only: a ring's producer waits this long
+					 * between its publication and its fence, a sleeper
+					 * between its last check and its sleep (ring.c) */
 };
 
 #define NOTIFY_SPIN_NS 5000
-/* notify_wait sleeps at most NOTIFY_RECHECK_NS at a time and then compares the words
- * itself.  On kernel 6.18 a sleeper was sometimes left asleep after its peer had stored,
- * fenced, seen the waiting token and issued the wake: twice in ~50 loaded test runs with
- * the futex_waitv(2) syscall, and with IORING_OP_FUTEX_WAITV a whole run hung in the
- * exchange (which sleeps without a timeout) until this check moved here from the
- * callers.  Such a loss now costs at most 50 ms and is counted in late_wakes. */
-#define NOTIFY_RECHECK_NS 50000000
 
 /* For spinning before a sleep: CLOCK_MONOTONIC in ns, and the CPU's spin-wait hint. */
 static inline int64_t notify_now_ns(void)
@@ -55,14 +51,24 @@ static inline void notify_cpu_relax(void)
 #endif
 }
 
+/* A busy wait of ns (race_ns above: no sleep, which would hide the window). */
+static inline void notify_delay_ns(int64_t ns)
+{
+	int64_t until = notify_now_ns() + ns;
+
+	while (notify_now_ns() < until)
+		notify_cpu_relax();
+}
+
 /* Returns 0 or -errno (forcing io_uring where it is unavailable gives -ENOSYS). */
 int notify_init(struct notify *n, enum notify_mode mode);
 void notify_free(struct notify *n);
 const char *notify_mode_name(enum notify_mode mode);
 
-/* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none);
- * a changed word ends the sleep within NOTIFY_RECHECK_NS even if its wake is lost.
- * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR. */
+/* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none).
+ * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR; an io_uring failure is
+ * retried with the futex_waitv(2) syscall (counted in fallbacks), and a failure of that
+ * (a bad word address: a bug) ends the process with a message, never a busy loop. */
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		const uint32_t expect[], int64_t timeout_ns);
 /* Wake every sleeper on word.  (notify_wait and notify_wake count into waits/wakes.) */

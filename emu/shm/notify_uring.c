@@ -2,9 +2,12 @@
 #include "emu/shm/notify_uring.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "emu/shm/notify.h"
 
@@ -26,14 +29,29 @@ void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, ui
 	sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
 }
 
-/* Wakes are submitted with IOSQE_CQE_SKIP_SUCCESS: only a failed one leaves a CQE, and
- * it is dropped here so that it never reaches a wait. */
-static void reap_stale(struct io_uring *ring)
+/* Wakes are submitted with IOSQE_CQE_SKIP_SUCCESS and their word's address as user_data
+ * (above the small tags): only a failed wake leaves a CQE.  Its wake is done with the
+ * syscall, never dropped; returns the first such failure, or 0. */
+static int failed_wake(struct io_uring_cqe *cqe)
+{
+	if (cqe->user_data <= NOTIFY_TAG_CANCEL || cqe->res >= 0)
+		return 0;
+	syscall(SYS_futex, (void *)(uintptr_t)cqe->user_data, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	return cqe->res;
+}
+
+static int reap_stale(struct io_uring *ring)
 {
 	struct io_uring_cqe *cqe;
+	int first = 0;
 
-	while (io_uring_peek_cqe(ring, &cqe) == 0)
+	while (io_uring_peek_cqe(ring, &cqe) == 0) {
+		int r = failed_wake(cqe);
+
+		first = first ? first : r;
 		io_uring_cqe_seen(ring, cqe);
+	}
+	return first;
 }
 
 /* Submit what is queued and wait for one CQE; submission that a signal interrupted is
@@ -58,6 +76,7 @@ int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout
 	struct io_uring_cqe *cqe;
 	int pending = 1, res = 0, ret;
 	bool timed_out = false, interrupted = false, cancelled = false;
+	int64_t deadline = timeout_ns >= 0 ? notify_now_ns() + timeout_ns : -1;
 
 	reap_stale(ring);
 	sqe = io_uring_get_sqe(ring);
@@ -65,15 +84,23 @@ int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout
 		return -EBUSY;
 	notify_uring_prep_waitv(sqe, v, (unsigned)count);
 	sqe->user_data = NOTIFY_TAG_WAITV;
-	ts.tv_sec = timeout_ns / 1000000000;
-	ts.tv_nsec = timeout_ns % 1000000000;
 	while (pending > 0) {
 		/* The timeout rides on the wait itself (IORING_ENTER_EXT_ARG): a wake costs
-		 * no timeout SQE and no second CQE; only an expired wait pays for a cancel. */
-		if (timeout_ns >= 0 && !cancelled)
+		 * no timeout SQE and no second CQE; only an expired wait pays for a cancel.
+		 * Each round waits what is left of the deadline: liburing 2.3 returns the
+		 * submit count, not -ETIME, when one enter both submits and times out. */
+		int64_t left = deadline >= 0 ? deadline - notify_now_ns() : 0;
+
+		if (deadline >= 0 && !cancelled && left <= 0) {
+			io_uring_submit(ring);	/* the wait must be in the kernel to be cancelled */
+			ret = -ETIME;
+		} else if (deadline >= 0 && !cancelled) {
+			ts.tv_sec = left / 1000000000;
+			ts.tv_nsec = left % 1000000000;
 			ret = io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
-		else
+		} else {
 			ret = next_cqe(ring, &cqe);
+		}
 		if (ret == -EINTR || ret == -ETIME) {
 			timed_out |= ret == -ETIME;
 			interrupted |= ret == -EINTR;
@@ -94,7 +121,9 @@ int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout
 				pending--;
 			} else if (cqe->user_data == NOTIFY_TAG_CANCEL) {
 				pending--;
-			}	/* else: a failed wake */
+			} else {
+				failed_wake(cqe);
+			}
 			io_uring_cqe_seen(ring, cqe);
 		}
 	}
@@ -117,11 +146,15 @@ int notify_uring_wake(void *u, _Atomic uint32_t *word)
 		return -EBUSY;
 	notify_uring_prep_wake(sqe, word, INT32_MAX);
 	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-	sqe->user_data = NOTIFY_TAG_WAKE;
+	sqe->user_data = (uint64_t)(uintptr_t)word;
 	do
 		ret = io_uring_submit(ring);
 	while (ret == -EINTR);
-	return ret < 0 ? ret : 0;
+	if (ret < 0)
+		return ret;
+	/* A wake completes as it is submitted: a failure's CQE is there now (and its
+	 * wake was done by the syscall); the caller counts it. */
+	return reap_stale(ring);
 }
 
 /* The opcodes exist and the hand-filled SQEs are accepted: a waitv on a word that

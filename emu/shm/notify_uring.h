@@ -24,8 +24,9 @@
 
 #define NOTIFY_FUTEX2_SIZE_U32 0x02	/* FUTEX2_SIZE_U32 (FUTEX_32 in older uapi) */
 
-/* user_data tags of the SQEs notify submits; the supervisor uses tags >= 16. */
-enum { NOTIFY_TAG_WAITV = 1, NOTIFY_TAG_WAKE, NOTIFY_TAG_CANCEL };
+/* user_data tags of the SQEs notify submits; a wake's is its word's address (above
+ * them); the supervisor uses tags >= 16 on a ring of its own. */
+enum { NOTIFY_TAG_WAITV = 1, NOTIFY_TAG_CANCEL };
 
 void notify_uring_prep_waitv(struct io_uring_sqe *sqe, struct futex_waitv *v, unsigned n);
 void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, uint32_t nwake);
@@ -36,6 +37,7 @@ int notify_uring_init(void **out);
 void notify_uring_free(void *u);
 /* Sleep on the count words of v (1..NOTIFY_MAX_WORDS, checked by notify_wait). */
 int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout_ns);
+/* 0, or the failure of the wake (its wake then done by the syscall already). */
 int notify_uring_wake(void *u, _Atomic uint32_t *word);
 
 #endif

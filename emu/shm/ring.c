@@ -1,15 +1,27 @@
 /* emu/shm/ring.c — SPSC byte ring (see ring.h).
  *
- * Lost wake-ups are excluded by a Dekker pair of full fences: the producer stores head,
- * fences, then loads head_waiting; the consumer stores head_waiting, fences, then loads
- * head.  At least one of them sees the other's store: either the producer wakes, or the
- * consumer finds the data and does not sleep.  The kernel's futex compare closes the
- * window between the consumer's check and its sleep.  The same holds for tail.
- * The waker clears the flag it acts on, so a sleeper costs one wake, not one per write
- * while it is being scheduled back in; a sleeper re-arms before every sleep, with a new
- * token, so that a waker delayed between its load and its CAS fails the CAS instead of
- * clearing the newer sleep's flag (its store of head is visible to that newer sleep's
- * check anyway: the newer arm comes after the waker's load in the flag's order).
+ * Sleeping without a lost wake-up, for the consumer (the producer's sleep on tail is
+ * the mirror image).  The consumer arms: S = head; head_waiting = ARMED | S; full fence;
+ * then looks at head again and sleeps on the head word with expect S only if head is
+ * still S.  The producer publishes: head = H; full fence; w = head_waiting; and wakes
+ * (clearing the flag with a compare-and-swap on w) only if w is armed with S != H.
+ *  - The two fences are a Dekker pair: either the consumer's second look sees H (it does
+ *    not sleep), or the producer's load sees the arm; then S != H (the consumer never
+ *    saw H), the producer wakes, and a consumer not yet queued in the kernel finds the
+ *    word != S in the futex compare and does not sleep either.
+ *  - S == H means the consumer armed after it had already seen this very data: a wake
+ *    would be spent on nothing.  The producer then leaves the flag alone, so that its
+ *    next publication (H' != S) wakes the sleeper.  The old protocol (a bare token the
+ *    waker always cleared) lost exactly this wake: a producer delayed between its
+ *    publication and its load cleared the flag of a sleep that had consumed its data,
+ *    and the next message found no flag and woke nobody.
+ *  - The compare-and-swap clears only the arm it saw: one wake per sleep, and a stale
+ *    value cannot clear a newer arm (a newer arm of the same S would have seen H too:
+ *    the producer's load read an older arm, so by the fences the newer arm's second
+ *    look of head sees H and that sleep does not happen).
+ * The sleeper disarms itself after waking.  notify's race_ns, when set (tests only),
+ * delays the producer between its publication and its fence and the sleeper between
+ * its check and its sleep: the two windows the race needs (tests/test_wakeups.c).
  */
 #include "emu/shm/ring.h"
 
@@ -21,23 +33,30 @@
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "futex words are the low halves");
 
-/* Called after the full fence that follows the store of head (tail). */
-static inline void wake_if_armed(_Atomic uint32_t *waiting, _Atomic uint32_t *word,
+/* After publishing `now` (the new head or tail): the fence, then a wake if the peer
+ * sleeps on a value it saw before this publication. */
+static inline void wake_if_armed(_Atomic uint64_t *waiting, _Atomic uint32_t *word, uint64_t now,
 				 struct notify *nt)
 {
-	uint32_t token = atomic_load_explicit(waiting, memory_order_relaxed);
+	if (nt && nt->race_ns > 0)	/* (nt may be NULL where nobody can sleep) */
+		notify_delay_ns(nt->race_ns);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t w = atomic_load_explicit(waiting, memory_order_relaxed);
 
-	if (token && atomic_compare_exchange_strong_explicit(waiting, &token, 0,
-							     memory_order_relaxed,
-							     memory_order_relaxed))
+	if ((w & RING_ARMED) && (uint32_t)w != (uint32_t)now &&
+	    atomic_compare_exchange_strong_explicit(waiting, &w, 0, memory_order_relaxed,
+						    memory_order_relaxed))
 		notify_wake(nt, word);
 }
 
-static inline uint32_t next_token(uint32_t *arms)
+/* Arm: announce the value seen, then the fence; returns that value (the futex expect). */
+static inline uint32_t arm_waiting(_Atomic uint64_t *waiting, _Atomic uint64_t *counter)
 {
-	if (++*arms == 0)
-		*arms = 1;
-	return *arms;
+	uint32_t seen = (uint32_t)atomic_load_explicit(counter, memory_order_acquire);
+
+	atomic_store_explicit(waiting, RING_ARMED | seen, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return seen;
 }
 
 size_t ring_footprint(size_t size)
@@ -51,8 +70,6 @@ void ring_init(struct ring *r, size_t size)
 	atomic_init(&r->head_waiting, 0);
 	atomic_init(&r->tail, 0);
 	atomic_init(&r->tail_waiting, 0);
-	r->head_arms = 0;
-	r->tail_arms = 0;
 	r->size = size;
 }
 
@@ -94,8 +111,7 @@ size_t ring_write(struct ring *r, const void *src, size_t n, struct notify *nt)
 	memcpy(r->data + off, src, first);
 	memcpy(r->data, (const uint8_t *)src + first, n - first);
 	atomic_store_explicit(&r->head, head + n, memory_order_release);
-	atomic_thread_fence(memory_order_seq_cst);
-	wake_if_armed(&r->head_waiting, ring_head_word(r), nt);
+	wake_if_armed(&r->head_waiting, ring_head_word(r), head + n, nt);
 	return n;
 }
 
@@ -113,16 +129,13 @@ size_t ring_read(struct ring *r, void *dst, size_t n, struct notify *nt)
 	memcpy(dst, r->data + off, first);
 	memcpy((uint8_t *)dst + first, r->data, n - first);
 	atomic_store_explicit(&r->tail, tail + n, memory_order_release);
-	atomic_thread_fence(memory_order_seq_cst);
-	wake_if_armed(&r->tail_waiting, ring_tail_word(r), nt);
+	wake_if_armed(&r->tail_waiting, ring_tail_word(r), tail + n, nt);
 	return n;
 }
 
 uint32_t ring_arm_read(struct ring *r)
 {
-	atomic_store_explicit(&r->head_waiting, next_token(&r->head_arms), memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	return (uint32_t)atomic_load_explicit(&r->head, memory_order_acquire);
+	return arm_waiting(&r->head_waiting, &r->head);
 }
 
 void ring_disarm_read(struct ring *r)
@@ -132,9 +145,7 @@ void ring_disarm_read(struct ring *r)
 
 uint32_t ring_arm_write(struct ring *r)
 {
-	atomic_store_explicit(&r->tail_waiting, next_token(&r->tail_arms), memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	return (uint32_t)atomic_load_explicit(&r->tail, memory_order_acquire);
+	return arm_waiting(&r->tail_waiting, &r->tail);
 }
 
 void ring_disarm_write(struct ring *r)
@@ -169,6 +180,8 @@ static void wait_until(struct ring *r, struct notify *nt, size_t (*ready)(struct
 
 		if (ready(r))
 			break;
+		if (nt->race_ns > 0)	/* tests: widen the window between check and sleep */
+			notify_delay_ns(nt->race_ns);
 		notify_wait(nt, 1, &word, &seen, -1);
 	}
 	disarm(r);

@@ -5,11 +5,10 @@
  * reverse for tail.  No locks.  The low 32 bits of head and tail double as futex words
  * (see notify.h): a consumer with nothing to read sleeps on head, a producer with no
  * space sleeps on tail, after announcing itself in the matching *_waiting word, so the
- * other side issues a wake only when somebody sleeps.  The waiting word holds a fresh
- * token per sleep (never reused soon), and the waker clears it with a compare-and-swap
- * on the token it saw: one wake per sleep, and a late waker can never clear the flag of
- * a newer sleep (which would lose that sleep's wake-up).  A message is a byte stream:
- * framing is the caller's, and messages larger than the ring stream through in pieces.
+ * other side issues a wake only when somebody sleeps.  The waiting word says which
+ * value of the word the sleeper saw (ring.c says why that, and not a bare flag, makes a
+ * lost wake-up impossible).  A message is a byte stream: framing is the caller's, and
+ * messages larger than the ring stream through in pieces.
  */
 #ifndef EMU_RING_H
 #define EMU_RING_H
@@ -20,13 +19,14 @@
 
 struct notify;
 
+/* A *_waiting word: 0, or RING_ARMED | the low 32 bits of the word the sleeper saw. */
+#define RING_ARMED (1ULL << 32)
+
 struct ring {
 	_Alignas(64) _Atomic uint64_t head;	/* producer's line */
-	_Atomic uint32_t head_waiting;		/* consumer sleeps on head: its arm token */
-	uint32_t tail_arms;			/* producer's count of its arms */
+	_Atomic uint64_t head_waiting;		/* consumer sleeps on head (see above) */
 	_Alignas(64) _Atomic uint64_t tail;	/* consumer's line */
-	_Atomic uint32_t tail_waiting;		/* producer sleeps on tail: its arm token */
-	uint32_t head_arms;			/* consumer's count of its arms */
+	_Atomic uint64_t tail_waiting;		/* producer sleeps on tail */
 	_Alignas(64) uint64_t size;		/* data bytes, a power of two */
 	uint8_t data[];
 };
@@ -51,11 +51,11 @@ void ring_write_all(struct ring *r, const void *src, size_t n, struct notify *nt
 void ring_read_all(struct ring *r, void *dst, size_t n, struct notify *nt);
 
 /* For a consumer that sleeps on several rings in one notify_wait: announce the sleep
- * (head_waiting = 1, then a full fence), and get the head word's value to pass as
- * `expect`.  Check ring_readable() after arming and before sleeping; disarm after
- * waking.  The producer side is the same with tail: ring_arm_write/ring_disarm_write.
- * Without arming, a peer never issues a wake; a wake clears the flag, so arm again
- * before every sleep. */
+ * (head_waiting = armed with the head it saw, then a full fence), and get that head
+ * word's value to pass as `expect`.  Check ring_readable() after arming and before
+ * sleeping; disarm after waking.  The producer side is the same with tail:
+ * ring_arm_write/ring_disarm_write.  Without arming, a peer never issues a wake; a wake
+ * clears the flag, so arm again before every sleep. */
 uint32_t ring_arm_read(struct ring *r);
 void ring_disarm_read(struct ring *r);
 uint32_t ring_arm_write(struct ring *r);
