@@ -56,6 +56,24 @@ expect_rc 2 "missing file" "$EMU" check "$tmp/nonexistent.ini"
 expect_rc 2 "directory" "$EMU" check "$tmp"
 [ "$(cat "$tmp/err")" = "$tmp: cannot read: Is a directory" ] || fail "directory: $(cat "$tmp/err")"
 
+# --- input that never ends: refused at once, in bounded memory ---------------------
+# (a hang here is caught by `timeout`; ulimit -v keeps a reader that slurps from passing)
+bounded() { (ulimit -v 262144 && timeout 10 "$@"); }
+expect_rc 2 "/dev/zero" bounded "$EMU" check /dev/zero
+[ "$(cat "$tmp/err")" = "/dev/zero:1: NUL byte in line; expected text" ] ||
+	fail "/dev/zero: $(cat "$tmp/err")"
+mkfifo "$tmp/fifo"
+expect_rc 2 "FIFO" bounded "$EMU" run "$tmp/fifo"
+[ "$(cat "$tmp/err")" = "$tmp/fifo: cannot read: a FIFO, not a file" ] || fail "FIFO: $(cat "$tmp/err")"
+# one line of 16 MB, then 2 MB of comments: both stop at their cap
+head -c 16777216 /dev/zero | tr '\0' a >"$tmp/line.ini"
+expect_rc 2 "huge line" bounded "$EMU" check "$tmp/line.ini"
+[ "$(cat "$tmp/err")" = "$tmp/line.ini:1: line is over 4096 characters long; expected at most 197 (inih's line limit)" ] ||
+	fail "huge line: $(cat "$tmp/err")"
+yes '# comment' | head -n 200000 >"$tmp/long.ini"
+expect_rc 2 "huge file" bounded "$EMU" check "$tmp/long.ini"
+grep -q "^$tmp/long.ini:104858: the file goes on past 1024 KiB" "$tmp/err" || fail "huge file: $(cat "$tmp/err")"
+
 # every key of the table is in the reference
 expect_rc 0 "help keys --markdown" "$EMU" help keys --markdown
 nkeys=$(grep -c '^| [a-z]* | `' "$tmp/out")

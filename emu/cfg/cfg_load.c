@@ -21,6 +21,11 @@
 
 #define SECT_NONE (-1)
 #define SECT_LINK CFG_SECTION_LINK
+/* Input that never ends (/dev/zero, a 1 GB line) is refused within these: a line is
+ * read into LINE_CAP bytes at most (longer ones are errors anyway), a file into
+ * FILE_CAP (an emu configuration is a few KiB). */
+#define LINE_CAP 4096
+#define FILE_CAP (1 << 20)
 
 /* A place in the input: > 0 a line of the file, < 0 minus an argv index, 0 = default. */
 typedef int loc_t;
@@ -29,8 +34,8 @@ struct loader {
 	struct cfg *c;
 	const char *path;
 	FILE *f;
-	char *buf;
-	size_t cap;
+	char buf[LINE_CAP + 1];
+	size_t total;			/* bytes read so far */
 	int lineno;
 	int sect;			/* index into cfg_sections, or SECT_NONE */
 	int link;			/* current link when sect == SECT_LINK */
@@ -275,6 +280,35 @@ static int key_chars_ok(const char *s)
 	return 1;
 }
 
+/* The next line into L->buf (without its newline), at most LINE_CAP bytes: its length,
+ * or -1 at the end of the file, or -2 after reporting what is wrong (a read error, a NUL
+ * byte, a line or a file too long). */
+static ssize_t next_line(struct loader *L)
+{
+	size_t len = 0;
+	int ch;
+
+	errno = 0;
+	while ((ch = getc(L->f)) != EOF && ch != '\n') {
+		if (++L->total > FILE_CAP)
+			return fail(L, L->lineno + 1, "the file goes on past %d KiB; expected an emu "
+				    "configuration (a few KiB)", FILE_CAP >> 10), -2;
+		if (ch == 0)
+			return fail(L, L->lineno + 1, "NUL byte in line; expected text"), -2;
+		if (len == LINE_CAP)
+			return fail(L, L->lineno + 1, "line is over %d characters long; expected at "
+				    "most 197 (inih's line limit)", LINE_CAP), -2;
+		L->buf[len++] = (char)ch;
+	}
+	if (ch == EOF && ferror(L->f))
+		return fail(L, L->lineno + 1, "cannot read: %s", strerror(errno ? errno : EIO)), -2;
+	if (ch == EOF && len == 0)
+		return -1;
+	L->total++;
+	L->buf[len] = 0;
+	return (ssize_t)len;
+}
+
 /* inih's fgets: one cleaned line into str (at most num bytes), NULL to stop. */
 static char *ld_read(char *str, int num, void *user)
 {
@@ -284,17 +318,10 @@ static char *ld_read(char *str, int num, void *user)
 
 	if (L->failed)
 		return NULL;
-	len = getline(&L->buf, &L->cap, L->f);
-	if (len < 0) {
-		if (ferror(L->f))
-			fail(L, L->lineno + 1, "cannot read: %s", strerror(errno));
+	len = next_line(L);
+	if (len < 0)
 		return NULL;
-	}
 	L->lineno++;
-	if (strlen(L->buf) != (size_t)len) {
-		fail(L, L->lineno, "NUL byte in line; expected text");
-		return NULL;
-	}
 	while (len > 0 && (L->buf[len - 1] == '\n' || L->buf[len - 1] == '\r'))
 		L->buf[--len] = 0;
 	if (len + 3 > num) {
@@ -544,6 +571,13 @@ int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const o
 	snprintf(c->path, sizeof(c->path), "%.*s", (int)sizeof(c->path) - 1, path);
 	*L = (struct loader){ .c = c, .path = path, .sect = SECT_NONE, .args = overrides,
 			      .argbase = argbase, .err = err, .errlen = errlen };
+	/* never block: a FIFO would wait for a writer, so it is refused before the open */
+	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		snprintf(err, errlen, "%s: cannot read: a %s, not a file", path,
+			 S_ISFIFO(st.st_mode) ? "FIFO" : "socket");
+		r = -EINVAL;
+		goto out;
+	}
 	L->f = fopen(path, "r");
 	if (!L->f) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -572,7 +606,6 @@ int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const o
 out:
 	if (L->f)
 		fclose(L->f);
-	free(L->buf);
 	free(L);
 	return r;
 }
