@@ -156,7 +156,7 @@ build_emu = $(MAKE) --no-print-directory $(BUILD)/emu
 
 demo: deps
 	$(build_emu)
-	$(BUILD)/emu run ini/quickstart.ini
+	$(BUILD)/emu run ini/quickstart.ini run.overwrite=true
 	@scripts/plots
 
 # The RPS paper's sweep (a few minutes here) and the time-to-accuracy pair.
@@ -170,8 +170,8 @@ algorithms: deps
 
 tta: deps
 	$(build_emu)
-	$(BUILD)/emu run ini/tta-allreduce-reliable.ini
-	$(BUILD)/emu run ini/tta-rps-unreliable.ini
+	$(BUILD)/emu run ini/tta-allreduce-reliable.ini run.overwrite=true
+	$(BUILD)/emu run ini/tta-rps-unreliable.ini run.overwrite=true
 	@scripts/time-to-accuracy 0.80 runs/tta-allreduce-reliable runs/tta-rps-unreliable
 	@scripts/plots
 

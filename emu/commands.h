@@ -6,7 +6,8 @@
 
 #include "emu/cfg/cfg.h"
 
-int cmd_run(const struct cfg *c);		/* emu/run/train.c: the distributed run */
+/* emu/run/train.c: the distributed run; argv is emu's, for the run's status record */
+int cmd_run(const struct cfg *c, int argc, char *const argv[]);
 int bench_net(int argc, char **argv);		/* emu/bench/bench_net.c: rings, notify, exchange */
 int bench_nn(int argc, char **argv);		/* emu/bench/bench_nn.c: nn step against PyTorch */
 int bench_train(int argc, char **argv);		/* emu/bench/bench_train.c: harness overhead */

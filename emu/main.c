@@ -1,5 +1,8 @@
 /* emu/main.c — the command line: run, check, bench, help.
  * Exit codes: 0 ok, 1 a failed run, 2 usage or configuration error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +102,7 @@ static int cmd_help(int argc, char **argv)
 			"jointspar\n", topic);
 		return 2;
 	}
-	return fflush(stdout) ? 1 : 0;
+	return 0;
 }
 
 /* emu check / emu run: load the configuration, then print it or run it. */
@@ -114,10 +117,9 @@ static int cmd_with_config(int argc, char **argv, int run)
 	}
 	r = load(c, argc, argv);
 	if (!r && run) {
-		r = cmd_run(c);
-	} else if (!r && (cfg_print(c, stdout) || fflush(stdout))) {
-		fprintf(stderr, "emu check: cannot write the configuration to stdout\n");
-		r = 1;
+		r = cmd_run(c, argc, argv);
+	} else if (!r) {
+		cfg_print(c, stdout);	/* a failed write is found at exit (stdout_written) */
 	}
 	free(c);
 	return r;
@@ -154,12 +156,25 @@ static void single_threaded_blas(char **argv)
 	/* exec failed (no /proc): run on, with the pool as it is */
 }
 
-int main(int argc, char **argv)
+/* Started with fd 0, 1 or 2 closed (`emu run x.ini 2>&-`), the first file emu opens
+ * would take its number, and progress meant for stderr would land in a CSV: each closed
+ * one is held by /dev/null instead.  A reader that goes away (`| head -1`) or a file
+ * size limit must not kill a run with its logs half-written: SIGPIPE and SIGXFSZ are
+ * ignored, and the writes that fail say so. */
+static void safe_stdio(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			_exit(1);	/* nothing can be said: there is no stderr */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+static int dispatch(int argc, char **argv)
 {
 	static const char *const cmds[] = { "run", "check", "bench", "help" };
 	const char *near;
 
-	single_threaded_blas(argv);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;
@@ -185,4 +200,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "emu: unknown command '%s'; expected run, check, bench or help "
 			"(emu --help)\n", argv[1]);
 	return 2;
+}
+
+/* What went to stdout reached it, or the command fails (`emu check x.ini >/dev/full`). */
+static int stdout_written(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "emu: stdout: %s\n", strerror(errno ? errno : EIO));
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	int r;
+
+	safe_stdio();
+	single_threaded_blas(argv);
+	errno = 0;
+	r = dispatch(argc, argv);
+	if (stdout_written() < 0 && r == 0)
+		r = 1;
+	return r;
 }

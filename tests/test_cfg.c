@@ -415,7 +415,11 @@ static void random_value(const struct cfg_key *k, uint64_t *s, char *buf, size_t
 		break;
 	case CFG_T_STR:
 		for (size_t i = 0, len = 1 + test_rng(s) % 20; i < len && i + 1 < n; i++)
-			buf[i] = "abcxyz/_-.0123"[test_rng(s) % 14], buf[i + 1] = 0;
+			buf[i] = "abcxyz_-.0123/"[test_rng(s) % 14], buf[i + 1] = 0;
+		if (!strcmp(k->name, "name")) {	/* a plain name: no '/', not . or .. */
+			for (char *c = buf; *c; c++)
+				*c = *c == '/' || *c == '.' ? 'n' : *c;
+		}
 		break;
 	case CFG_T_CHOICE:
 	case CFG_T_ENUM:

@@ -31,7 +31,7 @@
 #define MAXW 16
 #define HANG_GUARD_S 60		/* only a hung run takes this long */
 
-enum scenario { SEGV, EXIT3, ERRTEXT, STOP, STOP_IGNORED, ALL_OK, CPU_IDLE };
+enum scenario { SEGV, EXIT3, ERRTEXT, STOP, STOP_IGNORED, ALL_OK, CPU_IDLE, STALL, STOP_FROZEN };
 
 /* Shared between the test, the supervisor child and (read-only) nobody else. */
 struct result {
@@ -43,6 +43,8 @@ struct result {
 	int order_errors, content_errors;
 	int stopped[MAXW];	/* the last record said "stopped" */
 	int end_status, end_calls;
+	char end_why[256];	/* what on_end was told */
+	int64_t stall_ns, grace_ns;	/* run.stall_timeout, run.stop_grace */
 	_Atomic pid_t pids[MAXW];	/* each worker writes its own first */
 	int memfds_after, children_left;
 };
@@ -86,8 +88,18 @@ static int worker(void *ctx, struct region *rg, int id)
 		size_t len = sizeof(*r);
 
 		atomic_store(&slot->step, step);
+		atomic_fetch_add(&slot->beats, 1);
+		/* Worker 2 freezes (as a debugger or ^Z would) at step 5; in STALL the others
+		 * wait for its message, as training peers would. */
+		if ((res->sc == STALL || res->sc == STOP_FROZEN) && step == 5 && id == 2)
+			raise(SIGSTOP);
+		if (res->sc == STALL && step == 5 && id != 2) {
+			uint64_t v;
+
+			ring_read_all(region_ring(rg, 2, id), &v, sizeof(v), &nt);
+		}
 		/* Step boundary: the stop word is looked at here only. */
-		if ((res->sc == STOP) && atomic_load(region_stop(rg))) {
+		if ((res->sc == STOP || res->sc == STOP_FROZEN) && atomic_load(region_stop(rg))) {
 			r->step = step;
 			r->stopped = 1;
 			worker_log(rg, id, r, sizeof(*r), &nt);
@@ -122,14 +134,14 @@ static int worker(void *ctx, struct region *rg, int id)
 	return 0;
 }
 
-static void on_record(void *ctx, int id, const void *data, size_t len)
+static int on_record(void *ctx, int id, const void *data, size_t len)
 {
 	struct result *res = ctx;
 	const struct rec *r = data;
 
 	if (len < sizeof(*r)) {
 		res->content_errors++;
-		return;
+		return 0;
 	}
 	if (atomic_load(&res->records[id]) > 0 && r->step != res->last_step[id] + 1)
 		res->order_errors++;
@@ -143,6 +155,7 @@ static void on_record(void *ctx, int id, const void *data, size_t len)
 	res->last_step[id] = r->step;
 	res->stopped[id] = r->stopped;
 	atomic_fetch_add(&res->records[id], 1);
+	return 0;
 }
 
 static int count_dir(const char *dir)
@@ -158,12 +171,14 @@ static int count_dir(const char *dir)
 	return n;
 }
 
-static void on_end(void *ctx, int status)
+static int on_end(void *ctx, int status, const char *why)
 {
 	struct result *res = ctx;
 
 	res->end_status = status;
 	res->end_calls++;
+	snprintf(res->end_why, sizeof(res->end_why), "%s", why ? why : "");
+	return status;
 }
 
 static const struct supervisor_ops ops = { worker, on_record, on_end };
@@ -217,6 +232,8 @@ static void start(struct run *rn, struct result *res, int nworkers, size_t log_r
 		memset(&c, 0, sizeof(c));
 		c.run.notify = res->mode;
 		c.run.workers = nworkers;
+		c.run.stall_timeout = res->stall_ns;
+		c.run.stop_grace = res->grace_ns;
 		ret = supervise(&c, &p, &ops, res);
 		res->memfds_after = count_memfds() - before;
 		res->children_left = !(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
@@ -359,24 +376,86 @@ static void test_sigint_stops_at_step_boundary(void **state)
 	munmap(res, sizeof(*res));
 }
 
-static void test_second_sigint_kills(void **state)
+/* A second stop signal, of any kind, kills at once; the first decides the exit code. */
+static void second_signal_kills(enum notify_mode mode, int first, int second, const char *line)
 {
-	enum notify_mode mode = *(enum notify_mode *)*state;
 	struct result *res = new_result(STOP_IGNORED, mode);
 	struct run rn;
 
 	start(&rn, res, 3, 4096);
 	collect_pids(&rn, res, 3);
 	wait_records(res, 3, 3);
-	kill(rn.pid, SIGINT);
+	kill(rn.pid, first);
 	usleep(50000);
 	assert_int_equal(waitpid(rn.pid, NULL, WNOHANG), 0);	/* still waiting for them */
-	kill(rn.pid, SIGINT);
+	kill(rn.pid, second);
 	finish(&rn);	/* the workers ignore the stop word: ending at all is the kill */
 	assert_true(WIFEXITED(rn.status));
-	assert_int_equal(WEXITSTATUS(rn.status), 130);
-	expect_lines(rn.err, "", mode, 3);
+	assert_int_equal(WEXITSTATUS(rn.status), 128 + first);
+	expect_lines(rn.err, line, mode, 3);
 	check_clean(res, 3);
+	munmap(res, sizeof(*res));
+}
+
+static void test_second_sigint_kills(void **state)
+{
+	second_signal_kills(*(enum notify_mode *)*state, SIGINT, SIGINT,
+			    "emu: a second SIGINT: the workers are killed\n");
+}
+
+/* SIGHUP (a dropped ssh session) stops like SIGTERM, and a SIGTERM after it kills. */
+static void test_sighup_then_sigterm_kills(void **state)
+{
+	second_signal_kills(*(enum notify_mode *)*state, SIGHUP, SIGTERM,
+			    "emu: a second SIGTERM: the workers are killed\n");
+}
+
+/* Worker 2 is SIGSTOPped, the others wait for it: the watchdog names it, the run ends. */
+static void test_stall_blames_the_stopped_worker(void **state)
+{
+	enum notify_mode mode = *(enum notify_mode *)*state;
+	struct result *res = new_result(STALL, mode);
+	const char *line = "worker 2 not responding at step 5 (stopped): no worker made "
+			   "progress for 1 s (run.stall_timeout)";
+	char want[512];
+	struct run rn;
+
+	res->stall_ns = 1000000000;
+	start(&rn, res, 4, 4096);
+	collect_pids(&rn, res, 4);
+	finish(&rn);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 1);
+	assert_true(rn.ns >= 1000000000);	/* not before the timeout */
+	snprintf(want, sizeof(want), "emu: %s\n", line);
+	expect_lines(rn.err, want, mode, 4);
+	assert_string_equal(res->end_why, line);
+	check_clean(res, 4);
+	munmap(res, sizeof(*res));
+}
+
+/* SIGTERM with a stopped worker: the others stop, it cannot; run.stop_grace later it is
+ * killed and the run ends as interrupted. */
+static void test_sigterm_ends_within_the_grace(void **state)
+{
+	enum notify_mode mode = *(enum notify_mode *)*state;
+	struct result *res = new_result(STOP_FROZEN, mode);
+	struct run rn;
+
+	res->grace_ns = 1000000000;
+	start(&rn, res, 4, 4096);
+	collect_pids(&rn, res, 4);
+	wait_records(res, 4, 5);	/* worker 2 is stopped after its 5th */
+	kill(rn.pid, SIGTERM);
+	finish(&rn);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 143);
+	expect_lines(rn.err, "emu: the workers did not stop within 1 s of SIGTERM "
+		     "(run.stop_grace): killed\n", mode, 4);
+	assert_string_equal(res->end_why, "stopped by SIGTERM");
+	for (int w = 0; w < 4; w++)
+		assert_int_equal(res->stopped[w], w != 2);
+	check_clean(res, 4);
 	munmap(res, sizeof(*res));
 }
 
@@ -478,6 +557,9 @@ static void test_waiting_workers_sleep(void **state)
 	cmocka_unit_test_prestate(test_error_text, &modes[m]),                      \
 	cmocka_unit_test_prestate(test_sigint_stops_at_step_boundary, &modes[m]),   \
 	cmocka_unit_test_prestate(test_second_sigint_kills, &modes[m]),             \
+	cmocka_unit_test_prestate(test_sighup_then_sigterm_kills, &modes[m]),       \
+	cmocka_unit_test_prestate(test_stall_blames_the_stopped_worker, &modes[m]), \
+	cmocka_unit_test_prestate(test_sigterm_ends_within_the_grace, &modes[m]),   \
 	cmocka_unit_test_prestate(test_killed_supervisor_takes_workers, &modes[m]), \
 	cmocka_unit_test_prestate(test_all_ok_with_backpressure, &modes[m]),        \
 	cmocka_unit_test_prestate(test_waiting_workers_sleep, &modes[m])

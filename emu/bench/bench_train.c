@@ -130,7 +130,7 @@ static int run_step(const char *dir, double *out, long *steps)
 }
 
 /* The rounds of `emu bench train` for configuration c, whose runs write into tmpl. */
-static int bench_with(const struct cfg *c, const char *tmpl)
+static int bench_with(const struct cfg *c, const char *tmpl, int argc, char **argv)
 {
 	if (c->run.device != DEV_CPU && c->run.device != DEV_REF) {
 		fprintf(stderr, "emu: bench train measures the harness on the CPU: run.device = cpu "
@@ -173,7 +173,7 @@ static int bench_with(const struct cfg *c, const char *tmpl)
 			failed = 1;
 			break;
 		}
-		int rc = cmd_run(c);
+		int rc = cmd_run(c, argc, argv);
 		if (rc != 0 || run_step(tmpl, &actual, &steps) < 0) {
 			fprintf(stderr, "emu: bench train: the run failed (exit %d)\n", rc);
 			failed = 1;
@@ -222,9 +222,10 @@ int bench_train(int argc, char **argv)
 	over[no++] = "train.max_steps=80";
 	over[no++] = "train.log_every=10";
 	over[no++] = "train.eval_every=100000";
-	for (int i = first; i < argc && no < 62; i++)
+	for (int i = first; i < argc && no < 61; i++)
 		over[no++] = argv[i];
 	over[no++] = out_arg;
+	over[no++] = "run.overwrite=true";	/* every round writes the same folder */
 	struct cfg *cp = malloc(sizeof(*cp));	/* large: not on the stack */
 	char err[1024];
 	if (!cp || cfg_load(cp, ini, no, over, err, sizeof(err)) < 0) {
@@ -232,7 +233,7 @@ int bench_train(int argc, char **argv)
 		free(cp);
 		return 2;
 	}
-	int status = bench_with(cp, tmpl);
+	int status = bench_with(cp, tmpl, argc, argv);
 	free(cp);
 	return status;
 }

@@ -52,6 +52,9 @@ struct cfg {
 		enum notify_mode notify;
 		int threads;		/* BLAS threads per worker */
 		int64_t ring_size;	/* bytes per directed ring */
+		int overwrite;		/* 1: an earlier run in the folder may be replaced */
+		int64_t stall_timeout;	/* ns without progress that end a run; 0 = never */
+		int64_t stop_grace;	/* ns from a stop signal to SIGKILL; 0 = never */
 	} run;
 	struct net_cfg net;
 	uint64_t net_set;	/* bit k: key k of the net table was given in [net] (cfg_keys.h) */

@@ -11,6 +11,7 @@
 
 #include "emu/cfg/units.h"
 
+const char *const cfg_bool_names[] = { "false", "true", NULL };
 const char *const cfg_device_names[] = { [DEV_CPU] = "cpu", [DEV_REF] = "ref",
 	[DEV_CUDA] = "cuda", [DEV_AUTO] = "auto", NULL };
 const char *const cfg_notify_names[] = { [NOTIFY_AUTO] = "auto",

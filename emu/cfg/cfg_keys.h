@@ -86,6 +86,12 @@
 	X(run, threads, INT, 0, "1", 1, 256, 0, "BLAS threads per worker") \
 	X(run, ring_size, SIZE, 0, "1MiB", 4096, 268435456, CFG_POW2, \
 	  "bytes per directed ring, a power of two") \
+	X(run, overwrite, ENUM, cfg_bool_names, "false", 0, 0, 0, \
+	  "true: replace an earlier run's logs in the run folder; false: refuse to") \
+	X(run, stall_timeout, DURATION, 0, "60s", 0, 86400e9, 0, \
+	  "end the run when no worker makes progress for this long; 0s = never") \
+	X(run, stop_grace, DURATION, 0, "10s", 0, 86400e9, 0, \
+	  "after a stop signal, kill workers that have not stopped within this; 0s = wait") \
 	X(train, algorithm, ENUM, cfg_algo_names, "rps", 0, 0, 0, "distributed training algorithm") \
 	X(train, model, CHOICE, cfg_model_names, "lenet", 0, 0, 0, "model every worker trains") \
 	X(train, epochs, INT, 0, "5", 1, 1000000, 0, "passes over the training set") \
@@ -185,7 +191,7 @@ extern const char *const cfg_sections[CFG_NSECTIONS + 1];
 int cfg_section_index(const char *name);
 
 /* Value names of each enum, indexed by the enum, NULL-terminated. */
-extern const char *const cfg_device_names[], *const cfg_notify_names[],
+extern const char *const cfg_bool_names[], *const cfg_device_names[], *const cfg_notify_names[],
 	*const cfg_compute_names[], *const cfg_loss_names[], *const cfg_unit_names[],
 	*const cfg_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],

@@ -518,11 +518,15 @@ static const struct cfg_key *key_of(const char *section, const char *name, size_
 static int validate(struct loader *L)
 {
 	const struct cfg *c = L->c;
-	size_t iw, ia;
+	size_t iw, ia, in;
 	struct net_cfg n;
 
 	key_of("run", "workers", &iw);
 	key_of("signum", "adversaries", &ia);
+	key_of("run", "name", &in);
+	if (strchr(c->run.name, '/') || !strcmp(c->run.name, ".") || !strcmp(c->run.name, ".."))
+		return fail(L, L->key_loc[in], "run.name = %s is not a plain name; expected a name "
+			    "without '/', not . or .. (run.output chooses the folder)", c->run.name);
 	for (int i = 0; i < c->nlinks; i++) {
 		const struct cfg_link *lk = &c->links[i];
 		int w = lk->src > lk->dst ? lk->src : lk->dst;

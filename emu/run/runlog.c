@@ -1,11 +1,13 @@
 /* emu/run/runlog.c — see runlog.h. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "emu/run/record.h"
+#include "emu/run/rundir.h"
 #include "emu/run/runlog.h"
 
 /* Records of one worker not yet joined into a row, oldest first.  The supervisor may
@@ -47,17 +49,26 @@ static void queue_pop(struct queue *q)
 	q->len--;
 }
 
+/* A CSV that grows a line at a time.  whole is the size up to its last whole line: a
+ * failed write is cut back to it, so the file never ends in half a line. */
+struct csv {
+	const char *name;
+	int fd;
+	off_t whole;
+};
+
 struct runlog {
 	const struct cfg *c;
 	int n;
-	char dir[CFG_STR];
-	FILE *train, *eval;
+	struct rundir dir;
+	struct csv train, eval;
 	struct queue tq[CFG_MAX_WORKERS], eq[CFG_MAX_WORKERS];	/* train, eval records */
 	struct rec_link *links;		/* n*n, latest per directed link */
 	double t0;
 	int tty;
 	int64_t step, steps_total;
 	double loss, acc, epoch;
+	char error[512];		/* the first write that failed; the run stops there */
 };
 
 static double now_s(void)
@@ -67,42 +78,95 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static FILE *open_csv(struct runlog *l, const char *name, const char *header, char *err,
-		      size_t errlen)
+/* Appends one line to o; on failure cuts o back to its last whole line, keeps the reason
+ * in l->error and returns -1.  A file removed under the run (its folder deleted) is a
+ * failure too: the lines would go nowhere. */
+static int csv_line(struct runlog *l, struct csv *o, const char *fmt, ...)
 {
-	char path[CFG_STR + 32];
-	snprintf(path, sizeof(path), "%s/%s", l->dir, name);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-		return NULL;
-	}
-	setvbuf(f, NULL, _IOLBF, 0);	/* every line reaches the file as it is written */
-	fprintf(f, "%s\n", header);
-	return f;
-}
+	char line[512];
+	va_list ap;
+	struct stat st;
+	int len, rc;
 
-/* mkdir -p */
-static int make_dirs(const char *dir)
-{
-	char p[CFG_STR];
-	snprintf(p, sizeof(p), "%s", dir);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
+	va_start(ap, fmt);
+	len = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(line))
+		rc = -EOVERFLOW;	/* cannot happen with the formats below */
+	else
+		rc = write_all(o->fd, line, (size_t)len);
+	if (rc == 0 && fstat(o->fd, &st) == 0 && st.st_nlink == 0)
+		rc = -ENOENT;
+	if (rc < 0) {
+		if (ftruncate(o->fd, o->whole) < 0) { /* the error below says enough */ }
+		snprintf(l->error, sizeof(l->error), "%s/%s: %s%s", l->dir.path, o->name,
+			 strerror(-rc), rc == -ENOENT ? " (the file or its folder was removed)" : "");
+		return -1;
 	}
-	if (mkdir(p, 0777) < 0 && errno != EEXIST)
-		return -errno;
+	o->whole += len;
 	return 0;
 }
 
-struct runlog *runlog_open(const struct cfg *c, const char *dir, char *err, size_t errlen)
+static int csv_open(struct runlog *l, struct csv *o, const char *name, const char *header,
+		    char *err, size_t errlen)
+{
+	o->name = name;
+	o->fd = rundir_create(&l->dir, name, err, errlen);
+	if (o->fd < 0)
+		return -1;
+	if (csv_line(l, o, "%s\n", header) < 0) {
+		snprintf(err, errlen, "%s", l->error);
+		return -1;
+	}
+	return 0;
+}
+
+/* The whole file, flushed to the disk, closed: 0 or -1 with l->error. */
+static int csv_close(struct runlog *l, struct csv *o)
+{
+	int rc = 0;
+
+	if (o->fd < 0)
+		return 0;
+	if (fsync(o->fd) < 0)
+		rc = -errno;
+	if (close(o->fd) < 0 && !rc)
+		rc = -errno;
+	o->fd = -1;
+	if (rc < 0 && !l->error[0])
+		snprintf(l->error, sizeof(l->error), "%s/%s: %s", l->dir.path, o->name, strerror(-rc));
+	return rc < 0 ? -1 : 0;
+}
+
+/* The resolved configuration, as `emu check` prints it. */
+static int write_config(struct runlog *l, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = cfg_print(l->c, f);
+	if (fclose(f) || rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		free(buf);
+		return -1;
+	}
+	rc = rundir_replace(&l->dir, "config.ini", buf, len, err, errlen);
+	free(buf);
+	return rc;
+}
+
+struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char *const argv[],
+			   int *status, char *err, size_t errlen)
 {
 	struct runlog *l = calloc(1, sizeof(*l));
+
+	*status = 1;
 	if (!l) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -111,41 +175,36 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, char *err, size
 	l->n = c->run.workers;
 	l->t0 = now_s();
 	l->tty = isatty(STDERR_FILENO);
-	snprintf(l->dir, sizeof(l->dir), "%s", dir);
+	l->train.fd = l->eval.fd = -1;
 	for (int i = 0; i < l->n; i++) {
 		l->tq[i].size = sizeof(struct rec_train);
 		l->eq[i].size = sizeof(struct rec_eval);
 	}
 	l->links = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links));
-	int rc = make_dirs(dir);
-	if (rc < 0) {
-		snprintf(err, errlen, "%s: cannot create directory: %s", dir, strerror(-rc));
-		goto fail;
+	if (!l->links) {
+		snprintf(err, errlen, "out of memory");
+		free(l);
+		return NULL;
 	}
-	char path[CFG_STR + 32];
-	snprintf(path, sizeof(path), "%s/config.ini", dir);
-	FILE *f = fopen(path, "w");
-	if (!f || !l->links) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-		if (f)
-			fclose(f);
+	*status = rundir_open(&l->dir, c, dir, argc, argv, err, errlen);
+	if (*status)
 		goto fail;
-	}
-	cfg_print(c, f);
-	fclose(f);
-	l->train = open_csv(l, "train.csv",
-			    "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped",
-			    err, errlen);
-	if (!l->train)
+	*status = 1;
+	if (write_config(l, err, errlen) < 0 ||
+	    csv_open(l, &l->train, "train.csv",
+		     "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped", err,
+		     errlen) < 0 ||
+	    csv_open(l, &l->eval, "eval.csv", "epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent",
+		     err, errlen) < 0)
 		goto fail;
-	l->eval = open_csv(l, "eval.csv", "epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent", err,
-			   errlen);
-	if (!l->eval)
-		goto fail;
+	*status = 0;
 	return l;
 fail:
-	if (l->train)
-		fclose(l->train);
+	if (l->dir.statusfd >= 0)	/* the folder is ours: say why the run never started */
+		rundir_status(&l->dir, "failed", *status, 0, 0, err, l->error, sizeof(l->error));
+	csv_close(l, &l->train);
+	csv_close(l, &l->eval);
+	rundir_close(&l->dir);
 	free(l->links);
 	free(l);
 	return NULL;
@@ -168,7 +227,7 @@ static void progress(struct runlog *l, int final)
 	}
 }
 
-static void train_row(struct runlog *l, const struct rec_train w[])
+static int train_row(struct runlog *l, const struct rec_train w[])
 {
 	double loss = 0, cons = 0, vt = 0;
 	uint64_t bytes = 0, dropped = 0;
@@ -182,24 +241,31 @@ static void train_row(struct runlog *l, const struct rec_train w[])
 	}
 	loss /= l->n;
 	cons /= l->n;
-	fprintf(l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu\n", (long long)w[0].step,
-		w[0].epoch, loss, w[0].lr, vt, now_s() - l->t0, cons,
-		(unsigned long long)bytes, (unsigned long long)dropped);
+	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu\n",
+		     (long long)w[0].step, w[0].epoch, loss, w[0].lr, vt, now_s() - l->t0, cons,
+		     (unsigned long long)bytes, (unsigned long long)dropped) < 0)
+		return -1;
 	l->step = w[0].step;
 	l->steps_total = w[0].steps_total;
 	l->loss = loss;
 	l->epoch = w[0].epoch;
 	progress(l, 0);
+	return rundir_status(&l->dir, "running", -1, l->step, l->steps_total, NULL, l->error,
+			     sizeof(l->error));
 }
 
-static void write_net(struct runlog *l)
+/* net.csv as a whole, replaced in one step: a reader sees the last table or this one. */
+static int write_net(struct runlog *l)
 {
-	char path[CFG_STR + 32], tmp[CFG_STR + 40];
-	snprintf(path, sizeof(path), "%s/net.csv", l->dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f) {
+		snprintf(l->error, sizeof(l->error), "%s/net.csv: out of memory", l->dir.path);
+		return -1;
+	}
 	fprintf(f, "src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes,mean_delay_ms\n");
 	for (int s = 0; s < l->n; s++)
 		for (int d = 0; d < l->n; d++) {
@@ -214,12 +280,17 @@ static void write_net(struct runlog *l)
 				(unsigned long long)k->retransmits, (unsigned long long)k->bytes,
 				arrived ? k->delay_sum_ns / (double)arrived * 1e-6 : 0.0);
 		}
-	/* rename: a reader (or a crash) sees the old table or the new one, never half */
-	if (fclose(f) == 0)
-		rename(tmp, path);
+	if (fclose(f)) {
+		free(buf);
+		snprintf(l->error, sizeof(l->error), "%s/net.csv: out of memory", l->dir.path);
+		return -1;
+	}
+	rc = rundir_replace(&l->dir, "net.csv", buf, len, l->error, sizeof(l->error));
+	free(buf);
+	return rc;
 }
 
-static void eval_row(struct runlog *l, const struct rec_eval w[])
+static int eval_row(struct runlog *l, const struct rec_eval w[])
 {
 	double loss = 0, vt = 0;
 	int64_t correct = 0, count = 0;
@@ -233,11 +304,13 @@ static void eval_row(struct runlog *l, const struct rec_eval w[])
 			vt = w[i].vclock_s;
 	}
 	l->acc = count ? (double)correct / (double)count : 0;
-	fprintf(l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu\n", w[0].epoch, (long long)w[0].step,
-		vt, now_s() - l->t0, count ? loss / (double)count : 0.0, l->acc,
-		(unsigned long long)bytes);
-	write_net(l);
+	if (csv_line(l, &l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu\n", w[0].epoch,
+		     (long long)w[0].step, vt, now_s() - l->t0,
+		     count ? loss / (double)count : 0.0, l->acc, (unsigned long long)bytes) < 0 ||
+	    write_net(l) < 0)
+		return -1;
 	progress(l, 1);
+	return 0;
 }
 
 /* Whether every worker's queue holds a record. */
@@ -249,57 +322,93 @@ static int all_queued(const struct queue q[], int n)
 	return 1;
 }
 
-void runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
+/* Joins the rows that every worker's queue can complete; 0 or -1. */
+static int join_rows(struct runlog *l, struct queue q[], int train)
+{
+	while (all_queued(q, l->n)) {
+		union {
+			struct rec_train t[CFG_MAX_WORKERS];
+			struct rec_eval e[CFG_MAX_WORKERS];
+		} row;
+		for (int i = 0; i < l->n; i++) {
+			if (train)
+				row.t[i] = *(const struct rec_train *)queue_front(&q[i]);
+			else
+				row.e[i] = *(const struct rec_eval *)queue_front(&q[i]);
+			queue_pop(&q[i]);
+		}
+		if ((train ? train_row(l, row.t) : eval_row(l, row.e)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 {
 	int32_t type;
-	if (len < sizeof(type))
-		return;
+	int rc = 0;
+
+	if (l->error[0] || len < sizeof(type))
+		return l->error[0] ? -1 : 0;
 	memcpy(&type, rec, sizeof(type));
 	if (type == REC_TRAIN && len == sizeof(struct rec_train)) {
-		if (queue_push(&l->tq[worker], rec) < 0)
-			return;
-		while (all_queued(l->tq, l->n)) {
-			struct rec_train row[CFG_MAX_WORKERS];
-			for (int i = 0; i < l->n; i++) {
-				row[i] = *(const struct rec_train *)queue_front(&l->tq[i]);
-				queue_pop(&l->tq[i]);
-			}
-			train_row(l, row);
-		}
+		rc = queue_push(&l->tq[worker], rec);
+		if (rc == 0)
+			rc = join_rows(l, l->tq, 1);
 	} else if (type == REC_EVAL && len == sizeof(struct rec_eval)) {
-		if (queue_push(&l->eq[worker], rec) < 0)
-			return;
-		while (all_queued(l->eq, l->n)) {
-			struct rec_eval row[CFG_MAX_WORKERS];
-			for (int i = 0; i < l->n; i++) {
-				row[i] = *(const struct rec_eval *)queue_front(&l->eq[i]);
-				queue_pop(&l->eq[i]);
-			}
-			eval_row(l, row);
-		}
+		rc = queue_push(&l->eq[worker], rec);
+		if (rc == 0)
+			rc = join_rows(l, l->eq, 0);
 	} else if (type == REC_LINK && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
 			l->links[r->src * l->n + r->dst] = *r;
 	}
+	if (rc == -ENOMEM)
+		snprintf(l->error, sizeof(l->error), "out of memory joining the workers' records");
+	if (rc < 0)
+		fprintf(stderr, "emu: %s\n", l->error);
+	return rc < 0 ? -1 : 0;
 }
 
-void runlog_close(struct runlog *l, int status)
+int runlog_close(struct runlog *l, int status, const char *why)
 {
+	char err[512];
+
 	if (!l)
-		return;
-	write_net(l);
+		return status;
+	/* The last tables, then every file whole on the disk; a failure here fails a run
+	 * that had succeeded. */
+	if (!l->error[0] && (write_net(l) < 0 || csv_close(l, &l->train) < 0 ||
+			     csv_close(l, &l->eval) < 0)) {
+		fprintf(stderr, "emu: %s\n", l->error);
+		if (status == 0)
+			status = 1;
+	}
+	csv_close(l, &l->train);
+	csv_close(l, &l->eval);
+	if (l->error[0] && status == 0)
+		status = 1;
+	if (l->error[0])
+		why = l->error;
+	if (rundir_status(&l->dir, status == 0 ? "done" : status == 1 ? "failed" : "interrupted",
+			  status, l->step, l->steps_total, why, err,
+			  sizeof(err)) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
+		if (status == 0)
+			status = 1;
+	}
 	if (l->tty && l->step > 0)
 		fputc('\n', stderr);
-	fclose(l->train);
-	fclose(l->eval);
 	fprintf(stderr, "emu: %s: %s after %lld steps, %.1f s; logs in %s\n", l->c->run.name,
 		status == 0 ? "done" : status == 1 ? "failed" : "interrupted", (long long)l->step,
-		now_s() - l->t0, l->dir);
+		now_s() - l->t0, l->dir.path);
+	rundir_close(&l->dir);
 	for (int i = 0; i < l->n; i++) {
 		free(l->tq[i].rec);
 		free(l->eq[i].rec);
 	}
 	free(l->links);
 	free(l);
+	return status;
 }

@@ -1,15 +1,17 @@
 /* emu/run/supervisor.c — fork the workers, watch pidfds, signals and log rings (supervisor.h).
  *
  * Resources of the supervisor (notify, io_uring, signalfd, pidfds) are created after the
- * fork, so no worker inherits them.  SIGINT and SIGTERM are blocked before the fork and
- * read through a signalfd; workers ignore them (a terminal's Ctrl-C reaches the whole
- * process group) and stop when the supervisor sets the region's stop word.
+ * fork, so no worker inherits them.  The stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+ * SIGUSR1, SIGUSR2) are blocked before the fork and read through a signalfd; workers
+ * ignore them (a terminal's Ctrl-C or hang-up reaches the whole process group) and stop
+ * when the supervisor sets the region's stop word.
  */
 #include "emu/run/supervisor.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emu/shm/notify.h"
@@ -45,6 +48,11 @@ struct sup {
 	int n, nalive, status, signo;
 	bool killing;		/* we sent SIGKILL: deaths from now on are ours */
 	bool stopping;
+	char why[256];		/* what ended the run, when it did not end well */
+	int64_t stall_ns, grace_ns;	/* run.stall_timeout, run.stop_grace; 0 = none */
+	int64_t stop_at;	/* when the stop was asked for */
+	uint64_t beats;		/* the workers' beats at last_beat */
+	int64_t last_beat;	/* when a worker last made progress */
 	pid_t *pid;
 	int *pidfd;
 	struct logbuf *logs;
@@ -64,6 +72,36 @@ static void kill_all(struct sup *s)
 	for (int i = 0; i < s->n; i++)
 		if (s->pid[i] > 0)
 			kill(s->pid[i], SIGKILL);
+}
+
+/* The first reason the run failed or stopped, for status.json. */
+static void set_why(struct sup *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	va_end(ap);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Signals that stop a run: the first finishes the step, the second kills. */
+static void stop_signals(sigset_t *set)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(set, sigs[i]);
 }
 
 static void drain_one(struct sup *s, int w)
@@ -90,9 +128,13 @@ static void drain_one(struct sup *s, int w)
 		b->got += (uint32_t)k;
 		if (b->got < 4 + len)
 			return;
-		if (s->ops->on_record)
-			s->ops->on_record(s->ctx, w, b->data + 4, len);
 		b->got = 0;
+		if (s->ops->on_record && s->ops->on_record(s->ctx, w, b->data + 4, len) < 0 &&
+		    !s->killing) {	/* the logs cannot be written: nothing to run for */
+			set_why(s, "writing the logs failed");
+			s->status = 1;
+			kill_all(s);
+		}
 	}
 }
 
@@ -111,19 +153,18 @@ static void report(struct sup *s, int w, const siginfo_t *si)
 	memcpy(err, slot->error, sizeof(slot->error));
 	err[sizeof(slot->error)] = '\0';
 	if (si->si_code == CLD_EXITED && err[0]) {
-		fprintf(stderr, "emu: worker %d failed at step %lld: %s\n", w, step, err);
+		set_why(s, "worker %d failed at step %lld: %s", w, step, err);
 	} else if (si->si_code == CLD_EXITED) {
-		fprintf(stderr, "emu: worker %d died at step %lld: exit status %d\n", w, step,
-			si->si_status);
+		set_why(s, "worker %d died at step %lld: exit status %d", w, step, si->si_status);
 	} else {
 		const char *name = sigabbrev_np(si->si_status);
 
 		if (name)
-			fprintf(stderr, "emu: worker %d died at step %lld: SIG%s\n", w, step, name);
+			set_why(s, "worker %d died at step %lld: SIG%s", w, step, name);
 		else
-			fprintf(stderr, "emu: worker %d died at step %lld: signal %d\n", w, step,
-				si->si_status);
+			set_why(s, "worker %d died at step %lld: signal %d", w, step, si->si_status);
 	}
+	fprintf(stderr, "emu: %s\n", s->why);
 }
 
 static void reap(struct sup *s, int w)
@@ -153,16 +194,100 @@ static void on_signal(struct sup *s)
 	struct signalfd_siginfo fi;
 
 	while (read(s->sfd, &fi, sizeof(fi)) == (ssize_t)sizeof(fi)) {
+		const char *name = sigabbrev_np((int)fi.ssi_signo);
+
 		if (!s->stopping) {
 			/* Workers finish their step and agree on stopping through the exchange. */
 			s->stopping = true;
+			s->stop_at = now_ns();
 			s->signo = (int)fi.ssi_signo;
 			if (s->status == 0)
 				s->status = 128 + s->signo;
+			set_why(s, "stopped by SIG%s", name ? name : "?");
 			atomic_store(region_stop(s->rg), 1);	/* read once per step */
-		} else if (fi.ssi_signo == SIGINT && !s->killing) {
+		} else if (!s->killing) {
+			fprintf(stderr, "emu: a second SIG%s: the workers are killed\n",
+				name ? name : "?");
 			kill_all(s);
 		}
+	}
+}
+
+/* The worker to blame for a stalled run: the one at the lowest step, preferring a
+ * stopped or stuck process (state T, t or D in /proc), then a running one (the others
+ * sleep waiting for it), then the lowest id.  Its state's name goes into state. */
+static int stalled_worker(struct sup *s, const char **state)
+{
+	static const char order[] = "TtDR";	/* most to least suspicious; others after */
+	int best = -1, best_rank = 0;
+	int64_t best_step = 0;
+
+	*state = "";
+	for (int w = 0; w < s->n; w++) {
+		char path[64], buf[512], st = '?';
+		const char *rp, *in;
+		int64_t step = atomic_load(&region_slot(s->rg, w)->step);
+		FILE *f;
+
+		if (s->pid[w] <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->pid[w]);
+		f = fopen(path, "r");
+		if (f && fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) && rp[1] == ' ')
+			st = rp[2];	/* pid (comm) STATE ...: comm may hold spaces */
+		if (f)
+			fclose(f);
+		in = strchr(order, st);
+		int rank = in && st ? (int)(in - order) : (int)sizeof(order);
+		if (best < 0 || step < best_step || (step == best_step && rank < best_rank)) {
+			best = w;
+			best_step = step;
+			best_rank = rank;
+			*state = st == 'T' ? "stopped" : st == 't' ? "stopped by a debugger" :
+				 st == 'D' ? "stuck in the kernel" : st == 'R' ? "running" :
+				 "waiting";
+		}
+	}
+	return best;
+}
+
+/* The watchdog, at every wake-up: a run in which no worker made progress for
+ * run.stall_timeout is ended, blaming one worker; a stop that takes longer than
+ * run.stop_grace kills the workers. */
+static void check_progress(struct sup *s)
+{
+	int64_t now = now_ns();
+	uint64_t beats = 0;
+
+	if (s->killing)
+		return;
+	for (int w = 0; w < s->n; w++)
+		beats += atomic_load_explicit(&region_slot(s->rg, w)->beats, memory_order_relaxed);
+	if (beats != s->beats || s->last_beat == 0) {
+		s->beats = beats;
+		s->last_beat = now;
+	}
+	if (s->stopping && s->grace_ns > 0 && now - s->stop_at > s->grace_ns) {
+		fprintf(stderr, "emu: the workers did not stop within %.3g s of SIG%s "
+			"(run.stop_grace): killed\n", (double)s->grace_ns * 1e-9,
+			sigabbrev_np(s->signo) ? sigabbrev_np(s->signo) : "?");
+		kill_all(s);
+	} else if (s->stall_ns > 0 && now - s->last_beat > s->stall_ns) {
+		const char *state;
+		int w = stalled_worker(s, &state);
+		char msg[sizeof(s->why)];
+
+		if (w < 0)
+			return;
+		snprintf(msg, sizeof(msg), "worker %d not responding at step %lld (%s): no worker "
+			 "made progress for %.3g s (run.stall_timeout)", w,
+			 (long long)atomic_load(&region_slot(s->rg, w)->step), state,
+			 (double)s->stall_ns * 1e-9);
+		fprintf(stderr, "emu: %s\n", msg);
+		s->why[0] = 0;		/* a stall outranks a stop that could not finish */
+		set_why(s, "%s", msg);
+		s->status = 1;
+		kill_all(s);
 	}
 }
 
@@ -194,7 +319,8 @@ static int wait_uring(struct sup *s)
 		sqe->user_data = TAG_LOGS;
 		s->logs_armed = true;
 	}
-	/* The timeout only bounds a wait for more than 128 log rings; nothing polls. */
+	/* The timeout is the watchdog's tick (and bounds a wait for more than 128 log
+	 * rings); nothing polls. */
 	ret = io_uring_submit_and_wait_timeout(&s->ring, &cqe, 1, &ts, NULL);
 	if (ret < 0 && ret != -ETIME && ret != -EINTR)
 		return ret;
@@ -261,6 +387,7 @@ static int watch(struct sup *s)
 		drain_logs(s);
 		if (s->nalive == 0)
 			return 0;
+		check_progress(s);
 		ret = s->uring_ok ? wait_uring(s) : wait_ppoll(s);
 		if (ret < 0)
 			return ret;
@@ -272,8 +399,12 @@ static void child(struct sup *s, int id, pid_t parent, const sigset_t *oldmask)
 	struct worker_slot *slot = region_slot(s->rg, id);
 	int ret;
 
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
+	sigset_t stops;
+
+	stop_signals(&stops);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&stops, sig) == 1)
+			signal(sig, SIG_IGN);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	/* No worker outlives a supervisor that was killed. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
@@ -294,9 +425,7 @@ static int setup_watchers(struct sup *s, enum notify_mode mode)
 	ret = notify_init(&s->nt, mode);
 	if (ret < 0)
 		return ret;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	stop_signals(&set);
 	s->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sfd < 0)
 		return -errno;
@@ -340,7 +469,7 @@ static void sup_free(struct sup *s)
 	free(s->pf_worker);
 }
 
-/* Forks every worker (with SIGINT/SIGTERM blocked: the supervisor reads them from a
+/* Forks every worker (with the stop signals blocked: the supervisor reads them from a
  * signalfd, the workers restore oldmask); a failed fork ends the others. */
 static void fork_workers(struct sup *s, const sigset_t *oldmask)
 {
@@ -351,7 +480,8 @@ static void fork_workers(struct sup *s, const sigset_t *oldmask)
 		pid_t pid = fork();
 
 		if (pid < 0) {
-			fprintf(stderr, "emu: cannot fork worker %d: %s\n", w, strerror(errno));
+			set_why(s, "cannot fork worker %d: %s", w, strerror(errno));
+			fprintf(stderr, "emu: %s\n", s->why);
 			kill_all(s);
 			s->status = 1;
 			return;
@@ -370,7 +500,8 @@ static void watch_workers(struct sup *s, enum notify_mode mode)
 	int ret = setup_watchers(s, mode);
 
 	if (ret < 0) {
-		fprintf(stderr, "emu: cannot watch the workers: %s\n", strerror(-ret));
+		set_why(s, "cannot watch the workers: %s", strerror(-ret));
+		fprintf(stderr, "emu: %s\n", s->why);
 		kill_all(s);
 		s->status = 1;
 		return;
@@ -378,7 +509,8 @@ static void watch_workers(struct sup *s, enum notify_mode mode)
 	fprintf(stderr, "emu: %d workers, notifications: %s\n", s->n, notify_mode_name(s->nt.mode));
 	ret = watch(s);
 	if (ret < 0) {
-		fprintf(stderr, "emu: watching the workers failed: %s\n", strerror(-ret));
+		set_why(s, "watching the workers failed: %s", strerror(-ret));
+		fprintf(stderr, "emu: %s\n", s->why);
 		kill_all(s);
 		s->status = 1;
 	}
@@ -412,18 +544,18 @@ static void end_all(struct sup *s)
 int supervise(const struct cfg *c, const struct region_params *p,
 	      const struct supervisor_ops *ops, void *ctx)
 {
-	struct sup s = { .ops = ops, .ctx = ctx, .n = p->nworkers, .sfd = -1 };
+	struct sup s = { .ops = ops, .ctx = ctx, .n = p->nworkers, .sfd = -1,
+			 .stall_ns = c->run.stall_timeout, .grace_ns = c->run.stop_grace };
 	sigset_t block, oldmask;
 	int rc = sup_alloc(&s, p);
 
 	if (rc < 0) {
-		fprintf(stderr, "emu: cannot create the shared region for %d workers: %s\n",
-			p->nworkers, strerror(-rc));
+		set_why(&s, "cannot create the shared region for %d workers: %s", p->nworkers,
+			strerror(-rc));
+		fprintf(stderr, "emu: %s\n", s.why);
 		s.status = 1;
 	} else {
-		sigemptyset(&block);
-		sigaddset(&block, SIGINT);
-		sigaddset(&block, SIGTERM);
+		stop_signals(&block);
 		sigprocmask(SIG_BLOCK, &block, &oldmask);
 		fork_workers(&s, &oldmask);
 		if (!s.status)	/* else a fork failed: already reported */
@@ -432,7 +564,7 @@ int supervise(const struct cfg *c, const struct region_params *p,
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	}
 	if (ops->on_end)
-		ops->on_end(ctx, s.status);
+		s.status = ops->on_end(ctx, s.status, s.why[0] ? s.why : NULL);
 	sup_free(&s);
 	return s.status;
 }

@@ -5,10 +5,14 @@
  * worker sends with worker_log() reach ops->on_record in the supervisor, in the order
  * that worker sent them.  A worker that dies (signal or non-zero exit) is reported as
  * "worker 3 died at step 120: SIGSEGV"; the others are killed and reaped; on_end runs so
- * that what was logged is flushed; supervise returns 1.  SIGINT/SIGTERM set the region's
- * stop word: workers finish their step and exit; supervise returns 128+signal; a second
- * SIGINT kills them at once.  Workers ignore SIGINT/SIGTERM (a terminal's Ctrl-C reaches
- * the whole process group) and die with the supervisor (PR_SET_PDEATHSIG).
+ * that what was logged is flushed; supervise returns 1.  SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1 and SIGUSR2 set the region's stop word: workers finish their step and
+ * exit; supervise returns 128+signal; a second such signal kills them at once, and so
+ * does run.stop_grace passing without them stopping.  Workers ignore those signals (a
+ * terminal's Ctrl-C or hang-up reaches the whole process group) and die with the
+ * supervisor (PR_SET_PDEATHSIG).  The watchdog: when no worker's beat (region.h) moves
+ * for run.stall_timeout, one worker is blamed ("worker 2 not responding at step 311
+ * (stopped)"), all are killed and supervise returns 1.
  * No process and no shared memory outlives supervise().  Prints to stderr, once:
  * "emu: N workers, notifications: io_uring|futex", and otherwise only errors.  Without
  * io_uring (notify mode futex), it waits in ppoll on pidfds + signalfd and drains the
@@ -24,10 +28,12 @@
 struct supervisor_ops {
 	/* In the child, after fork.  Returns the exit status (0 = success). */
 	int (*worker)(void *ctx, struct region *rg, int id);
-	/* In the supervisor: one record of worker id. */
-	void (*on_record)(void *ctx, int id, const void *rec, size_t len);
-	/* In the supervisor, last: status is what supervise returns. */
-	void (*on_end)(void *ctx, int status);
+	/* In the supervisor: one record of worker id.  < 0 fails the run (the reason
+	 * printed already): the workers are killed. */
+	int (*on_record)(void *ctx, int id, const void *rec, size_t len);
+	/* In the supervisor, last: status is the run's exit status so far and why what
+	 * ended it badly (NULL after success).  Returns what supervise returns. */
+	int (*on_end)(void *ctx, int status, const char *why);
 };
 
 int supervise(const struct cfg *c, const struct region_params *p,

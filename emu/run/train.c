@@ -51,17 +51,18 @@ int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dat
 	return 0;
 }
 
-static void on_record(void *ctx, int id, const void *rec, size_t len)
+static int on_record(void *ctx, int id, const void *rec, size_t len)
 {
 	struct train_run *t = ctx;
-	runlog_record(t->log, id, rec, len);
+	return runlog_record(t->log, id, rec, len);
 }
 
-static void on_end(void *ctx, int status)
+static int on_end(void *ctx, int status, const char *why)
 {
 	struct train_run *t = ctx;
-	runlog_close(t->log, status);
+	status = runlog_close(t->log, status, why);
 	t->log = NULL;
+	return status;
 }
 
 #define NO_CUDA "this emu is built without CUDA (make CUDA=1 builds build-cuda/emu)"
@@ -100,7 +101,7 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 	return 0;
 }
 
-int cmd_run(const struct cfg *c)
+int cmd_run(const struct cfg *c, int argc, char *const argv[])
 {
 	struct train_run t = { .c = c };	/* the workers get its address after fork */
 	char err[512];
@@ -126,12 +127,13 @@ int cmd_run(const struct cfg *c)
 		return 2;
 	}
 
-	t.log = runlog_open(c, dir, err, sizeof(err));
+	int status;
+	t.log = runlog_open(c, dir, argc, argv, &status, err, sizeof(err));
 	if (!t.log) {
 		fprintf(stderr, "emu: %s\n", err);
 		data_free(&t.train);
 		data_free(&t.test);
-		return 1;
+		return status;
 	}
 	fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %d epochs, logs in %s\n",
 		c->run.name, c->run.workers, cfg_algo_names[c->train.algorithm], c->train.model,
@@ -143,9 +145,9 @@ int cmd_run(const struct cfg *c)
 		.snapshot_bytes = (t.nparams + t.nstate) * sizeof(float),
 	};
 	struct supervisor_ops ops = { train_worker, on_record, on_end };
-	int status = supervise(c, &rp, &ops, &t);
+	status = supervise(c, &rp, &ops, &t);
 	if (t.log)	/* supervise failed before it could end the run */
-		runlog_close(t.log, status);
+		status = runlog_close(t.log, status, "the supervisor could not start");
 	data_free(&t.train);
 	data_free(&t.test);
 	return status;

@@ -147,6 +147,7 @@ static int evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 		r->correct += correct;
 		r->count += b;
 		rc = w->be.err;
+		atomic_fetch_add_explicit(&region_slot(w->rg, w->id)->beats, 1, memory_order_relaxed);
 	}
 	return rc ? rc : load_model(w, region_snapshot(w->rg, w->id));
 }
@@ -327,6 +328,7 @@ static int train_loop(struct worker *w, const struct algo *a, void *state, struc
 	for (w->step = 0; w->step < p.total; w->step++) {
 		w->epoch = (int)(w->step / p.spe);
 		atomic_store(&slot->step, w->step);
+		atomic_fetch_add_explicit(&slot->beats, 1, memory_order_relaxed);
 		uint32_t all = 0;
 		int rc = train_step(w, a, state, s, &p, &all);
 		if (rc < 0)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define REGION_MAGIC 0x454d5552454731ULL	/* "EMUREG1" */
-#define REGION_VERSION 1
+#define REGION_VERSION 2
 
 enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED };
 
@@ -21,6 +21,8 @@ struct worker_slot {
 	_Alignas(64) _Atomic int32_t pid;
 	_Atomic int32_t state;		/* enum worker_state */
 	_Atomic int64_t step;		/* the step the worker is in, for reports */
+	_Atomic uint64_t beats;		/* bumped at every step and evaluation batch: the
+					 * supervisor's watchdog sees progress by it */
 	char error[192];		/* a failing worker's last words */
 };
 
