@@ -10,8 +10,10 @@
 
 #include "emu/cfg/cfg.h"
 #include "emu/cfg/cfg_keys.h"
+#include "emu/bench/bench.h"
 #include "emu/bench/bench_jointspar.h"
 #include "emu/commands.h"
+#include "emu/run/plan.h"
 
 #ifndef EMU_VERSION
 #define EMU_VERSION "unknown"
@@ -57,10 +59,19 @@ static const char help_bench[] =
 	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
 	"for --help.\n";
 
+static int cmd_help(int argc, char **argv);
+
 static int load(struct cfg *c, int argc, char **argv)
 {
 	char err[2048];
 
+	if (argc >= 3 && argv[2][0] == '-' && argv[2][1]) {	/* "-" may name a file */
+		if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))
+			return cmd_help(3, (char *[]){ argv[0], "help", argv[1], NULL }) ? 2 : -1;
+		fprintf(stderr, "emu %s: unknown option '%s'; expected emu %s FILE.ini "
+			"[section.key=value ...]\n", argv[1], argv[2], argv[1]);
+		return 2;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "emu %s: missing FILE.ini; expected emu %s FILE.ini "
 			"[section.key=value ...]\n", argv[1], argv[1]);
@@ -70,6 +81,7 @@ static int load(struct cfg *c, int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
+	fputs(c->warnings, stderr);
 	return 0;
 }
 
@@ -109,6 +121,7 @@ static int cmd_help(int argc, char **argv)
 static int cmd_with_config(int argc, char **argv, int run)
 {
 	struct cfg *c = malloc(sizeof(*c));
+	char err[512];
 	int r;
 
 	if (!c) {
@@ -116,8 +129,15 @@ static int cmd_with_config(int argc, char **argv, int run)
 		return 1;
 	}
 	r = load(c, argc, argv);
+	if (r < 0) {		/* --help answered */
+		free(c);
+		return 0;
+	}
 	if (!r && run) {
 		r = cmd_run(c, argc, argv);
+	} else if (!r && plan_check_config(c, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
+		r = 2;
 	} else if (!r) {
 		cfg_print(c, stdout);	/* a failed write is found at exit (stdout_written) */
 	}
@@ -133,8 +153,17 @@ static int cmd_bench(int argc, char **argv)
 		return bench_nn(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[2], "train"))
 		return bench_train(argc - 2, argv + 2);
-	if (argc >= 3 && !strcmp(argv[2], "jointspar"))
+	if (argc >= 3 && !strcmp(argv[2], "jointspar")) {
+		if (argc > 3)
+			return bench_usage("jointspar", argv[3], "usage: emu bench jointspar\n  "
+					   "JointSpar's backward time against its layer budget, as CSV "
+					   "on stdout\n");
 		return bench_jointspar(stdout) < 0;
+	}
+	if (argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+		fputs(help_bench, stdout);
+		return 0;
+	}
 	fprintf(stderr, "emu bench: %s%s%s; expected emu bench net|nn|train|jointspar [ARGS]\n",
 		argc >= 3 ? "unknown benchmark '" : "missing benchmark",
 		argc >= 3 ? argv[2] : "", argc >= 3 ? "'" : "");

@@ -70,9 +70,10 @@ struct nn_model {
 int nn_model_init(struct nn_model *m, const char *name, const struct nn_input *in,
 		  struct nn_backend *be, int batch_cap, uint64_t seed);
 void nn_model_free(struct nn_model *m);
-/* The sizes of a model without building it on a backend: 0 or -EINVAL. */
+/* The sizes of a model without building it on a backend (nlayers: its layers with
+ * parameters, may be NULL): 0 or -EINVAL. */
 int nn_model_size(const char *name, const struct nn_input *in, size_t *nparams,
-		  size_t *nstate);
+		  size_t *nstate, int *nlayers);
 
 /* Forward of B <= batch_cap samples, from host memory: x is (B,C,H,W) floats or tokens
  * (B,T) int32 (pass the other NULL), y labels int32 (or float targets, regression: mean

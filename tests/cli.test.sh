@@ -38,6 +38,22 @@ for topic in run check bench keys net link train jointspar; do
 	expect_rc 0 "emu help $topic" "$EMU" help $topic
 	[ -s "$tmp/out" ] || fail "emu help $topic printed nothing"
 done
+# every subcommand answers --help on stdout and refuses an option it does not take
+for sub in run check bench "bench net" "bench nn" "bench train" "bench jointspar"; do
+	# shellcheck disable=SC2086
+	expect_rc 0 "emu $sub --help" "$EMU" $sub --help
+	grep -q '^usage: emu' "$tmp/out" || fail "emu $sub --help: no usage on stdout: $(head -c 200 "$tmp/out")"
+	case "$sub" in run | check | bench) continue ;; esac	# (bench --bogus: unknown benchmark)
+	# shellcheck disable=SC2086
+	expect_rc 2 "emu $sub --bogus" "$EMU" $sub --bogus
+	grep -q "^emu $sub: unknown option '--bogus'" "$tmp/err" || fail "emu $sub --bogus said: $(head -c 200 "$tmp/err")"
+	[ -s "$tmp/out" ] && fail "emu $sub --bogus ran: $(head -c 100 "$tmp/out")"
+done
+for sub in run check; do
+	expect_rc 2 "emu $sub --bogus" "$EMU" $sub --bogus x.ini
+	[ "$(cat "$tmp/err")" = "emu $sub: unknown option '--bogus'; expected emu $sub FILE.ini [section.key=value ...]" ] ||
+		fail "emu $sub --bogus said: $(cat "$tmp/err")"
+done
 expect_rc 2 "emu help bogus" "$EMU" help bogus
 grep -q "unknown topic 'bogus'" "$tmp/err" || fail "emu help bogus: $(cat "$tmp/err")"
 expect_rc 2 "emu (no command)" "$EMU"
@@ -122,13 +138,41 @@ expected:
 done <tests/bad/overrides.txt
 [ "$nbad" -ge 30 ] || fail "only $nbad bad-input cases"
 
+# --- refused before any fork: what the keys allow but the model, data or machine do not ---
+# (each also by emu check, but the shards: check does not read the data)
+printf '[train]\nalgorithm = jointspar\nmodel = lenet\n[jointspar]\np_min = 0.5\n' >"$tmp/js.ini"
+printf '[data]\ndataset = gaussian\nsynthetic_size = 1000000000\ndim = 65536\n' >"$tmp/big.ini"
+for cmd in check run; do
+	expect_rc 2 "$cmd infeasible jointspar" "$EMU" $cmd "$tmp/js.ini" "run.output=$tmp/ran"
+	[ "$(cat "$tmp/err")" = "emu: $tmp/js.ini:5: jointspar.p_min = 0.5 for each of the 5 layers of lenet adds up to 2.5, more than jointspar.budget = 2 layers per step; expected p_min <= 0.4 or budget >= 2.5" ] ||
+		fail "infeasible jointspar: $(cat "$tmp/err")"
+	expect_rc 2 "$cmd synthetic set beyond memory" "$EMU" $cmd "$tmp/big.ini" "run.output=$tmp/ran"
+	grep -q "^emu: $tmp/big.ini:4: data.synthetic_size = 1000000000 samples of data.dim = 65536 features need 305240.0 GiB, more than the .* GiB of memory available; expected fewer samples or features$" "$tmp/err" ||
+		fail "synthetic set beyond memory: $(cat "$tmp/err")"
+done
+expect_rc 2 "run empty dirichlet shard" "$EMU" run /dev/null data.dataset=gaussian data.synthetic_size=2048 \
+	data.dim=16 data.classes=4 data.shard=dirichlet data.alpha=0.001 train.batch=4 train.model=mlp \
+	"run.output=$tmp/ran"
+[ "$(cat "$tmp/err")" = "emu: argument 8: data.shard = dirichlet leaves worker 0 of 16 without samples (seed 1, data.alpha small); expected a larger data.alpha, fewer workers or another seed" ] ||
+	fail "empty dirichlet shard: $(cat "$tmp/err")"
+[ -e "$tmp/ran" ] && fail "a refused run created its output directory"
+
 # --- good input: overrides apply, check round-trips ---------------------------------
 expect_rc 0 "override" "$EMU" check /dev/null net.latency=5ms 'link 0-1.loss=bernoulli' run.workers=2
 grep -qx 'latency = 5ms' "$tmp/out" || fail "net.latency=5ms not in emu check output"
 grep -qx '\[link 0-1\]' "$tmp/out" || fail "link override not in emu check output"
+# netem: a loss probability alone is Bernoulli loss, in [net] and in a link
+expect_rc 0 "loss_p alone" "$EMU" check /dev/null net.loss_p=5% 'link 0-1.loss_p=1%'
+[ "$(grep -c '^loss = bernoulli$' "$tmp/out")" -eq 2 ] || fail "loss_p alone did not mean loss = bernoulli"
+# a key given a value that has no effect: a warning naming it, the run goes on
+expect_rc 0 "no-effect keys" "$EMU" check /dev/null net.distribution=pareto data.alpha=0.1
+[ "$(cat "$tmp/err")" = "argument 3 (net.distribution=pareto): warning: net.distribution = pareto has no effect: it acts only with jitter > 0
+argument 4 (data.alpha=0.1): warning: data.alpha = 0.1 has no effect: it acts only with data.shard = dirichlet" ] ||
+	fail "no-effect warnings: $(cat "$tmp/err")"
 for ini in ini/*.ini; do
 	[ -f "$ini" ] || continue
 	expect_rc 0 "check $ini" "$EMU" check "$ini"
+	[ -s "$tmp/err" ] && fail "emu check $ini warns: $(cat "$tmp/err")"
 	cp "$tmp/out" "$tmp/a.ini"
 	expect_rc 0 "check of check $ini" "$EMU" check "$tmp/a.ini"
 	cmp -s "$tmp/a.ini" "$tmp/out" || fail "emu check $ini does not round-trip: $(diff "$tmp/a.ini" "$tmp/out" | head -5)"

@@ -20,3 +20,12 @@ awk -v n="$n" 'NR > n/2 { if ($2 <= $1) bad++ } END { exit bad > 0 }' "$T/c" || 
 # and it grows: the mean over the last quarter exceeds the mean over the first quarter
 awk -v n="$n" 'NR <= n/4 { a += $2; na++ } NR > 3*n/4 { b += $2; nb++ } END { printf "allreduce consensus: first quarter %.3g, last quarter %.3g\n", a/na, b/nb; exit !(b/nb > a/na) }' "$T/c" ||
 	fail "allreduce's consensus distance does not grow"
+
+# reliable transport over a link that loses everything: each unit is resent
+# net.max_retries times, then given up and counted lost; nothing is delivered
+go rel1 train.algorithm=rps net.loss=bernoulli net.loss_p=1 net.transport=reliable \
+	net.max_retries=3 train.max_steps=5
+units=$(sum "$T/rel1/net.csv" units)
+[ "$units" -gt 0 ] || fail "no units sent"
+[ "$(sum "$T/rel1/net.csv" units_dropped)" = "$units" ] || fail "reliable at loss 1 delivered units: $(sum "$T/rel1/net.csv" units_dropped) of $units lost"
+[ "$(sum "$T/rel1/net.csv" retransmits)" = "$((3 * units))" ] || fail "retransmits $(sum "$T/rel1/net.csv" retransmits), expected 3 x $units"

@@ -401,11 +401,16 @@ static void random_value(const struct cfg_key *k, uint64_t *s, char *buf, size_t
 			snprintf(buf, n, "%.17g", 0.001 + (top - 0.002) * test_unif(s));
 		break;
 	}
-	case CFG_T_DURATION:
-		snprintf(buf, n, "%" PRIu64 "%s", 1 + test_rng(s) % 999, (const char *[]){ "ns", "us", "ms" }[test_rng(s) % 3]);
+	case CFG_T_DURATION: {
+		/* a timeout (ms) always outlasts a latency (ns, us): else the config is refused */
+		int unit = !strcmp(k->name, "timeout") ? 2 :
+			   !strcmp(k->name, "latency") ? (int)(test_rng(s) % 2) : (int)(test_rng(s) % 3);
+
+		snprintf(buf, n, "%" PRIu64 "%s", 1 + test_rng(s) % 999, (const char *[]){ "ns", "us", "ms" }[unit]);
 		break;
-	case CFG_T_RATE:
-		snprintf(buf, n, "%.4g%s", 1 + 998 * test_unif(s), (const char *[]){ "bit", "Kbit", "Mbit", "Gbit" }[test_rng(s) % 4]);
+	}
+	case CFG_T_RATE:	/* at least 1Kbit, the floor of a bandwidth */
+		snprintf(buf, n, "%.4g%s", 1 + 998 * test_unif(s), (const char *[]){ "Kbit", "Mbit", "Gbit" }[test_rng(s) % 3]);
 		break;
 	case CFG_T_SIZE:
 		if (k->flags & CFG_POW2)
@@ -425,7 +430,11 @@ static void random_value(const struct cfg_key *k, uint64_t *s, char *buf, size_t
 	case CFG_T_ENUM:
 		while (k->names[cnt])
 			cnt++;
-		snprintf(buf, n, "%s", k->names[test_rng(s) % cnt]);
+		/* never loss = none: the loss parameters given with it would be refused */
+		if (!strcmp(k->name, "loss"))
+			snprintf(buf, n, "%s", k->names[1 + test_rng(s) % (cnt - 1)]);
+		else
+			snprintf(buf, n, "%s", k->names[test_rng(s) % cnt]);
 		break;
 	case CFG_T_LIST: {
 		size_t len = 0, m = test_rng(s) % 9;
@@ -456,10 +465,11 @@ static void test_round_trip_random(void **state)
 		for (size_t i = 0; i < cfg_nkeys; i++) {
 			const struct cfg_key *k = &cfg_keys[i];
 
-			/* always given: workers, rto_max (below) and p31 (else it is 1 - p13,
-			 * and p31 + p32 could pass 1) */
+			/* always given: workers, rto_max (below), p31 (else it is 1 - p13,
+			 * and p31 + p32 could pass 1) and loss (a model other than none, for
+			 * the loss parameters given) */
 			if (test_rng(&s) % 3 == 0 && k != kw && strcmp(k->name, "rto_max") &&
-			    strcmp(k->name, "p31"))
+			    strcmp(k->name, "p31") && strcmp(k->name, "loss"))
 				continue;
 			random_value(k, &s, val, sizeof(val));
 			if (k == kw)
@@ -484,7 +494,11 @@ static void test_round_trip_random(void **state)
 		ov[n] = text[n];
 		n++;
 		for (int l = 0, nl = (int)(test_rng(&s) % 4); l < nl; l++) {
-			const struct cfg_key *k = &cfg_keys[test_rng(&s) % (CFG_NNET - 2)];	/* not rto* */
+			/* keys a link may change without a contradiction (ge_r under a
+			 * link's loss = none would be refused) */
+			static const char *const lkeys[] = { "loss", "loss_p", "unit", "mtu",
+				"latency", "jitter", "distribution", "bandwidth", "transport" };
+			const struct cfg_key *k = cfg_key_find("net", lkeys[test_rng(&s) % 9]);
 			int a = (int)(test_rng(&s) % (uint64_t)workers), b = (a + 1) % workers;
 
 			random_value(k, &s, val, sizeof(val));

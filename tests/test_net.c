@@ -25,6 +25,7 @@ static struct net_cfg cfg_base(void)
 	c.unit = UNIT_MESSAGE;
 	c.rto = 1000000;
 	c.rto_max = 8000000;
+	c.max_retries = 15;
 	return c;
 }
 
@@ -212,6 +213,7 @@ static void test_reliable(void **state)
 	c.transport = TRANSPORT_RELIABLE;
 	c.rto = 1000000;
 	c.rto_max = 4000000;
+	c.max_retries = NET_MAX_ATTEMPTS - 1;	/* 2^-256: no unit is given up below */
 	c.latency = 100000;
 	c.unit = UNIT_PACKET;
 	c.mtu = 100;
@@ -253,14 +255,20 @@ static void test_reliable(void **state)
 	assert_in_range(hist[0], 5000 - 250, 5000 + 250);	/* sd 35: 7 sd */
 	assert_in_range(hist[1], 2500 - 220, 2500 + 220);
 
-	/* loss probability 1: delivered after NET_MAX_ATTEMPTS, never lost */
+	/* loss probability 1: given up after max_retries resends and counted lost, never
+	 * delivered; the message is over when the last timer runs out */
 	c.loss_p = 1;
 	c.unit = UNIT_MESSAGE;
+	c.max_retries = 5;
 	assert_int_equal(net_link_init(&l, &c, 3, 4, 5), 0);
 	q.free_at = 0;
 	assert_int_equal(net_send(&l, &q, 10, 0, 0, 0, bits, arr, &m), 0);
-	assert_int_equal(m.narrived, 1);
-	assert_int_equal(m.retransmits, NET_MAX_ATTEMPTS - 1);
+	assert_int_equal(m.narrived, 0);
+	assert_int_equal(bits[0] & 1, 0);
+	assert_int_equal(arr[0], -1);
+	assert_int_equal(m.retransmits, 5);
+	/* timers 1, 2, 4, 4, 4 ms before the resends, 4 ms after the last */
+	assert_int_equal(m.last_arrival, 19000000);
 }
 
 /* Order independence.  Several links with correlated loss, jitter and packets send a

@@ -197,7 +197,7 @@ static void test_param_counts(void **state)
 		if (sscanf(line, "%31s %zu", name, &count) != 2)
 			fail_msg("torch printed: %s", line);
 		assert_true(seen < N && !strcmp(name, cases[seen].name));
-		assert_int_equal(nn_model_size(name, &cases[seen].in, &nparams, &nstate), 0);
+		assert_int_equal(nn_model_size(name, &cases[seen].in, &nparams, &nstate, NULL), 0);
 		printf("%s: %zu parameters, PyTorch %zu\n", name, nparams, count);
 		if (nparams != count)
 			fail_msg("%s: emu has %zu parameters, PyTorch %zu", name, nparams, count);

@@ -1,4 +1,5 @@
-/* emu/bench/bench.h — pieces of `emu bench net` written in other files.
+/* emu/bench/bench.h — what the benchmarks share, and pieces of `emu bench net` written in
+ * other files.
  *
  * CSV lines of every piece have the columns of bench_net's header:
  *   test,variant,bytes,value,unit,reference,reference_value,ratio
@@ -10,8 +11,12 @@
 
 #include <stdio.h>
 
-/* emu/bench/bench_csv.c: one CSV line with those columns (nothing if csv is NULL), and the
- * qsort comparator of int64_t timings. */
+/* emu/bench/bench_common.c: the answer to an argument the benchmark NAME does not take:
+ * its usage text on stdout and 0 for --help or -h, else what is wrong and the text on
+ * stderr, and 2 (the exit code). */
+int bench_usage(const char *name, const char *arg, const char *text);
+/* One CSV line with those columns (nothing if csv is NULL), and the qsort comparator of
+ * int64_t timings. */
 void bench_csv_line(FILE *csv, const char *test, const char *variant, size_t bytes,
 		    double value, const char *unit, const char *ref, double ref_value);
 int bench_cmp_i64(const void *a, const void *b);

@@ -363,10 +363,9 @@ int bench_net(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
 			path = argv[++i];
 		} else {
-			fprintf(stderr, "usage: emu bench net [--csv FILE] [--quick]\n"
-				"  rings, notifications and the exchange against memcpy, futex and "
-				"pipes; CSV default: bench-net.csv\n");
-			return strcmp(argv[i], "--help") ? 2 : 0;
+			return bench_usage("net", argv[i], "usage: emu bench net [--csv FILE] [--quick]\n"
+					   "  rings, notifications and the exchange against memcpy, "
+					   "futex and pipes; CSV default: bench-net.csv\n");
 		}
 	}
 	csv = fopen(path, "w");

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu/bench/bench.h"
 #include "emu/commands.h"
 #include "nn/model.h"
 #include "nn/optim.h"
@@ -274,16 +275,15 @@ static int torch_step(const char *peers, const char *model, bool gpu, double *ms
 	return found && st == 0 ? 0 : -ENOENT;
 }
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: emu bench nn [--device auto|cpu|ref|cuda] [--csv FILE]\n"
-		   "                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
-		   "  median step time (forward, backward, SGD; batch %d; one thread on the CPU)\n"
-		   "  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
-		   "  against OpenBLAS sgemm), and on a GPU the time of the step's two copies.\n"
-		   "  CSV default: bench-nn.csv\n", BATCH);
-	return f == stdout ? 0 : 2;
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static const char usage[] =
+	"usage: emu bench nn [--device auto|cpu|ref|cuda] [--csv FILE]\n"
+	"                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
+	"  median step time (forward, backward, SGD; batch " STR(BATCH) "; one thread on the CPU)\n"
+	"  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
+	"  against OpenBLAS sgemm), and on a GPU the time of the step's two copies.\n"
+	"  CSV default: bench-nn.csv\n";
 
 struct opts {
 	const char *csv_path, *device;
@@ -308,8 +308,8 @@ static int parse(struct opts *o, int argc, char **argv)
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc &&
 			 (o->rounds = atoi(argv[++i])) > 0)
 			continue;
-		else
-			return usage(strcmp(argv[i], "--help") ? stderr : stdout) + 1;
+		else	/* 1 + the exit code: 0 means run */
+			return bench_usage("nn", argv[i], usage) + 1;
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cblas.h>
 #include "emu/cfg/cfg_keys.h"
+#include "emu/bench/bench.h"
 #include "emu/commands.h"
 #include "emu/run/train.h"
 #include "nn/model.h"
@@ -209,6 +210,11 @@ int bench_train(int argc, char **argv)
 {
 	int first = 1;
 	const char *ini = "ini/quickstart.ini";
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-' || i > 60)
+			return bench_usage("train", argv[i], "usage: emu bench train [FILE.ini] "
+					   "[section.key=value ...]\n  the harness overhead: a real "
+					   "run's step time against the ideal (default ini/quickstart.ini)\n");
 	if (argc > 1 && strchr(argv[1], '=') == NULL)
 		ini = argv[first++];
 	char tmpl[] = "/tmp/emu-bench-train-XXXXXX";

@@ -20,6 +20,7 @@
 #define CFG_MAX_LINKS 256	/* [link A-B] sections */
 #define CFG_MAX_DECAY 8
 #define CFG_STR 256
+#define CFG_KEY_SLOTS 128	/* room for the key table (cfg_keys.c checks) */
 
 enum cfg_device { DEV_CPU, DEV_REF, DEV_CUDA, DEV_AUTO };
 enum cfg_compute { COMPUTE_FLOPS, COMPUTE_MEASURED };
@@ -43,6 +44,12 @@ enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR };
 
 struct cfg {
 	char path[CFG_STR];	/* the INI file, for messages */
+	/* "FILE:LINE: warning: ..." lines for keys given a value that has no effect (emu
+	 * check and emu run print them; the configuration is valid) */
+	char warnings[1024];
+	/* where each key of the table got its value: > 0 a line of path, < 0 minus an argv
+	 * index, 0 its default (for the messages of later checks, cfg_where) */
+	int key_loc[CFG_KEY_SLOTS];
 	struct {
 		char name[CFG_STR];
 		int workers;		/* 1..64, default 16 */
@@ -131,6 +138,9 @@ void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
 /* The links of worker id as its exchange sees them (emu/net/xchg.h). */
 struct xchg_links;
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);
+/* "FILE:LINE" or "argument N" of the key given last among keys ("section.name", NULL
+ * terminated), or FILE when none was given: the place a message about them names. */
+void cfg_where(const struct cfg *c, const char *const keys[], char *buf, size_t n);
 /* Write the fully resolved configuration as an INI file that cfg_load accepts again. */
 int cfg_print(const struct cfg *c, FILE *f);
 /* The key reference (emu help keys; emu help SECTION for one section, "link" or

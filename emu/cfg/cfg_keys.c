@@ -96,6 +96,7 @@ const struct cfg_key cfg_keys[] = { CFG_KEYS(KEY) };
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
 
 _Static_assert(CFG_NNET <= 64, "struct cfg_link.set has 64 bits");
+_Static_assert(CFG_NKEYS <= CFG_KEY_SLOTS, "struct cfg.key_loc has CFG_KEY_SLOTS");
 
 const struct cfg_key *cfg_key_find(const char *section, const char *name)
 {

@@ -18,6 +18,7 @@
 #ifndef EMU_CFG_KEYS_H
 #define EMU_CFG_KEYS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,7 +72,10 @@
 	X(net, rto, DURATION, 0, "1ms", 1, 60e9, 0, \
 	  "reliable: first retransmission timeout, doubling up to rto_max; Linux's minimum " \
 	  "is 200ms, emu models a datacenter") \
-	X(net, rto_max, DURATION, 0, "100ms", 1, 60e9, 0, "reliable: cap of the doubling rto")
+	X(net, rto_max, DURATION, 0, "100ms", 1, 60e9, 0, "reliable: cap of the doubling rto") \
+	X(net, max_retries, INT, 0, "15", 0, 255, 0, \
+	  "reliable: retransmissions of a unit before it is given up and counted lost, as " \
+	  "TCP gives up after tcp_retries2 (15)")
 
 #define CFG_OTHER_KEYS(X) \
 	X(run, name, STR, 0, "run", 1, CFG_STR_MAX, 0, "name of the run; output goes to runs/NAME") \
@@ -122,8 +126,8 @@
 	  "how samples are split among workers: iid, by label, or dirichlet(alpha) label mix") \
 	X(data, alpha, DOUBLE, 0, "0.5", 0, 1e6, CFG_GT_LO, \
 	  "dirichlet concentration; small = skewed shards") \
-	X(data, train_limit, I64, 0, "0", 0, 1e12, 0, "use only this many training samples; 0 = all") \
-	X(data, test_limit, I64, 0, "0", 0, 1e12, 0, "use only this many test samples; 0 = all") \
+	X(data, train_limit, I64, 0, "0", 0, INT_MAX, 0, "use only this many training samples; 0 = all") \
+	X(data, test_limit, I64, 0, "0", 0, INT_MAX, 0, "use only this many test samples; 0 = all") \
 	X(data, synthetic_size, I64, 0, "4096", 1, 1e9, 0, \
 	  "samples in a synthetic training set (gaussian, linreg)") \
 	X(data, dim, INT, 0, "32", 1, 65536, 0, "features of a synthetic sample (gaussian, linreg)") \

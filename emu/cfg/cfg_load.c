@@ -19,41 +19,17 @@
 #include "emu/net/net.h"
 #include "emu/net/xchg.h"
 
-#define SECT_NONE (-1)
-#define SECT_LINK CFG_SECTION_LINK
-/* Input that never ends (/dev/zero, a 1 GB line) is refused within these: a line is
- * read into LINE_CAP bytes at most (longer ones are errors anyway), a file into
- * FILE_CAP (an emu configuration is a few KiB). */
-#define LINE_CAP 4096
-#define FILE_CAP (1 << 20)
+#include "emu/cfg/cfg_loader.h"
 
-/* A place in the input: > 0 a line of the file, < 0 minus an argv index, 0 = default. */
-typedef int loc_t;
+/* The place of loc, "FILE:LINE: " or "argument N (TEXT): ", into buf. */
+static size_t loc_prefix(const struct loader *L, loc_t loc, char *buf, size_t n)
+{
+	if (loc > 0)
+		return (size_t)snprintf(buf, n, "%s:%d: ", L->path, loc);
+	return (size_t)snprintf(buf, n, "argument %d (%s): ", -loc, L->args[-loc - L->argbase]);
+}
 
-struct loader {
-	struct cfg *c;
-	const char *path;
-	FILE *f;
-	char buf[LINE_CAP + 1];
-	size_t total;			/* bytes read so far */
-	int lineno;
-	int sect;			/* index into cfg_sections, or SECT_NONE */
-	int link;			/* current link when sect == SECT_LINK */
-	loc_t sect_loc[CFG_NSECTIONS];
-	loc_t key_loc[CFG_NKEYS];
-	loc_t link_loc[CFG_MAX_LINKS];
-	loc_t link_key_loc[CFG_MAX_LINKS][CFG_NNET];
-	char *const *args;
-	int argbase;
-	char *err;
-	size_t errlen;
-	int failed;
-};
-
-static int fail(struct loader *L, loc_t loc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct loader *L, loc_t loc, const char *fmt, ...)
+int cfg_fail(struct loader *L, loc_t loc, const char *fmt, ...)
 {
 	va_list ap;
 	size_t len;
@@ -61,11 +37,7 @@ static int fail(struct loader *L, loc_t loc, const char *fmt, ...)
 	if (L->failed)
 		return -EINVAL;
 	L->failed = 1;
-	if (loc > 0)
-		len = (size_t)snprintf(L->err, L->errlen, "%s:%d: ", L->path, loc);
-	else
-		len = (size_t)snprintf(L->err, L->errlen, "argument %d (%s): ", -loc,
-				       L->args[-loc - L->argbase]);
+	len = loc_prefix(L, loc, L->err, L->errlen);
 	if (len < L->errlen) {
 		va_start(ap, fmt);
 		vsnprintf(L->err + len, L->errlen - len, fmt, ap);
@@ -74,13 +46,36 @@ static int fail(struct loader *L, loc_t loc, const char *fmt, ...)
 	return -EINVAL;
 }
 
+void cfg_warn(struct loader *L, loc_t loc, const char *fmt, ...)
+{
+	char *w = L->c->warnings;
+	size_t len = strlen(w), n = sizeof(L->c->warnings);
+	va_list ap;
+
+	if (len + 2 >= n)
+		return;		/* the first warnings are the ones to read */
+	len += loc_prefix(L, loc, w + len, n - len);
+	if (len + 2 >= n)
+		return;
+	len += (size_t)snprintf(w + len, n - len, "warning: ");
+	if (len + 2 >= n)
+		return;
+	va_start(ap, fmt);
+	len += (size_t)vsnprintf(w + len, n - len - 1, fmt, ap);
+	va_end(ap);
+	if (len + 1 >= n)
+		len = n - 2;
+	w[len] = '\n';
+	w[len + 1] = 0;
+}
+
 /* Later in the input wins: file lines, then arguments in order; defaults first. */
 static long loc_order(loc_t loc)
 {
 	return loc > 0 ? loc : loc < 0 ? 1000000000L - loc : 0;
 }
 
-static loc_t loc_later(loc_t a, loc_t b)
+loc_t cfg_loc_later(loc_t a, loc_t b)
 {
 	return loc_order(a) >= loc_order(b) ? a : b;
 }
@@ -149,7 +144,7 @@ static int open_section(struct loader *L, const char *name, loc_t loc)
 
 	if (s != SECT_NONE) {
 		if (loc > 0 && L->sect_loc[s] > 0)
-			return fail(L, loc, "duplicate section [%s]; first at line %d", name,
+			return cfg_fail(L, loc, "duplicate section [%s]; first at line %d", name,
 				    L->sect_loc[s]);
 		if (!L->sect_loc[s])
 			L->sect_loc[s] = loc;
@@ -160,25 +155,25 @@ static int open_section(struct loader *L, const char *name, loc_t loc)
 		const char *near = cfg_suggest(name, cfg_sections, CFG_NSECTIONS);
 
 		if (near && strcmp(near, "link"))
-			return fail(L, loc, "unknown section [%s]; did you mean [%s]?", name, near);
-		return fail(L, loc, "unknown section [%s]; %s", name, expect);
+			return cfg_fail(L, loc, "unknown section [%s]; did you mean [%s]?", name, near);
+		return cfg_fail(L, loc, "unknown section [%s]; %s", name, expect);
 	}
 	if (parse_link_name(name, &src, &dst))
-		return fail(L, loc, "malformed section [%s]; expected [link A-B] with worker ids "
+		return cfg_fail(L, loc, "malformed section [%s]; expected [link A-B] with worker ids "
 			    "A and B", name);
 	if (src == dst)
-		return fail(L, loc, "[%s] links worker %d to itself; expected two different "
+		return cfg_fail(L, loc, "[%s] links worker %d to itself; expected two different "
 			    "workers", name, src);
 	if (src >= CFG_MAX_WORKERS || dst >= CFG_MAX_WORKERS)
-		return fail(L, loc, "[%s] names worker %d; expected worker ids below %d", name,
+		return cfg_fail(L, loc, "[%s] names worker %d; expected worker ids below %d", name,
 			    src > dst ? src : dst, CFG_MAX_WORKERS);
 	i = find_link(c, src, dst);
 	if (i >= 0 && loc > 0)
-		return fail(L, loc, "duplicate section [link %d-%d]; first at line %d", src, dst,
+		return cfg_fail(L, loc, "duplicate section [link %d-%d]; first at line %d", src, dst,
 			    L->link_loc[i]);
 	if (i < 0) {
 		if (c->nlinks == CFG_MAX_LINKS)
-			return fail(L, loc, "too many [link A-B] sections; expected at most %d",
+			return cfg_fail(L, loc, "too many [link A-B] sections; expected at most %d",
 				    CFG_MAX_LINKS);
 		i = c->nlinks++;
 		memset(&c->links[i], 0, sizeof(c->links[i]));
@@ -204,13 +199,13 @@ static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char
 	const char *near = cfg_suggest(name, names, n);
 
 	if (near)
-		return fail(L, loc, "unknown key '%s' in [%s]; did you mean '%s'?", name, sect, near);
+		return cfg_fail(L, loc, "unknown key '%s' in [%s]; did you mean '%s'?", name, sect, near);
 	for (size_t i = 0; i < cfg_nkeys; i++)
 		if (!strcmp(cfg_keys[i].name, name))
-			return fail(L, loc, "unknown key '%s' in [%s]; expected it in [%s]", name,
+			return cfg_fail(L, loc, "unknown key '%s' in [%s]; expected it in [%s]", name,
 				    sect, cfg_keys[i].section);
 	cfg_join_names(names, n, ", ", all, sizeof(all));
-	return fail(L, loc, "unknown key '%s' in [%s]; expected one of %s", name, sect, all);
+	return cfg_fail(L, loc, "unknown key '%s' in [%s]; expected one of %s", name, sect, all);
 }
 
 /* Sets name = value in the current section. */
@@ -238,12 +233,12 @@ static int set_key(struct loader *L, loc_t loc, const char *name, const char *va
 		base = !strcmp(k->section, "net") ? (void *)&c->net : (void *)c;
 	}
 	if (loc > 0 && *kl > 0)
-		return fail(L, loc, "duplicate key '%s' in [%s]; first at line %d", name, label,
+		return cfg_fail(L, loc, "duplicate key '%s' in [%s]; first at line %d", name, label,
 			    *kl);
 	if (cfg_key_parse(k, base, value, why, sizeof(why))) {
 		if (loc > 0)
-			return fail(L, loc, "%s.%s: %s", label, name, why);
-		return fail(L, loc, "%s", why);
+			return cfg_fail(L, loc, "%s.%s: %s", label, name, why);
+		return cfg_fail(L, loc, "%s", why);
 	}
 	*kl = loc;
 	if (lk)
@@ -291,17 +286,17 @@ static ssize_t next_line(struct loader *L)
 	errno = 0;
 	while ((ch = getc(L->f)) != EOF && ch != '\n') {
 		if (++L->total > FILE_CAP)
-			return fail(L, L->lineno + 1, "the file goes on past %d KiB; expected an emu "
+			return cfg_fail(L, L->lineno + 1, "the file goes on past %d KiB; expected an emu "
 				    "configuration (a few KiB)", FILE_CAP >> 10), -2;
 		if (ch == 0)
-			return fail(L, L->lineno + 1, "NUL byte in line; expected text"), -2;
+			return cfg_fail(L, L->lineno + 1, "NUL byte in line; expected text"), -2;
 		if (len == LINE_CAP)
-			return fail(L, L->lineno + 1, "line is over %d characters long; expected at "
+			return cfg_fail(L, L->lineno + 1, "line is over %d characters long; expected at "
 				    "most 197 (inih's line limit)", LINE_CAP), -2;
 		L->buf[len++] = (char)ch;
 	}
 	if (ch == EOF && ferror(L->f))
-		return fail(L, L->lineno + 1, "cannot read: %s", strerror(errno ? errno : EIO)), -2;
+		return cfg_fail(L, L->lineno + 1, "cannot read: %s", strerror(errno ? errno : EIO)), -2;
 	if (ch == EOF && len == 0)
 		return -1;
 	L->total++;
@@ -325,7 +320,7 @@ static char *ld_read(char *str, int num, void *user)
 	while (len > 0 && (L->buf[len - 1] == '\n' || L->buf[len - 1] == '\r'))
 		L->buf[--len] = 0;
 	if (len + 3 > num) {
-		fail(L, L->lineno, "line is %zd characters long; expected at most %d (inih's line "
+		cfg_fail(L, L->lineno, "line is %zd characters long; expected at most %d (inih's line "
 		     "limit)", len, num - 3);
 		return NULL;
 	}
@@ -340,13 +335,13 @@ static char *ld_read(char *str, int num, void *user)
 	if (*p == '[') {
 		end = strchr(p, ']');
 		if (!end) {
-			fail(L, L->lineno, "unterminated section header '%s'; expected [name]", p);
+			cfg_fail(L, L->lineno, "unterminated section header '%s'; expected [name]", p);
 			return NULL;
 		}
 		*end = 0;
 		strip_comment(end + 1);
 		if (*trim(end + 1)) {
-			fail(L, L->lineno, "text after section header [%s]; expected nothing or a "
+			cfg_fail(L, L->lineno, "text after section header [%s]; expected nothing or a "
 			     "comment", trim(p + 1));
 			return NULL;
 		}
@@ -359,24 +354,24 @@ static char *ld_read(char *str, int num, void *user)
 	strip_comment(p);
 	eq = strchr(p, '=');
 	if (!eq) {
-		fail(L, L->lineno, "'%s' is not a setting; expected key = value, [section] or a "
+		cfg_fail(L, L->lineno, "'%s' is not a setting; expected key = value, [section] or a "
 		     "comment", trim(p));
 		return NULL;
 	}
 	*eq = 0;
 	if (strpbrk(eq + 1, "#;")) {
 		/* inih would cut the value at " ;" even inside quotes: refuse, never truncate */
-		fail(L, L->lineno, "'%c' inside the value of '%s'; expected no '#' or ';' in values "
+		cfg_fail(L, L->lineno, "'%c' inside the value of '%s'; expected no '#' or ';' in values "
 		     "(they start comments)", *strpbrk(eq + 1, "#;"), trim(p));
 		return NULL;
 	}
 	if (!key_chars_ok(trim(p))) {
-		fail(L, L->lineno, "malformed key '%s'; expected a name of letters, digits and _",
+		cfg_fail(L, L->lineno, "malformed key '%s'; expected a name of letters, digits and _",
 		     trim(p));
 		return NULL;
 	}
 	if (L->sect == SECT_NONE) {
-		fail(L, L->lineno, "key '%s' outside any section; expected a [section] line "
+		cfg_fail(L, L->lineno, "key '%s' outside any section; expected a [section] line "
 		     "before it", trim(p));
 		return NULL;
 	}
@@ -397,26 +392,26 @@ static int apply_override(struct loader *L, int i)
 	char text[512], *eq, *dot;
 
 	if (strlen(L->args[i]) >= sizeof(text))
-		return fail(L, loc, "argument is too long; expected at most %zu characters",
+		return cfg_fail(L, loc, "argument is too long; expected at most %zu characters",
 			    sizeof(text) - 1);
 	snprintf(text, sizeof(text), "%s", L->args[i]);
 	eq = strchr(text, '=');
 	*(eq ? eq : text) = 0;
 	dot = strrchr(text, '.');
 	if (!eq || !dot)
-		return fail(L, loc, "not a setting; expected section.key=value");
+		return cfg_fail(L, loc, "not a setting; expected section.key=value");
 	*dot = 0;
 	if (open_section(L, trim(text), loc))
 		return -EINVAL;
 	if (!key_chars_ok(trim(dot + 1)))
-		return fail(L, loc, "malformed key '%s'; expected a name of letters, digits and _",
+		return cfg_fail(L, loc, "malformed key '%s'; expected a name of letters, digits and _",
 			    trim(dot + 1));
 	return set_key(L, loc, trim(dot + 1), trim(eq + 1));
 }
 
 /* Derived defaults: netem's r = 1 - p and p31 = 1 - p13 when not given (net.c has the
  * rule; every other loss parameter has a plain default in the key table). */
-static void resolve(struct net_cfg *n, uint64_t given)
+void cfg_resolve_net(struct net_cfg *n, uint64_t given)
 {
 	if (!(given & (uint64_t)1 << CFG_NETK_ge_r))
 		n->ge_r = NET_UNSET;
@@ -438,7 +433,7 @@ void cfg_defaults(struct cfg *c)
 		if (k->def)
 			cfg_key_parse(k, base, k->def, why, sizeof(why));
 	}
-	resolve(&c->net, 0);
+	cfg_resolve_net(&c->net, 0);
 }
 
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
@@ -463,101 +458,7 @@ void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out)
 		if (lk->set & (uint64_t)1 << k)
 			memcpy((char *)out + cfg_keys[k].off, (const char *)&lk->net + cfg_keys[k].off,
 			       cfg_keys[k].size);
-	resolve(out, c->net_set | lk->set);
-}
-
-static int check_rto(struct loader *L, const struct net_cfg *n, const char *label,
-		     loc_t rto, loc_t rto_max)
-{
-	char a[32], b[32];
-
-	if (n->rto <= n->rto_max)
-		return 0;
-	cfg_key_format(&cfg_keys[CFG_NETK_rto], n, a, sizeof(a));
-	cfg_key_format(&cfg_keys[CFG_NETK_rto_max], n, b, sizeof(b));
-	return fail(L, loc_later(rto, rto_max), "%s.rto = %s exceeds %s.rto_max = %s; expected "
-		    "rto <= rto_max", label, a, label, b);
-}
-
-/* The 4-state loss model leaves state 1 for 3 or 4 (p13, p14) and state 3 for 1 or 2
- * (p31, p32): each pair may add up to at most 1.  kl: the label's key locations. */
-static int check_exits(struct loader *L, const struct net_cfg *n, const char *label,
-		       const loc_t *kl)
-{
-	const struct { int a, b; double pa, pb; } pair[] = {
-		{ CFG_NETK_p13, CFG_NETK_p14, n->p13, n->p14 },
-		{ CFG_NETK_p31, CFG_NETK_p32, n->p31, n->p32 },
-	};
-
-	if (n->loss != LOSS_STATE)
-		return 0;
-	for (int i = 0; i < 2; i++) {
-		const char *a = cfg_keys[pair[i].a].name, *b = cfg_keys[pair[i].b].name;
-
-		if (pair[i].pa + pair[i].pb <= 1.0)
-			continue;
-		return fail(L, loc_later(loc_later(kl[pair[i].a], L->key_loc[pair[i].a]),
-					 loc_later(kl[pair[i].b], L->key_loc[pair[i].b])),
-			    "%s.%s + %s.%s = %g; expected at most 1 (the chances of leaving one "
-			    "state of the 4-state loss model)", label, a, label, b,
-			    pair[i].pa + pair[i].pb);
-	}
-	return 0;
-}
-
-static const struct cfg_key *key_of(const char *section, const char *name, size_t *i)
-{
-	const struct cfg_key *k = cfg_key_find(section, name);
-
-	*i = (size_t)(k - cfg_keys);
-	return k;
-}
-
-/* Settings that are fine alone but contradict each other; the message points at the
- * one given last. */
-static int validate(struct loader *L)
-{
-	const struct cfg *c = L->c;
-	size_t iw, ia, in;
-	struct net_cfg n;
-
-	key_of("run", "workers", &iw);
-	key_of("signum", "adversaries", &ia);
-	key_of("run", "name", &in);
-	if (strchr(c->run.name, '/') || !strcmp(c->run.name, ".") || !strcmp(c->run.name, ".."))
-		return fail(L, L->key_loc[in], "run.name = %s is not a plain name; expected a name "
-			    "without '/', not . or .. (run.output chooses the folder)", c->run.name);
-	for (int i = 0; i < c->nlinks; i++) {
-		const struct cfg_link *lk = &c->links[i];
-		int w = lk->src > lk->dst ? lk->src : lk->dst;
-
-		if (w >= c->run.workers)
-			return fail(L, L->link_loc[i], "[link %d-%d] names worker %d, but "
-				    "run.workers = %d; expected worker ids 0 to %d", lk->src,
-				    lk->dst, w, c->run.workers, c->run.workers - 1);
-	}
-	if (c->signum.adversaries >= c->run.workers)
-		return fail(L, loc_later(L->key_loc[iw], L->key_loc[ia]), "signum.adversaries = %d "
-			    "with run.workers = %d; expected fewer adversaries than workers",
-			    c->signum.adversaries, c->run.workers);
-	if (check_rto(L, &c->net, "net", L->key_loc[CFG_NETK_rto], L->key_loc[CFG_NETK_rto_max]))
-		return -EINVAL;
-	n = c->net;
-	resolve(&n, c->net_set);
-	if (check_exits(L, &n, "net", L->key_loc))
-		return -EINVAL;
-	for (int i = 0; i < c->nlinks; i++) {
-		char label[32];
-		const loc_t *kl = L->link_key_loc[i];
-
-		cfg_link_net(c, c->links[i].src, c->links[i].dst, &n);
-		snprintf(label, sizeof(label), "link %d-%d", c->links[i].src, c->links[i].dst);
-		if (check_rto(L, &n, label, loc_later(kl[CFG_NETK_rto], L->key_loc[CFG_NETK_rto]),
-			      loc_later(kl[CFG_NETK_rto_max], L->key_loc[CFG_NETK_rto_max])) ||
-		    check_exits(L, &n, label, kl))
-			return -EINVAL;
-	}
-	return 0;
+	cfg_resolve_net(out, c->net_set | lk->set);
 }
 
 int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const overrides[],
@@ -600,18 +501,41 @@ int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const o
 		goto out;
 	}
 	if (r > 0)	/* inih refused a line the reader passed: a bug of ours, still report it */
-		fail(L, r, "cannot parse this line; expected key = value or [section]");
+		cfg_fail(L, r, "cannot parse this line; expected key = value or [section]");
 	for (int i = 0; i < noverrides && !L->failed; i++)
 		apply_override(L, i);
-	resolve(&c->net, c->net_set);
+	cfg_resolve_net(&c->net, c->net_set);
 	if (!L->failed)
-		validate(L);
+		cfg_validate(L);
+	memcpy(c->key_loc, L->key_loc, sizeof(L->key_loc));
 	r = L->failed ? -EINVAL : 0;
 out:
 	if (L->f)
 		fclose(L->f);
 	free(L);
 	return r;
+}
+
+void cfg_where(const struct cfg *c, const char *const keys[], char *buf, size_t n)
+{
+	loc_t loc = 0;
+
+	for (int i = 0; keys[i]; i++) {
+		char sect[16];
+		const char *dot = strchr(keys[i], '.');
+		const struct cfg_key *k;
+
+		snprintf(sect, sizeof(sect), "%.*s", dot ? (int)(dot - keys[i]) : 0, keys[i]);
+		k = dot ? cfg_key_find(sect, dot + 1) : NULL;
+		if (k)
+			loc = cfg_loc_later(loc, c->key_loc[k - cfg_keys]);
+	}
+	if (loc > 0)
+		snprintf(buf, n, "%s:%d", c->path, loc);
+	else if (loc < 0)
+		snprintf(buf, n, "argument %d", -loc);
+	else
+		snprintf(buf, n, "%s", c->path);
 }
 
 int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],

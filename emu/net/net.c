@@ -61,7 +61,8 @@ int net_cfg_check(const struct net_cfg *c)
 	if (c->unit == UNIT_PACKET && c->mtu <= 0)
 		return -EINVAL;
 	if (c->latency < 0 || c->jitter < 0 || c->timeout < 0 || !(c->bandwidth >= 0) ||
-	    c->rto < 0 || c->rto_max < 0)
+	    c->rto < 0 || c->rto_max < 0 || c->max_retries < 0 ||
+	    c->max_retries >= NET_MAX_ATTEMPTS)
 		return -EINVAL;
 	if (c->transport == TRANSPORT_RELIABLE && c->rto <= 0)
 		return -EINVAL;
@@ -279,16 +280,22 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 		int64_t waited = 0;
 		bool lost = net_unit_lost(l, step, phase, (uint32_t)u, 0);
 
-		while (lost && reliable && a + 1 < NET_MAX_ATTEMPTS) {
+		while (lost && reliable && (int)a < c->max_retries) {
 			waited += net_rto(c, (int)a);
 			a++;
 			lost = net_unit_lost(l, step, phase, (uint32_t)u, a);
 		}
 		out->attempts += a + 1;
 		out->retransmits += a;
-		if (lost && !reliable) {
+		if (lost) {	/* unreliable, or reliable and given up after max_retries */
 			if (arrival)
 				arrival[u] = -1;
+			/* a sender that gave up knows it when its last timer runs out: the
+			 * receiver waits that long for nothing */
+			int64_t gave_up = out->depart + waited + net_rto(c, (int)a);
+
+			if (reliable && gave_up > out->last_arrival)
+				out->last_arrival = gave_up;
 			continue;
 		}
 		sent += b;

@@ -21,9 +21,11 @@
  *            finish.
  *   reliable a lost unit is sent again rto later, doubling per repeated loss up to
  *            rto_max; each attempt is a new draw (attempt number in the key) and advances
- *            the chain; after NET_MAX_ATTEMPTS the unit is delivered anyway (a guard for
- *            loss probability 1).  arrival = finish + sum of the rtos waited + the delay
- *            drawn for the final attempt.  Nothing is lost.
+ *            the chain.  arrival = finish + sum of the rtos waited + the delay drawn for
+ *            the final attempt.  After max_retries resends all lost (loss probability 1,
+ *            a long burst) the unit is given up, as TCP gives up a connection: it is
+ *            lost, counted like an unreliable loss, and the message is complete (for the
+ *            receiver's clock) when the last timer runs out.
  *   unreliable  lost units are gone; the receiver's timeout is the caller's business
  *            (xchg.c).
  */
@@ -35,7 +37,7 @@
 #include <stdint.h>
 #include "emu/net/net_cfg.h"
 
-#define NET_MAX_ATTEMPTS 256	/* attempt numbers fit the RNG key's 8 bits */
+#define NET_MAX_ATTEMPTS 256	/* attempt numbers fit the RNG key's 8 bits: max_retries <= 255 */
 #define NET_UNSET (-1.0)	/* an omitted loss-model parameter, see net_loss_defaults */
 
 /* Loss-chain states, numbered as in sch_netem.c. */
@@ -63,7 +65,8 @@ struct net_msg {
 	int nunits, narrived;
 	size_t unit;		/* bytes per unit (the last may be shorter); >= 1 */
 	int64_t depart;		/* when it left: max(now, queue idle) */
-	int64_t last_arrival;	/* latest arrival of an arrived unit; depart if none */
+	int64_t last_arrival;	/* latest arrival of an arrived unit, or when a reliable sender
+				 * gave one up (its last timer); depart if none */
 	uint64_t attempts;	/* transmissions, retransmissions included */
 	uint64_t retransmits;	/* attempts - transmitted units */
 	double delay_sum_ns;	/* over arrived units: arrival - depart */

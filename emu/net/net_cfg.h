@@ -31,6 +31,7 @@ struct net_cfg {
 	int64_t timeout;	/* ns: unreliable receiver gives up */
 	int64_t rto;		/* ns: reliable first retransmission timeout */
 	int64_t rto_max;	/* ns: cap of the doubling rto */
+	int max_retries;	/* reliable: resends of a unit before it is given up, lost */
 };
 
 #endif

@@ -5,6 +5,7 @@
 #include "emu/algo/algo.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/commands.h"
+#include "emu/run/plan.h"
 #include "emu/run/runlog.h"
 #include "emu/run/supervisor.h"
 #include "emu/run/train.h"
@@ -113,15 +114,20 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 
 	if (choose_backend(c, &t))
 		return 2;
+	if (plan_check_config(c, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
+		return 2;
+	}
 	if (train_load_data(c, &t.train, &t.test, err, sizeof(err)) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;
 	}
-	/* The model's size decides the snapshot areas. */
-	if (nn_model_size(c->train.model, &t.train.in, &t.nparams, &t.nstate) < 0) {
-		fprintf(stderr, "emu: %s: model '%s' does not fit the data set (input %dx%dx%d, %d classes)\n",
-			c->path, c->train.model, t.train.in.C, t.train.in.H, t.train.in.W,
-			t.train.in.nclasses);
+	/* The model on the input as read (a text set's vocabulary); its size decides the
+	 * snapshot areas. */
+	if (plan_check_config(c, &t.train.in, err, sizeof(err)) < 0 ||
+	    plan_check_shards(c, &t.train, err, sizeof(err)) < 0 ||
+	    nn_model_size(c->train.model, &t.train.in, &t.nparams, &t.nstate, NULL) < 0) {
+		fprintf(stderr, "emu: %s\n", err);
 		data_free(&t.train);
 		data_free(&t.test);
 		return 2;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <cblas.h>
 #include "emu/algo/algo.h"
+#include "emu/run/plan.h"
 #include "emu/run/record.h"
 #include "emu/run/supervisor.h"
 #include "emu/run/train.h"
@@ -192,12 +193,6 @@ static double measure_seconds(struct worker *w, double start)
 	return w->be.ops->time_stop ? w->be.ops->time_stop(&w->be) : cpu_seconds() - start;
 }
 
-static enum data_shard_kind shard_kind(enum cfg_shard s)
-{
-	return s == SHARD_LABEL ? SHARD_KIND_LABEL : s == SHARD_DIRICHLET ? SHARD_KIND_DIRICHLET
-									: SHARD_KIND_IID;
-}
-
 static void progress_init(struct progress *p, const struct worker *w)
 {
 	const struct cfg *c = w->c;
@@ -223,7 +218,7 @@ static int next_batch(struct worker *w, struct scratch *s, struct progress *p)
 	int B = c->train.batch;
 	int64_t in_epoch = w->step % p->spe;
 	if (in_epoch == 0)
-		p->shard_n = data_shard(w->train, shard_kind(c->data.shard), c->data.alpha, w->n,
+		p->shard_n = data_shard(w->train, plan_shard_kind(c->data.shard), c->data.alpha, w->n,
 					w->id, c->run.seed, w->epoch, s->idx, w->train->n);
 	if (p->shard_n <= 0) {
 		fail(w, "data shard", p->shard_n < 0 ? p->shard_n : -ENODATA);

@@ -22,7 +22,7 @@ static void resolve(struct nn_model *m, const struct nn_plan_out *p)
 }
 
 int nn_model_size(const char *name, const struct nn_input *in, size_t *nparams,
-		  size_t *nstate)
+		  size_t *nstate, int *nlayers)
 {
 	struct nn_graph g;
 	nn_graph_init(&g);
@@ -31,6 +31,8 @@ int nn_model_size(const char *name, const struct nn_input *in, size_t *nparams,
 		r = g.err;
 	*nparams = g.nparams;
 	*nstate = g.nstate;
+	if (nlayers)
+		*nlayers = g.nlayers;
 	nn_graph_free(&g);
 	return r;
 }

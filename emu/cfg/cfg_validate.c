@@ -1,0 +1,355 @@
+/* emu/cfg/cfg_validate.c — the checks across keys, once the file and the overrides are
+ * read: what no single key can say.  Errors for what cannot work (a loss parameter under
+ * loss = none, a timeout no unit can meet, a bandwidth that overflows the virtual clock),
+ * warnings for keys given a value that has no effect in the resolved configuration.
+ * Following netem, a loss probability given without a loss model means Bernoulli loss.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/cfg/cfg_loader.h"
+#include "emu/net/net.h"
+
+#define BIT(k) ((uint64_t)1 << (k))
+#define MIN_BANDWIDTH 1000.0	/* bit/s: slower links would saturate the int64 clock */
+
+static const struct cfg_key *key_of(const char *section, const char *name, size_t *i)
+{
+	const struct cfg_key *k = cfg_key_find(section, name);
+
+	*i = (size_t)(k - cfg_keys);
+	return k;
+}
+
+/* Settings that are fine alone but contradict each other; the message points at the
+ * one given last. */
+static int check_rto(struct loader *L, const struct net_cfg *n, const char *label,
+		     loc_t rto, loc_t rto_max)
+{
+	char a[32], b[32];
+
+	if (n->rto <= n->rto_max)
+		return 0;
+	cfg_key_format(&cfg_keys[CFG_NETK_rto], n, a, sizeof(a));
+	cfg_key_format(&cfg_keys[CFG_NETK_rto_max], n, b, sizeof(b));
+	return cfg_fail(L, cfg_loc_later(rto, rto_max), "%s.rto = %s exceeds %s.rto_max = %s; expected "
+		    "rto <= rto_max", label, a, label, b);
+}
+
+/* The 4-state loss model leaves state 1 for 3 or 4 (p13, p14) and state 3 for 1 or 2
+ * (p31, p32): each pair may add up to at most 1.  kl: the label's key locations. */
+static int check_exits(struct loader *L, const struct net_cfg *n, const char *label,
+		       const loc_t *kl)
+{
+	const struct { int a, b; double pa, pb; } pair[] = {
+		{ CFG_NETK_p13, CFG_NETK_p14, n->p13, n->p14 },
+		{ CFG_NETK_p31, CFG_NETK_p32, n->p31, n->p32 },
+	};
+
+	if (n->loss != LOSS_STATE)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		const char *a = cfg_keys[pair[i].a].name, *b = cfg_keys[pair[i].b].name;
+
+		if (pair[i].pa + pair[i].pb <= 1.0)
+			continue;
+		return cfg_fail(L, cfg_loc_later(cfg_loc_later(kl[pair[i].a], L->key_loc[pair[i].a]),
+					 cfg_loc_later(kl[pair[i].b], L->key_loc[pair[i].b])),
+			    "%s.%s + %s.%s = %g; expected at most 1 (the chances of leaving one "
+			    "state of the 4-state loss model)", label, a, label, b,
+			    pair[i].pa + pair[i].pb);
+	}
+	return 0;
+}
+
+/* [net] (link < 0) or one [link A-B], resolved, with the keys it gives itself. */
+struct scope {
+	char label[32];		/* "net" or "link 0-1", as in messages */
+	int link;
+	uint64_t given;
+	struct net_cfg n;
+};
+
+/* Where the value of key k in scope s came from: the link's own line, else [net]'s. */
+static loc_t scope_loc(const struct loader *L, const struct scope *s, int k)
+{
+	if (s->link >= 0 && (s->given & BIT(k)))
+		return L->link_key_loc[s->link][k];
+	return L->key_loc[k];
+}
+
+static bool is_loss_param(int k)
+{
+	return k >= CFG_NETK_loss_p && k <= CFG_NETK_p14;
+}
+
+/* Whether key k of the net table acts on a link set up as n; else what it needs. */
+static const char *net_key_needs(const struct net_cfg *n, int k)
+{
+	switch (k) {
+	case CFG_NETK_loss_p:
+		return n->loss == LOSS_BERNOULLI || n->loss == LOSS_GILBERT ? NULL :
+		       "loss = bernoulli or gilbert";
+	case CFG_NETK_ge_r:
+	case CFG_NETK_ge_1h:
+	case CFG_NETK_ge_1k:
+		return n->loss == LOSS_GILBERT ? NULL : "loss = gilbert";
+	case CFG_NETK_p13:
+	case CFG_NETK_p31:
+	case CFG_NETK_p32:
+	case CFG_NETK_p23:
+	case CFG_NETK_p14:
+		return n->loss == LOSS_STATE ? NULL : "loss = state";
+	case CFG_NETK_mtu:
+		return n->unit == UNIT_PACKET ? NULL : "unit = packet";
+	case CFG_NETK_distribution:
+		return n->jitter > 0 ? NULL : "jitter > 0";
+	case CFG_NETK_timeout:
+		return n->transport == TRANSPORT_UNRELIABLE ? NULL : "transport = unreliable";
+	case CFG_NETK_rto:
+	case CFG_NETK_rto_max:
+	case CFG_NETK_max_retries:
+		return n->transport == TRANSPORT_RELIABLE ? NULL : "transport = reliable";
+	default:
+		return NULL;
+	}
+}
+
+/* Whether key k of n differs from what it would be by default in n's configuration
+ * (derived defaults included): a key left at that value has no effect to report. */
+static bool net_key_changed(const struct net_cfg *n, int k)
+{
+	const struct cfg_key *key = &cfg_keys[k];
+	struct net_cfg d = *n;
+	char why[128];
+
+	if (key->def) {
+		cfg_key_parse(key, &d, key->def, why, sizeof(why));
+	} else {
+		*(double *)((char *)&d + key->off) = NET_UNSET;
+		net_loss_defaults(&d);
+	}
+	return memcmp((const char *)n + key->off, (const char *)&d + key->off, key->size) != 0;
+}
+
+/* netem: "loss 5%" alone is random (Bernoulli) loss.  A section that gives loss_p but
+ * no model, where the model it would inherit is none, gets loss = bernoulli. */
+static void imply_bernoulli(struct loader *L)
+{
+	struct cfg *c = L->c;
+
+	if (!(c->net_set & BIT(CFG_NETK_loss)) && c->net.loss_p > 0) {
+		c->net.loss = LOSS_BERNOULLI;
+		c->net_set |= BIT(CFG_NETK_loss);
+		L->key_loc[CFG_NETK_loss] = L->key_loc[CFG_NETK_loss_p];
+	}
+	for (int i = 0; i < c->nlinks; i++) {
+		struct cfg_link *lk = &c->links[i];
+
+		if (!(lk->set & BIT(CFG_NETK_loss)) && (lk->set & BIT(CFG_NETK_loss_p)) &&
+		    lk->net.loss_p > 0 && c->net.loss == LOSS_NONE) {
+			lk->net.loss = LOSS_BERNOULLI;
+			lk->set |= BIT(CFG_NETK_loss);
+			L->link_key_loc[i][CFG_NETK_loss] = L->link_key_loc[i][CFG_NETK_loss_p];
+		}
+	}
+}
+
+/* Whether a key given in [net] acts anywhere: on [net] itself (the links no section
+ * names) or on a [link A-B] that inherits it. */
+static const char *net_default_needs(const struct cfg *c, const struct scope *s, int k)
+{
+	const char *needs = net_key_needs(&s->n, k);
+
+	for (int i = 0; i < c->nlinks && needs; i++) {
+		struct net_cfg n;
+
+		if (c->links[i].set & BIT(k))
+			continue;
+		cfg_link_net(c, c->links[i].src, c->links[i].dst, &n);
+		if (!net_key_needs(&n, k))
+			needs = NULL;
+	}
+	return needs;
+}
+
+/* The keys of one scope that cannot act: an error for a loss parameter where the model
+ * is none (the user believes there is loss), a warning otherwise. */
+static int check_effects(struct loader *L, const struct scope *s)
+{
+	for (int k = 0; k < CFG_NNET; k++) {
+		const struct cfg_key *key = &cfg_keys[k];
+		const char *needs;
+		char val[64], model[64];
+
+		if (!(s->given & BIT(k)) || !net_key_changed(&s->n, k))
+			continue;
+		needs = s->link < 0 ? net_default_needs(L->c, s, k) : net_key_needs(&s->n, k);
+		if (!needs)
+			continue;
+		cfg_key_format(key, &s->n, val, sizeof(val));
+		if (is_loss_param(k) && s->n.loss == LOSS_NONE) {
+			snprintf(model, sizeof(model), "%s", needs + strlen("loss = "));
+			*strchrnul(model, ' ') = 0;
+			return cfg_fail(L, cfg_loc_later(scope_loc(L, s, k),
+							 scope_loc(L, s, CFG_NETK_loss)),
+					"%s.%s = %s has no effect with %s.loss = none; expected %s.loss "
+					"= %s (or no %s)", s->label, key->name, val, s->label, s->label,
+					model, key->name);
+		}
+		cfg_warn(L, scope_loc(L, s, k), "%s.%s = %s has no effect: it acts only with %s",
+			 s->label, key->name, val, needs);
+	}
+	return 0;
+}
+
+/* What cannot work on a link set up as s->n. */
+static int check_link_model(struct loader *L, const struct scope *s)
+{
+	const struct net_cfg *n = &s->n;
+	char a[32], b[32];
+
+	if (check_rto(L, n, s->label, scope_loc(L, s, CFG_NETK_rto),
+		      scope_loc(L, s, CFG_NETK_rto_max)) ||
+	    check_exits(L, n, s->label, s->link >= 0 ? L->link_key_loc[s->link] : L->key_loc))
+		return -EINVAL;
+	if (n->bandwidth > 0 && n->bandwidth < MIN_BANDWIDTH) {
+		cfg_key_format(&cfg_keys[CFG_NETK_bandwidth], n, a, sizeof(a));
+		return cfg_fail(L, scope_loc(L, s, CFG_NETK_bandwidth), "%s.bandwidth = %s is below "
+				"1Kbit; expected 0bit (unlimited) or at least 1Kbit", s->label, a);
+	}
+	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout <= n->latency) {
+		cfg_key_format(&cfg_keys[CFG_NETK_timeout], n, a, sizeof(a));
+		cfg_key_format(&cfg_keys[CFG_NETK_latency], n, b, sizeof(b));
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_timeout),
+						 scope_loc(L, s, CFG_NETK_latency)),
+				"%s.timeout = %s is not longer than %s.latency = %s: a receiver "
+				"would give up before any unit could arrive; expected timeout > "
+				"latency", s->label, a, s->label, b);
+	}
+	return 0;
+}
+
+static int check_net(struct loader *L)
+{
+	const struct cfg *c = L->c;
+	struct scope s = { .label = "net", .link = -1, .given = c->net_set, .n = c->net };
+
+	cfg_resolve_net(&s.n, c->net_set);
+	if (check_link_model(L, &s) || check_effects(L, &s))
+		return -EINVAL;
+	for (int i = 0; i < c->nlinks; i++) {
+		s.link = i;
+		s.given = c->links[i].set;
+		snprintf(s.label, sizeof(s.label), "link %d-%d", c->links[i].src, c->links[i].dst);
+		cfg_link_net(c, c->links[i].src, c->links[i].dst, &s.n);
+		if (check_link_model(L, &s) || check_effects(L, &s))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* --- the other sections: keys that act only with some setting ------------------------ */
+
+/* Whether key section.name acts in c; else the setting it needs. */
+static const char *key_needs(const struct cfg *c, const char *section, const char *name)
+{
+	enum cfg_algo a = c->train.algorithm;
+	enum cfg_dataset d = c->data.dataset;
+	bool synthetic = d == DATA_GAUSSIAN || d == DATA_LINREG;
+
+	if (!strcmp(section, "train")) {
+		if (!strcmp(name, "compute_scale") && c->train.compute != COMPUTE_MEASURED)
+			return "train.compute = measured";
+		if (!strcmp(name, "device_flops") && c->train.compute != COMPUTE_FLOPS)
+			return "train.compute = flops";
+		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay")) && a == ALGO_SIGNUM)
+			return "an algorithm other than signum (signum has signum.beta and "
+			       "signum.weight_decay)";
+	} else if (!strcmp(section, "data")) {
+		if (!strcmp(name, "alpha") && c->data.shard != SHARD_DIRICHLET)
+			return "data.shard = dirichlet";
+		if ((!strcmp(name, "synthetic_size") || !strcmp(name, "dim")) && !synthetic)
+			return "data.dataset = gaussian or linreg";
+		if (!strcmp(name, "classes") && d != DATA_GAUSSIAN)
+			return "data.dataset = gaussian";
+		if (!strcmp(name, "noise") && d != DATA_LINREG)
+			return "data.dataset = linreg";
+		if (!strcmp(name, "seq_len") && d != DATA_TEXT)
+			return "data.dataset = text";
+		if (!strcmp(name, "dir") && synthetic)
+			return "a data set read from files (fashion-mnist, cifar10, text)";
+	} else if (!strcmp(section, "rps") && a != ALGO_RPS) {
+		return "train.algorithm = rps";
+	} else if (!strcmp(section, "allreduce") && a != ALGO_ALLREDUCE) {
+		return "train.algorithm = allreduce";
+	} else if (!strcmp(section, "signum") && a != ALGO_SIGNUM) {
+		return "train.algorithm = signum";
+	} else if (!strcmp(section, "jointspar")) {
+		if ((!strcmp(name, "trust") || !strcmp(name, "lars_eps")) && a != ALGO_JOINTSPAR_LARS)
+			return "train.algorithm = jointspar-lars";
+		if (a != ALGO_JOINTSPAR && a != ALGO_JOINTSPAR_LARS)
+			return "train.algorithm = jointspar or jointspar-lars";
+	}
+	return NULL;
+}
+
+static void check_other_effects(struct loader *L)
+{
+	const struct cfg *c = L->c;
+	struct cfg *d = malloc(sizeof(*d));	/* the defaults, to see what was changed */
+
+	if (!d)
+		return;		/* warnings only: nothing is lost without them */
+	cfg_defaults(d);
+	for (size_t i = CFG_NNET; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		const char *needs;
+		char val[CFG_STR + 8];
+
+		if (!L->key_loc[i] || !memcmp((const char *)c + k->off, (const char *)d + k->off,
+					      k->size))
+			continue;
+		needs = key_needs(c, k->section, k->name);
+		if (!needs)
+			continue;
+		cfg_key_format(k, c, val, sizeof(val));
+		cfg_warn(L, L->key_loc[i], "%s.%s = %s has no effect: it acts only with %s",
+			 k->section, k->name, val, needs);
+	}
+	free(d);
+}
+
+int cfg_validate(struct loader *L)
+{
+	const struct cfg *c = L->c;
+	size_t iw, ia, in;
+
+	key_of("run", "workers", &iw);
+	key_of("signum", "adversaries", &ia);
+	key_of("run", "name", &in);
+	if (strchr(c->run.name, '/') || !strcmp(c->run.name, ".") || !strcmp(c->run.name, ".."))
+		return cfg_fail(L, L->key_loc[in], "run.name = %s is not a plain name; expected a "
+				"name without '/', not . or .. (run.output chooses the folder)",
+				c->run.name);
+	for (int i = 0; i < c->nlinks; i++) {
+		const struct cfg_link *lk = &c->links[i];
+		int w = lk->src > lk->dst ? lk->src : lk->dst;
+
+		if (w >= c->run.workers)
+			return cfg_fail(L, L->link_loc[i], "[link %d-%d] names worker %d, but "
+					"run.workers = %d; expected worker ids 0 to %d", lk->src,
+					lk->dst, w, c->run.workers, c->run.workers - 1);
+	}
+	if (c->signum.adversaries >= c->run.workers)
+		return cfg_fail(L, cfg_loc_later(L->key_loc[iw], L->key_loc[ia]),
+				"signum.adversaries = %d with run.workers = %d; expected fewer "
+				"adversaries than workers", c->signum.adversaries, c->run.workers);
+	imply_bernoulli(L);
+	if (check_net(L))
+		return -EINVAL;
+	check_other_effects(L);
+	return 0;
+}
