@@ -13,6 +13,7 @@
 #   make bench-nn        nn training-step benchmark against PyTorch
 #   make bench-train     harness overhead against the ideal (emu bench train)
 #   make stress          the rings' wake-ups: 10^6 hand-offs per mode, under load
+#   make fuzz            the libFuzzer targets, FUZZ_SECONDS (600) each (clang)
 #   make plots           figures of whatever runs exist under runs/
 #   make install PREFIX=/usr/local
 
@@ -83,7 +84,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 # Objects built on the way to a test program are kept, not deleted as intermediates.
 .SECONDARY:
 
-.PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train stress plots \
+.PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
 	install clean help
 all: $(BUILD)/emu
 
@@ -195,6 +196,10 @@ stress: deps
 	$(BUILD)/tests/test_wakeups 1000000
 	$(BUILD)/tests/test_wakeups io_uring 1000000
 
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	scripts/fuzz $(FUZZ_SECONDS)
+
 plots:
 	@scripts/plots
 
@@ -205,7 +210,7 @@ install: $(BUILD)/emu
 	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/emu/plots
 
 clean:
-	rm -rf build build-san build-cuda build-san-cuda build-clang
+	rm -rf build build-san build-cuda build-san-cuda build-clang build-fuzz
 
 help:
 	@sed -n '1,/^$$/p' Makefile

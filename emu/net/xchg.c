@@ -1,9 +1,8 @@
 /* emu/net/xchg.c — the partitioned parameter-server collective (see xchg.h).
  *
- * Wire format on a ring, one message after another (the stream is FIFO, and every
- * worker reads exactly one message per ring per phase, so no other framing is needed):
- *   struct xhdr (56 bytes) | arrived bitmap, ceil(nunits/64) uint64 words | the bytes of
- *   the ARRIVED units only, in unit order.
+ * Wire format on a ring (xhdr.h), one message after another (the stream is FIFO, and
+ * every worker reads exactly one message per ring per phase, so no other framing is
+ * needed): header | arrived bitmap | the bytes of the ARRIVED units only, in unit order.
  * A message lost entirely is header + bitmap (the marker): nobody waits in real time, and
  * the receiver's virtual clock is charged the timeout instead.  The receiver zero-fills
  * the lost units.
@@ -35,29 +34,13 @@
 #include <string.h>
 
 #include "emu/net/net.h"
+#include "emu/net/xhdr.h"
 #include "emu/shm/notify.h"
 #include "emu/shm/region.h"
 #include "emu/shm/ring.h"
 
-#define XHDR_MAGIC 0xE7u
-
 enum { PHASE_SCATTER = 0, PHASE_BCAST = 1 };
 enum { ST_HDR, ST_BITS, ST_DATA, ST_DONE };
-
-struct xhdr {
-	uint16_t src;
-	uint8_t phase;
-	uint8_t magic;
-	uint32_t flags;
-	int64_t step;
-	uint64_t len;
-	uint64_t unit;
-	int32_t nunits;
-	int32_t narrived;
-	int64_t depart;		/* virtual ns: left the sender (after its queue) */
-	int64_t arrive;		/* virtual ns: last arrived unit; depart if none */
-};
-_Static_assert(sizeof(struct xhdr) == 56, "the header is part of the wire format");
 
 /* One message in flight, either direction.  Data moves in runs of consecutive arrived
  * units: [pos, run_end) of the message's bytes. */
@@ -111,28 +94,10 @@ static int link_units(const struct net_cfg *nc, size_t max_msg)
 	return nc->unit == UNIT_PACKET && nc->mtu > 0 ? net_nunits(nc, max_msg) : 1;
 }
 
-static size_t unit_end(const struct xhdr *h, int u)
-{
-	size_t e = (size_t)(u + 1) * h->unit;
-
-	return e < h->len ? e : h->len;
-}
-
 /* The next run of arrived units at or after flow->next_unit; false when there is none. */
 static bool next_run(struct xflow *f)
 {
-	int u = f->next_unit, n = f->h.nunits;
-
-	while (u < n && !xchg_bit(f->bits, u))
-		u++;
-	if (u >= n)
-		return false;
-	f->pos = (size_t)u * f->h.unit;
-	while (u < n && xchg_bit(f->bits, u))
-		u++;
-	f->next_unit = u;
-	f->run_end = unit_end(&f->h, u - 1);
-	return true;
+	return xhdr_next_run(&f->h, f->bits, &f->next_unit, &f->pos, &f->run_end);
 }
 
 /* Data stage start: the first non-empty run, or done. */
@@ -219,20 +184,11 @@ static int bad_header(const struct xchg *x, const struct xflow *f, int64_t step,
 static int check_header(const struct xchg *x, const struct xflow *f, int64_t step, int phase)
 {
 	const struct xpriv *p = x->priv;
-	const struct xhdr *h = &f->h;
+	const struct xhdr_expect e = { .peer = f->peer, .phase = phase, .step = step,
+				       .max_msg = p->max_msg, .max_units = p->max_units };
+	const char *why = xhdr_check(&f->h, &e);
 
-	if (h->magic != XHDR_MAGIC || h->src != f->peer || h->phase != phase || h->step != step)
-		return bad_header(x, f, step, phase, "out of sequence");
-	if (h->len > p->max_msg)
-		return bad_header(x, f, step, phase, "longer than max_msg");
-	if (h->unit == 0 || h->nunits < 1 || h->nunits > p->max_units || h->narrived < 0 ||
-	    h->narrived > h->nunits)
-		return bad_header(x, f, step, phase, "bad unit counts");
-	uint64_t need = h->len == 0 ? 1 : (h->len + h->unit - 1) / h->unit;
-
-	if ((uint64_t)h->nunits != need)
-		return bad_header(x, f, step, phase, "units do not cover the length");
-	return 0;
+	return why ? bad_header(x, f, step, phase, why) : 0;
 }
 
 /* Receiver: read what is there.  Returns 1 if bytes moved, 0 if not, or -EPROTO. */
@@ -255,27 +211,17 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 				return rc;
 			f->stage = ST_BITS;
 			f->off = 0;
-			f->bitbytes = (size_t)(f->h.nunits + 63) / 64 * sizeof(uint64_t);
+			f->bitbytes = xhdr_bitmap_bytes(&f->h);
 		} else if (f->stage == ST_BITS) {
 			k = ring_read(f->r, (uint8_t *)f->bits + f->off, f->bitbytes - f->off, nt);
 			f->off += k;
 			if (f->off < f->bitbytes)
 				return moved || k;
 			moved = true;
-			int cnt = 0;
+			const char *why = xhdr_apply_bitmap(&f->h, f->bits, f->buf);
 
-			for (int u = 0; u < f->h.nunits; u++) {
-				if (xchg_bit(f->bits, u)) {
-					cnt++;
-				} else {
-					size_t s = (size_t)u * f->h.unit, e = unit_end(&f->h, u);
-
-					if (e > s)
-						memset(f->buf + s, 0, e - s);
-				}
-			}
-			if (cnt != f->h.narrived)
-				return bad_header(x, f, step, phase, "bitmap disagrees with narrived");
+			if (why)
+				return bad_header(x, f, step, phase, why);
 			start_data(f);
 		} else {
 			size_t want = f->run_end - f->pos;
@@ -424,14 +370,14 @@ static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t f
 			      .magic = XHDR_MAGIC, .flags = flags, .step = step, .len = len,
 			      .unit = m.unit, .nunits = m.nunits, .narrived = m.narrived,
 			      .depart = m.depart, .arrive = m.last_arrival };
-	f->bitbytes = (size_t)(m.nunits + 63) / 64 * sizeof(uint64_t);
+	f->bitbytes = xhdr_bitmap_bytes(&f->h);
 	f->stage = ST_HDR;
 
 	uint64_t payload = 0;
 
 	for (int u = 0; u < m.nunits; u++)
 		if (xchg_bit(f->bits, u))
-			payload += unit_end(&f->h, u) - (size_t)u * m.unit;
+			payload += xhdr_unit_end(&f->h, u) - (size_t)u * m.unit;
 	uint64_t bytes = sizeof(f->h) + f->bitbytes + payload;
 
 	st->messages++;

@@ -1,0 +1,60 @@
+/* emu/net/xhdr.h — the exchange's wire format, and its decoding by a receiver.
+ *
+ * One message on a ring: struct xhdr (56 bytes) | the arrived bitmap, ceil(nunits/64)
+ * uint64 words | the bytes of the ARRIVED units only, in unit order, in runs of
+ * consecutive arrived units.  A receiver trusts nothing of it before xhdr_check: the
+ * decoding below is what tests/fuzz/fuzz_xhdr.c feeds arbitrary bytes.
+ */
+#ifndef EMU_XHDR_H
+#define EMU_XHDR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XHDR_MAGIC 0xE7u
+
+struct xhdr {
+	uint16_t src;
+	uint8_t phase;
+	uint8_t magic;
+	uint32_t flags;
+	int64_t step;
+	uint64_t len;
+	uint64_t unit;
+	int32_t nunits;
+	int32_t narrived;
+	int64_t depart;		/* virtual ns: left the sender (after its queue) */
+	int64_t arrive;		/* virtual ns: last arrived unit; depart if none */
+};
+_Static_assert(sizeof(struct xhdr) == 56, "the header is part of the wire format");
+
+/* What a receiver expects of the next header on a ring. */
+struct xhdr_expect {
+	int peer, phase;
+	int64_t step;
+	size_t max_msg;		/* bytes */
+	int max_units;
+};
+
+/* NULL when h is the message e expects (in sequence, lengths and unit counts that agree
+ * and fit the receiver's buffers), else what is wrong with it. */
+const char *xhdr_check(const struct xhdr *h, const struct xhdr_expect *e);
+
+/* Bytes of the bitmap that follows a checked header. */
+size_t xhdr_bitmap_bytes(const struct xhdr *h);
+
+/* With the bitmap of a checked header: zero-fills the bytes of the lost units in buf
+ * (h->len bytes) and returns NULL, or what is wrong (a count that disagrees with
+ * h->narrived). */
+const char *xhdr_apply_bitmap(const struct xhdr *h, const uint64_t *bits, uint8_t *buf);
+
+/* The next run of arrived units at or after *next_unit: their bytes [*pos, *end) of the
+ * message (possibly empty), *next_unit past it.  false when no unit is left. */
+bool xhdr_next_run(const struct xhdr *h, const uint64_t *bits, int *next_unit, size_t *pos,
+		   size_t *end);
+
+/* The end (exclusive) of unit u's bytes: the last unit may be shorter. */
+size_t xhdr_unit_end(const struct xhdr *h, int u);
+
+#endif
