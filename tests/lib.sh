@@ -37,6 +37,28 @@ INI
 # go NAME [OVERRIDE...]: run $T/s.ini into $T/NAME; a failed run fails the test.
 go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "$name"; }; }
 
+# wait_lines FILE N: until FILE has N lines (a hang guard of 120 s, not a speed test)
+wait_lines() {
+	i=0
+	while [ "$(cat "$1" 2>/dev/null | wc -l)" -lt "$2" ]; do
+		i=$((i + 1)); [ $i -lt 1200 ] || fail "$1 never reached $2 lines"; sleep 0.1
+	done
+}
+
+# start_long NAME [OVERRIDE...]: a run of $T/s.ini that would go on for ages, into
+# $T/NAME (stderr $T/NAME.err), in the background (its pid in $sup), once it has logged
+# 20 lines.  end_long WANT: waits for it and fails unless it exited WANT.
+start_long() {
+	name=$1; shift
+	"$EMU" run "$T/s.ini" run.output="$T/$name" train.epochs=100000 train.log_every=1 "$@" \
+		2>"$T/$name.err" & sup=$!
+	wait_lines "$T/$name/train.csv" 20
+}
+end_long() {
+	rc=0; wait $sup || rc=$?
+	[ $rc -eq "$1" ] || { cat "$T/$name.err"; fail "$name: exit $rc, expected $1"; }
+}
+
 # The CSV readers below take a column by its header name; a column that is not there
 # fails the test (it never reads as the whole line, which would compare equal to itself).
 # They run in command substitutions, which cannot end the test: they leave a note that

@@ -5,14 +5,7 @@
 # half line in a CSV, no temporary left behind.
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
-long="train.epochs=100000 train.log_every=1"
 
-wait_lines() {	# FILE N: until FILE has N lines (a hang guard of 120 s, not a speed test)
-	i=0
-	while [ "$(cat "$1" 2>/dev/null | wc -l)" -lt "$2" ]; do
-		i=$((i + 1)); [ $i -lt 1200 ] || fail "$1 never reached $2 lines"; sleep 0.1
-	done
-}
 status_of() { sed -n 's/^  "status": "\(.*\)",$/\1/p' "$1/status.json"; }
 field() { sed -n "s/^  \"$2\": \\(.*\\),\$/\\1/p" "$1/status.json"; }
 # DIR: every CSV ends in a whole line with as many fields as its header; no temporaries
@@ -30,7 +23,8 @@ if unshare -m true 2>/dev/null || unshare -rm true 2>/dev/null; then
 	u="unshare -m"; unshare -m true 2>/dev/null || u="unshare -rm"
 	mkdir "$T/full"
 	$u sh -c "mount -t tmpfs -o size=32k none '$T/full' || exit 99
-		'$EMU' run '$T/s.ini' run.output='$T/full/x' $long 2>'$T/full.err'
+		'$EMU' run '$T/s.ini' run.output='$T/full/x' train.epochs=100000 train.log_every=1 \
+			2>'$T/full.err'
 		echo \$? >'$T/full.rc'
 		cp -r '$T/full/x' '$T/fullcopy'" || fail "could not mount a small tmpfs to fill"
 	[ "$(cat "$T/full.rc")" = 1 ] || { cat "$T/full.err"; fail "a full disk gave exit $(cat "$T/full.rc"), expected 1"; }
@@ -54,25 +48,19 @@ for cmd in "check $T/s.ini" "help" "help keys" "bench jointspar" "--version"; do
 done
 
 # --- the folder removed mid-run -------------------------------------------------------
-# shellcheck disable=SC2086
-"$EMU" run "$T/s.ini" run.output="$T/gone" $long 2>"$T/gone.err" & sup=$!
-wait_lines "$T/gone/train.csv" 20
+start_long gone
 until rm -rf "$T/gone" 2>/dev/null; do :; done	# (the run may add a file meanwhile)
-rc=0; wait $sup || rc=$?
-[ $rc -eq 1 ] || { cat "$T/gone.err"; fail "a removed folder gave exit $rc, expected 1"; }
+end_long 1
 grep -Eq "^emu: $T/gone/[a-z]+\.csv: .*removed\)?$" "$T/gone.err" || { cat "$T/gone.err"; fail "no message naming the removed file"; }
 
 # --- two runs into one folder; SIGTERM ends the first as interrupted -------------------
-# shellcheck disable=SC2086
-"$EMU" run "$T/s.ini" run.output="$T/one" $long 2>"$T/one.err" & sup=$!
-wait_lines "$T/one/train.csv" 5
+start_long one
 rc=0; "$EMU" run "$T/s.ini" run.output="$T/one" 2>"$T/two.err" || rc=$?
 [ $rc -eq 2 ] || fail "a second run into a busy folder: exit $rc, expected 2"
 [ "$(cat "$T/two.err")" = "emu: $T/one is in use by another emu run (pid $sup); wait for it to end, or choose another run.name or run.output" ] ||
 	fail "second run said: $(cat "$T/two.err")"
 kill -TERM $sup
-rc=0; wait $sup || rc=$?
-[ $rc -eq 143 ] || { cat "$T/one.err"; fail "SIGTERM gave exit $rc, expected 143"; }
+end_long 143
 [ "$(status_of "$T/one")" = interrupted ] || fail "status after SIGTERM: $(cat "$T/one/status.json")"
 [ "$(field "$T/one" exit_code)" = 143 ] || fail "exit_code in status.json: $(field "$T/one" exit_code)"
 whole "$T/one"
