@@ -49,6 +49,7 @@ struct sup {
 	bool killing;		/* we sent SIGKILL: deaths from now on are ours */
 	bool stopping;
 	char why[256];		/* what ended the run, when it did not end well */
+	bool failed;		/* why is a failure (not a stop): no later reason replaces it */
 	int64_t stall_ns, grace_ns;	/* run.stall_timeout, run.stop_grace; 0 = none */
 	int64_t stop_at;	/* when the stop was asked for */
 	uint64_t beats;		/* the workers' beats at last_beat */
@@ -74,16 +75,22 @@ static void kill_all(struct sup *s)
 			kill(s->pid[i], SIGKILL);
 }
 
-/* The first reason the run failed or stopped, for status.json. */
-static void set_why(struct sup *s, const char *fmt, ...)
+/* A failure: printed as "emu: ...", and the run's reason (for status.json) unless an
+ * earlier failure is; a failure replaces the reason of a stop. */
+static void failure(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failure(struct sup *s, const char *fmt, ...)
 {
+	char msg[sizeof(s->why)];
 	va_list ap;
 
-	if (s->why[0])
-		return;
 	va_start(ap, fmt);
-	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "emu: %s\n", msg);
+	if (!s->failed)
+		memcpy(s->why, msg, sizeof(msg));
+	s->failed = true;
+	s->status = 1;
 }
 
 static int64_t now_ns(void)
@@ -95,13 +102,14 @@ static int64_t now_ns(void)
 }
 
 /* Signals that stop a run: the first finishes the step, the second kills. */
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define NSTOP_SIGS (sizeof(stop_sigs) / sizeof(stop_sigs[0]))
+
 static void stop_signals(sigset_t *set)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-
 	sigemptyset(set);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(set, sigs[i]);
+	for (size_t i = 0; i < NSTOP_SIGS; i++)
+		sigaddset(set, stop_sigs[i]);
 }
 
 static void drain_one(struct sup *s, int w)
@@ -131,8 +139,8 @@ static void drain_one(struct sup *s, int w)
 		b->got = 0;
 		if (s->ops->on_record && s->ops->on_record(s->ctx, w, b->data + 4, len) < 0 &&
 		    !s->killing) {	/* the logs cannot be written: nothing to run for */
-			set_why(s, "writing the logs failed");
 			s->status = 1;
+			s->failed = true;	/* on_record said why, and keeps it */
 			kill_all(s);
 		}
 	}
@@ -153,18 +161,17 @@ static void report(struct sup *s, int w, const siginfo_t *si)
 	memcpy(err, slot->error, sizeof(slot->error));
 	err[sizeof(slot->error)] = '\0';
 	if (si->si_code == CLD_EXITED && err[0]) {
-		set_why(s, "worker %d failed at step %lld: %s", w, step, err);
+		failure(s, "worker %d failed at step %lld: %s", w, step, err);
 	} else if (si->si_code == CLD_EXITED) {
-		set_why(s, "worker %d died at step %lld: exit status %d", w, step, si->si_status);
+		failure(s, "worker %d died at step %lld: exit status %d", w, step, si->si_status);
 	} else {
 		const char *name = sigabbrev_np(si->si_status);
 
 		if (name)
-			set_why(s, "worker %d died at step %lld: SIG%s", w, step, name);
+			failure(s, "worker %d died at step %lld: SIG%s", w, step, name);
 		else
-			set_why(s, "worker %d died at step %lld: signal %d", w, step, si->si_status);
+			failure(s, "worker %d died at step %lld: signal %d", w, step, si->si_status);
 	}
-	fprintf(stderr, "emu: %s\n", s->why);
 }
 
 static void reap(struct sup *s, int w)
@@ -185,7 +192,6 @@ static void reap(struct sup *s, int w)
 		return;		/* killed by us, after the failure already reported */
 	drain_one(s, w);	/* its last records before the report */
 	report(s, w, &si);
-	s->status = 1;
 	kill_all(s);
 }
 
@@ -203,7 +209,8 @@ static void on_signal(struct sup *s)
 			s->signo = (int)fi.ssi_signo;
 			if (s->status == 0)
 				s->status = 128 + s->signo;
-			set_why(s, "stopped by SIG%s", name ? name : "?");
+			if (!s->why[0])
+				snprintf(s->why, sizeof(s->why), "stopped by SIG%s", name ? name : "?");
 			atomic_store(region_stop(s->rg), 1);	/* read once per step */
 		} else if (!s->killing) {
 			fprintf(stderr, "emu: a second SIG%s: the workers are killed\n",
@@ -275,18 +282,13 @@ static void check_progress(struct sup *s)
 	} else if (s->stall_ns > 0 && now - s->last_beat > s->stall_ns) {
 		const char *state;
 		int w = stalled_worker(s, &state);
-		char msg[sizeof(s->why)];
 
 		if (w < 0)
 			return;
-		snprintf(msg, sizeof(msg), "worker %d not responding at step %lld (%s): no worker "
-			 "made progress for %.3g s (run.stall_timeout)", w,
-			 (long long)atomic_load(&region_slot(s->rg, w)->step), state,
-			 (double)s->stall_ns * 1e-9);
-		fprintf(stderr, "emu: %s\n", msg);
-		s->why[0] = 0;		/* a stall outranks a stop that could not finish */
-		set_why(s, "%s", msg);
-		s->status = 1;
+		failure(s, "worker %d not responding at step %lld (%s): no worker made progress "
+			"for %.3g s (run.stall_timeout)", w,
+			(long long)atomic_load(&region_slot(s->rg, w)->step), state,
+			(double)s->stall_ns * 1e-9);
 		kill_all(s);
 	}
 }
@@ -399,12 +401,8 @@ static void child(struct sup *s, int id, pid_t parent, const sigset_t *oldmask)
 	struct worker_slot *slot = region_slot(s->rg, id);
 	int ret;
 
-	sigset_t stops;
-
-	stop_signals(&stops);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sigismember(&stops, sig) == 1)
-			signal(sig, SIG_IGN);
+	for (size_t i = 0; i < NSTOP_SIGS; i++)
+		signal(stop_sigs[i], SIG_IGN);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	/* No worker outlives a supervisor that was killed. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
@@ -480,10 +478,8 @@ static void fork_workers(struct sup *s, const sigset_t *oldmask)
 		pid_t pid = fork();
 
 		if (pid < 0) {
-			set_why(s, "cannot fork worker %d: %s", w, strerror(errno));
-			fprintf(stderr, "emu: %s\n", s->why);
+			failure(s, "cannot fork worker %d: %s", w, strerror(errno));
 			kill_all(s);
-			s->status = 1;
 			return;
 		}
 		if (pid == 0)
@@ -500,19 +496,15 @@ static void watch_workers(struct sup *s, enum notify_mode mode)
 	int ret = setup_watchers(s, mode);
 
 	if (ret < 0) {
-		set_why(s, "cannot watch the workers: %s", strerror(-ret));
-		fprintf(stderr, "emu: %s\n", s->why);
+		failure(s, "cannot watch the workers: %s", strerror(-ret));
 		kill_all(s);
-		s->status = 1;
 		return;
 	}
 	fprintf(stderr, "emu: %d workers, notifications: %s\n", s->n, notify_mode_name(s->nt.mode));
 	ret = watch(s);
 	if (ret < 0) {
-		set_why(s, "watching the workers failed: %s", strerror(-ret));
-		fprintf(stderr, "emu: %s\n", s->why);
+		failure(s, "watching the workers failed: %s", strerror(-ret));
 		kill_all(s);
-		s->status = 1;
 	}
 }
 
@@ -550,10 +542,8 @@ int supervise(const struct cfg *c, const struct region_params *p,
 	int rc = sup_alloc(&s, p);
 
 	if (rc < 0) {
-		set_why(&s, "cannot create the shared region for %d workers: %s", p->nworkers,
+		failure(&s, "cannot create the shared region for %d workers: %s", p->nworkers,
 			strerror(-rc));
-		fprintf(stderr, "emu: %s\n", s.why);
-		s.status = 1;
 	} else {
 		stop_signals(&block);
 		sigprocmask(SIG_BLOCK, &block, &oldmask);
