@@ -70,6 +70,16 @@ go fin
 [ "$(status_of "$T/fin")" = done ] || fail "status of a finished run: $(cat "$T/fin/status.json")"
 steps=$(field "$T/fin" steps)
 [ "$steps" = "$(last_col "$T/fin/train.csv" step)" ] || fail "status.json steps $steps, train.csv ends at $(last_col "$T/fin/train.csv" step)"
+# status.json is one JSON document, with every field (python3 comes with the test deps)
+if command -v python3 >/dev/null; then
+	python3 - "$T/fin/status.json" <<'PY' || fail "status.json: $(cat "$T/fin/status.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "done" and d["exit_code"] == 0 and d["error"] is None, d
+assert d["steps"] == d["steps_total"] > 0 and d["command"][1] == "run", d
+assert all(d[k] for k in ("version", "pid", "host", "start", "end")), d
+PY
+fi
 sum_before=$(cat "$T/fin"/*.csv "$T/fin/status.json" | md5sum)
 rc=0; "$EMU" run "$T/s.ini" run.output="$T/fin" train.epochs=1 2>"$T/err" || rc=$?
 [ $rc -eq 2 ] || fail "a rerun over a finished run: exit $rc, expected 2"

@@ -201,8 +201,9 @@ static char *json_array(int argc, char *const argv[])
 	size_t cap = 16;
 	char *buf, *p;
 
+	/* each byte takes at most 6 (\u00XX), and json_str keeps 8 spare */
 	for (int i = 0; i < argc; i++)
-		cap += 6 * strlen(argv[i]) + 4;
+		cap += 6 * strlen(argv[i]) + 12;
 	buf = malloc(cap);
 	if (!buf)
 		return NULL;
@@ -211,7 +212,7 @@ static char *json_array(int argc, char *const argv[])
 	for (int i = 0; i < argc; i++) {
 		if (i)
 			p += sprintf(p, ", ");
-		json_str(&p, 6 * strlen(argv[i]) + 2, argv[i]);
+		json_str(&p, 6 * strlen(argv[i]) + 10, argv[i]);
 	}
 	*p++ = ']';
 	*p = 0;
