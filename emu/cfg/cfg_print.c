@@ -72,7 +72,13 @@ static const char *def_text(const struct cfg_key *k)
 	return !strcmp(k->name, "ge_r") ? "1 - loss_p" : !strcmp(k->name, "p31") ? "1 - p13" : "?";
 }
 
-static void print_keys(FILE *f, const char *section, const void *base, int comments)
+/* The keys of section with their values in base, with help comments or not; the [net]
+ * keys outside own (bit k: key k of the net table) are printed as comments, so that
+ * what inherits or derives them does so again when the output is read back. */
+#define BIT(k) ((uint64_t)1 << (k))
+
+static void print_keys(FILE *f, const char *section, const void *base, int comments,
+		       uint64_t own)
 {
 	char val[CFG_STR + UNITS_BUF], range[512], line[1024];
 
@@ -88,7 +94,8 @@ static void print_keys(FILE *f, const char *section, const void *base, int comme
 				 *range ? "; " : "", def_text(k));
 			wrap(f, "# ", line, 78);
 		}
-		fprintf(f, "%s = %s\n", k->name, val);
+		fprintf(f, "%s%s = %s\n", i >= CFG_NNET || own & BIT(i) ? "" : "# ",
+			k->name, val);
 	}
 }
 
@@ -105,16 +112,22 @@ int cfg_print(const struct cfg *c, FILE *f)
 			for (int i = 0; i < c->nlinks; i++) {
 				const struct cfg_link *lk = &c->links[i];
 
+				/* its own keys only: printed whole, a link would not inherit
+				 * [net] when read back, and a [net] key it used would seem to have
+				 * no effect */
 				cfg_link_net(c, lk->src, lk->dst, &n);
-				fprintf(f, "\n# the link %d -> %d, resolved\n[link %d-%d]\n", lk->src,
-					lk->dst, lk->src, lk->dst);
-				print_keys(f, "net", &n, 0);
+				fprintf(f, "\n# the link %d -> %d: its own keys, and in comments the "
+					"others as it resolves them\n[link %d-%d]\n", lk->src, lk->dst,
+					lk->src, lk->dst);
+				print_keys(f, "net", &n, 0, lk->set);
 			}
 			continue;
 		}
 		fprintf(f, "\n[%s]\n", sect);
+		/* ge_r and p31 derive from loss_p and p13 unless given: printed as settings,
+		 * they would stop deriving, in [net] and in every link */
 		print_keys(f, sect, !strcmp(sect, "net") ? (const void *)&c->net : (const void *)c,
-			   1);
+			   1, ~(BIT(CFG_NETK_ge_r) | BIT(CFG_NETK_p31)) | c->net_set);
 	}
 	return ferror(f) ? -EIO : 0;
 }
