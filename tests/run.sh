@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test program (build/tests/test_*) and every shell test (tests/*.test.sh)
 # under a timeout, one at a time, and counts them: exit 0 passes, 77 skips (the test
-# prints why), anything else fails.  Output of failing and skipped tests is shown.
+# prints why), anything else fails.  Output of failing and skipped tests is shown.  The
+# GPU tests (gpu_*) run only for a CUDA build (BUILD=build-cuda...).
 # Usage: tests/run.sh [NAME-PATTERN]      env: BUILD (default build), TEST_TIMEOUT (s)
 BUILD=${BUILD:-build}
 pattern=${1:-}
@@ -14,6 +15,8 @@ for t in "$BUILD"/tests/test_* tests/*.test.sh; do
 	[ -e "$t" ] || continue
 	name=$(basename "$t")
 	case "$name" in *"$pattern"*) ;; *) continue ;; esac
+	# the GPU tests belong to the CUDA build (make test-gpu); elsewhere they cannot apply
+	case "$name:$BUILD" in gpu_*:*cuda*) ;; gpu_*) continue ;; esac
 	start=$(date +%s)
 	# each test in a process group of its own: whatever it leaves running (a test killed
 	# by the timeout leaves its emu behind) is found, reported and killed
