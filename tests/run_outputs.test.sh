@@ -51,7 +51,7 @@ done
 start_long gone
 until rm -rf "$T/gone" 2>/dev/null; do :; done	# (the run may add a file meanwhile)
 end_long 1
-grep -Eq "^emu: $T/gone/[a-z]+\.csv: .*removed\)?$" "$T/gone.err" || { cat "$T/gone.err"; fail "no message naming the removed file"; }
+grep -Eq "^emu: $T/gone/[a-z.]+: No such file or directory \(the run folder or its files were removed\)$" "$T/gone.err" || { cat "$T/gone.err"; fail "no message naming the removed file"; }
 
 # --- two runs into one folder; SIGTERM ends the first as interrupted -------------------
 start_long one

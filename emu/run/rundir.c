@@ -47,14 +47,15 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Why an operation on NAME failed: a folder removed under the run says so. */
+/* Why an operation on NAME failed.  ENOENT inside a folder the run holds open means
+ * someone removed the folder or files of it (rm -rf races with the run: the folder may
+ * still be there, its file already gone), and the message says so. */
 static void failed(struct rundir *d, const char *name, int e, char *err, size_t errlen)
 {
 	struct stat st;
 
-	if (fstat(d->dirfd, &st) == 0 && st.st_nlink == 0)
-		say(err, errlen, "%s/%s: %s (the run folder was removed)", d->path, name,
-		    strerror(e));
+	if (e == ENOENT || (fstat(d->dirfd, &st) == 0 && st.st_nlink == 0))
+		say(err, errlen, "%s/%s: %s (%s)", d->path, name, strerror(e), RUNDIR_REMOVED);
 	else
 		say(err, errlen, "%s/%s: %s", d->path, name, strerror(e));
 }

@@ -54,6 +54,9 @@ int rundir_status(struct rundir *d, const char *status, int exit_code, int64_t s
 /* Unlocks and closes (the files stay). */
 void rundir_close(struct rundir *d);
 
+/* What a failure says when the run's folder or its files were removed under it. */
+#define RUNDIR_REMOVED "the run folder or its files were removed"
+
 /* A whole write (retried after short writes): 0 or -errno. */
 int write_all(int fd, const char *buf, size_t len);
 

@@ -100,7 +100,7 @@ static int csv_line(struct runlog *l, struct csv *o, const char *fmt, ...)
 	if (rc < 0) {
 		if (ftruncate(o->fd, o->whole) < 0) { /* the error below says enough */ }
 		snprintf(l->error, sizeof(l->error), "%s/%s: %s%s", l->dir.path, o->name,
-			 strerror(-rc), rc == -ENOENT ? " (the file or its folder was removed)" : "");
+			 strerror(-rc), rc == -ENOENT ? " (" RUNDIR_REMOVED ")" : "");
 		return -1;
 	}
 	o->whole += len;
