@@ -59,19 +59,10 @@ static const char help_bench[] =
 	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
 	"for --help.\n";
 
-static int cmd_help(int argc, char **argv);
-
 static int load(struct cfg *c, int argc, char **argv)
 {
 	char err[2048];
 
-	if (argc >= 3 && argv[2][0] == '-' && argv[2][1]) {	/* "-" may name a file */
-		if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))
-			return cmd_help(3, (char *[]){ argv[0], "help", argv[1], NULL }) ? 2 : -1;
-		fprintf(stderr, "emu %s: unknown option '%s'; expected emu %s FILE.ini "
-			"[section.key=value ...]\n", argv[1], argv[2], argv[1]);
-		return 2;
-	}
 	if (argc < 3) {
 		fprintf(stderr, "emu %s: missing FILE.ini; expected emu %s FILE.ini "
 			"[section.key=value ...]\n", argv[1], argv[1]);
@@ -120,19 +111,23 @@ static int cmd_help(int argc, char **argv)
 /* emu check / emu run: load the configuration, then print it or run it. */
 static int cmd_with_config(int argc, char **argv, int run)
 {
-	struct cfg *c = malloc(sizeof(*c));
+	struct cfg *c;
 	char err[512];
 	int r;
 
+	if (argc >= 3 && argv[2][0] == '-' && argv[2][1]) {	/* "-" may name a file */
+		if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))
+			return cmd_help(3, (char *[]){ argv[0], "help", argv[1], NULL });
+		fprintf(stderr, "emu %s: unknown option '%s'; expected emu %s FILE.ini "
+			"[section.key=value ...]\n", argv[1], argv[2], argv[1]);
+		return 2;
+	}
+	c = malloc(sizeof(*c));
 	if (!c) {
 		fprintf(stderr, "emu: out of memory\n");
 		return 1;
 	}
 	r = load(c, argc, argv);
-	if (r < 0) {		/* --help answered */
-		free(c);
-		return 0;
-	}
 	if (!r && run) {
 		r = cmd_run(c, argc, argv);
 	} else if (!r && plan_check_config(c, NULL, err, sizeof(err)) < 0) {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,7 +247,7 @@ int rundir_status(struct rundir *d, const char *status, int exit_code, int64_t s
 			 "  \"steps\": %lld,\n  \"steps_total\": %lld,\n  \"error\": ", status,
 			 code, (long long)steps, (long long)steps_total);
 	ntail = asprintf(&tail, ",\n  \"version\": \"%s\",\n  \"command\": %s,\n  \"pid\": %d,\n"
-			 "  \"host\": \"%s\",\n  \"start\": \"%s\",\n  \"end\": %s\n}\n",
+			 "  \"host\": %s,\n  \"start\": \"%s\",\n  \"end\": %s\n}\n",
 			 EMU_VERSION, d->command, (int)getpid(), d->host, d->start, end);
 	if (ntail < 0)
 		goto out;
@@ -329,8 +330,12 @@ int rundir_open(struct rundir *d, const struct cfg *c, const char *path, int arg
 	}
 	(void)fallocate(d->statusfd, FALLOC_FL_KEEP_SIZE, 0, STATUS_MAX);	/* best effort */
 	iso_now(d->start, sizeof(d->start));
-	if (gethostname(d->host, sizeof(d->host) - 1) < 0)
-		snprintf(d->host, sizeof(d->host), "unknown");
+	char host[HOST_NAME_MAX + 1] = "unknown", *p = d->host;
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "unknown");
+	json_str(&p, sizeof(d->host) - 1, host);	/* a host name may hold any byte */
+	*p = 0;
 	return rundir_status(d, "running", -1, 0, 0, NULL, err, errlen) ? 1 : 0;
 }
 

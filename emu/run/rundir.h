@@ -26,7 +26,7 @@ struct rundir {
 	size_t status_size;	/* the longest record written: later ones are padded to it */
 	char *command;		/* the command line, as a JSON array */
 	char start[32];		/* ISO 8601, UTC */
-	char host[256];
+	char host[6 * 64 + 16];	/* the host name as a JSON string (quoted, escaped) */
 };
 
 /* Creates the folder (mkdir -p), locks it, checks for an earlier run, removes the last

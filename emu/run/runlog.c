@@ -1,6 +1,7 @@
 /* emu/run/runlog.c — see runlog.h. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -138,8 +139,9 @@ static int csv_close(struct runlog *l, struct csv *o)
 	return rc < 0 ? -1 : 0;
 }
 
-/* The resolved configuration, as `emu check` prints it. */
-static int write_config(struct runlog *l, char *err, size_t errlen)
+/* Replaces NAME in the run folder with what print writes: 0, or -1 with err. */
+static int replace_printed(struct runlog *l, const char *name,
+			   void (*print)(const struct runlog *, FILE *), char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -147,18 +149,24 @@ static int write_config(struct runlog *l, char *err, size_t errlen)
 	int rc;
 
 	if (!f) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, "%s/%s: out of memory", l->dir.path, name);
 		return -1;
 	}
-	rc = cfg_print(l->c, f);
-	if (fclose(f) || rc < 0) {
-		snprintf(err, errlen, "out of memory");
+	print(l, f);
+	if (fclose(f)) {
+		snprintf(err, errlen, "%s/%s: out of memory", l->dir.path, name);
 		free(buf);
 		return -1;
 	}
-	rc = rundir_replace(&l->dir, "config.ini", buf, len, err, errlen);
+	rc = rundir_replace(&l->dir, name, buf, len, err, errlen);
 	free(buf);
 	return rc;
+}
+
+/* config.ini: the resolved configuration, as `emu check` prints it. */
+static void print_config(const struct runlog *l, FILE *f)
+{
+	cfg_print(l->c, f);
 }
 
 struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char *const argv[],
@@ -190,7 +198,7 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	if (*status)
 		goto fail;
 	*status = 1;
-	if (write_config(l, err, errlen) < 0 ||
+	if (replace_printed(l, "config.ini", print_config, err, errlen) < 0 ||
 	    csv_open(l, &l->train, "train.csv",
 		     "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped", err,
 		     errlen) < 0 ||
@@ -254,18 +262,9 @@ static int train_row(struct runlog *l, const struct rec_train w[])
 			     sizeof(l->error));
 }
 
-/* net.csv as a whole, replaced in one step: a reader sees the last table or this one. */
-static int write_net(struct runlog *l)
+/* net.csv: the latest statistics of every directed link. */
+static void print_net(const struct runlog *l, FILE *f)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int rc;
-
-	if (!f) {
-		snprintf(l->error, sizeof(l->error), "%s/net.csv: out of memory", l->dir.path);
-		return -1;
-	}
 	fprintf(f, "src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes,mean_delay_ms\n");
 	for (int s = 0; s < l->n; s++)
 		for (int d = 0; d < l->n; d++) {
@@ -280,14 +279,12 @@ static int write_net(struct runlog *l)
 				(unsigned long long)k->retransmits, (unsigned long long)k->bytes,
 				arrived ? k->delay_sum_ns / (double)arrived * 1e-6 : 0.0);
 		}
-	if (fclose(f)) {
-		free(buf);
-		snprintf(l->error, sizeof(l->error), "%s/net.csv: out of memory", l->dir.path);
-		return -1;
-	}
-	rc = rundir_replace(&l->dir, "net.csv", buf, len, l->error, sizeof(l->error));
-	free(buf);
-	return rc;
+}
+
+/* net.csv is replaced whole: a reader sees the last table or this one, never half. */
+static int write_net(struct runlog *l)
+{
+	return replace_printed(l, "net.csv", print_net, l->error, sizeof(l->error));
 }
 
 static int eval_row(struct runlog *l, const struct rec_eval w[])
@@ -377,20 +374,21 @@ int runlog_close(struct runlog *l, int status, const char *why)
 
 	if (!l)
 		return status;
-	/* The last tables, then every file whole on the disk; a failure here fails a run
-	 * that had succeeded. */
-	if (!l->error[0] && (write_net(l) < 0 || csv_close(l, &l->train) < 0 ||
-			     csv_close(l, &l->eval) < 0)) {
+	/* The last table, then every file whole on the disk (csv_close keeps the first
+	 * error); a failure here fails a run that had succeeded. */
+	bool failed_before = l->error[0] != 0;
+
+	if (!failed_before)
+		write_net(l);
+	csv_close(l, &l->train);
+	csv_close(l, &l->eval);
+	if (!failed_before && l->error[0])
 		fprintf(stderr, "emu: %s\n", l->error);
+	if (l->error[0]) {
+		why = l->error;
 		if (status == 0)
 			status = 1;
 	}
-	csv_close(l, &l->train);
-	csv_close(l, &l->eval);
-	if (l->error[0] && status == 0)
-		status = 1;
-	if (l->error[0])
-		why = l->error;
 	if (rundir_status(&l->dir, status == 0 ? "done" : status == 1 ? "failed" : "interrupted",
 			  status, l->step, l->steps_total, why, err,
 			  sizeof(err)) < 0) {
