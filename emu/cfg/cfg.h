@@ -42,6 +42,15 @@ enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, D
 enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
 enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR };
 
+/* The compute model of one worker, resolved from the [worker A-B] sections: its modelled
+ * compute time per step is multiplied by slowdown, then jitter * z is added, z drawn from
+ * jitter_dist by the counter-based RNG keyed by (seed, worker, step). */
+struct cfg_worker_model {
+	double slowdown;	/* >= 1 for a straggler; default 1 */
+	int64_t jitter;		/* ns; 0 = none */
+	enum net_dist jitter_dist;
+};
+
 struct cfg {
 	char path[CFG_STR];	/* the INI file, for messages */
 	/* "FILE:LINE: warning: ..." lines for keys given a value that has no effect (emu
@@ -86,7 +95,9 @@ struct cfg {
 		enum cfg_compute compute;
 		double device_flops;	/* FLOP/s of the modelled device (compute = flops) */
 		double compute_scale;	/* factor on measured time (compute = measured) */
+		int64_t op_overhead;	/* ns per op of a step's graph (compute = flops) */
 	} train;
+	struct cfg_worker_model worker[CFG_MAX_WORKERS];	/* resolved, one per worker id */
 	struct {
 		enum cfg_dataset dataset;
 		char dir[CFG_STR];

@@ -434,6 +434,8 @@ void cfg_defaults(struct cfg *c)
 			cfg_key_parse(k, base, k->def, why, sizeof(why));
 	}
 	cfg_resolve_net(&c->net, 0);
+	for (int w = 0; w < CFG_MAX_WORKERS; w++)
+		c->worker[w] = (struct cfg_worker_model){ .slowdown = 1.0, .jitter_dist = DIST_NORMAL };
 }
 
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)

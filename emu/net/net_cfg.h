@@ -12,6 +12,7 @@ enum net_loss { LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT, LOSS_STATE };
 enum net_unit { UNIT_MESSAGE, UNIT_PACKET };
 enum net_dist { DIST_UNIFORM, DIST_NORMAL, DIST_PARETO };
 enum net_transport { TRANSPORT_UNRELIABLE, TRANSPORT_RELIABLE };
+enum net_corrupt_detect { CORRUPT_DETECT_NONE, CORRUPT_DETECT_CHECKSUM };
 
 /* The network model of one directed link ([net] gives the default for all links). */
 struct net_cfg {
@@ -32,6 +33,13 @@ struct net_cfg {
 	int64_t rto;		/* ns: reliable first retransmission timeout */
 	int64_t rto_max;	/* ns: cap of the doubling rto */
 	int max_retries;	/* reliable: resends of a unit before it is given up, lost */
+	/* netem parity (net.h says in which order they are drawn) */
+	double duplicate;	/* probability a unit is sent twice (netem duplicate) */
+	double reorder;		/* probability a unit skips the delay (netem reorder) */
+	int64_t reorder_gap;	/* netem gap: reorder only every gap-th unit; 0 = 1 */
+	double corrupt;		/* probability of one flipped bit in a unit (netem corrupt) */
+	enum net_corrupt_detect corrupt_detect;	/* checksum: a corrupted unit is lost */
+	int64_t limit;		/* units the transmit queue holds (tail drop); 0 = no limit */
 };
 
 #endif

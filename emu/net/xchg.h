@@ -72,10 +72,19 @@ struct xchg_ops {
 	void (*apply)(void *ctx, int server, const struct xmsg *reply);
 };
 
-/* Per directed link counters kept by the sender. */
+/* Per directed link counters.  The sender keeps what it put on the wire; the receiver
+ * what reached it in time (xchg_link_stats_in). */
 struct xchg_link_stats {
-	uint64_t messages, units, units_dropped, retransmits, bytes;
+	/* sender */
+	uint64_t messages, units, units_dropped, retransmits;
+	uint64_t units_duplicated;	/* extra copies sent (duplicate) */
+	uint64_t units_corrupted;	/* delivered copies with a flipped bit (corrupt) */
+	uint64_t units_overflow;	/* tail-dropped by a full transmit queue (limit) */
+	uint64_t bytes;			/* put on the wire: headers, lost units, copies, resends */
 	double delay_sum_ns;	/* over arrived units: arrival - departure */
+	/* receiver */
+	uint64_t units_late;		/* arrived after the receiver's deadline: discarded */
+	uint64_t bytes_delivered;	/* headers + units arrived in time */
 };
 
 struct xchg {
@@ -83,8 +92,10 @@ struct xchg {
 	struct region *rg;
 	struct notify *nt;
 	int64_t clock;		/* virtual ns */
-	uint64_t bytes_sent;	/* payload + headers, cumulative */
-	uint64_t units_dropped;	/* units this worker sent that were lost */
+	uint64_t bytes_sent;	/* put on the wire by this worker, cumulative (see stats) */
+	uint64_t units_dropped;	/* units this worker sent that were lost (all causes) */
+	uint64_t bytes_delivered;	/* reached this worker in time, cumulative */
+	uint64_t units_late;	/* units this worker received after its deadline */
 	void *priv;		/* net links, buffers: one allocation */
 };
 
@@ -110,6 +121,9 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 /* Advance the virtual clock by modelled compute time. */
 void xchg_compute(struct xchg *x, int64_t ns);
 
+/* Sender-side counters of link id -> dst (receiver fields zero). */
 void xchg_link_stats(const struct xchg *x, int dst, struct xchg_link_stats *out);
+/* Receiver-side counters of link src -> id (sender fields zero). */
+void xchg_link_stats_in(const struct xchg *x, int src, struct xchg_link_stats *out);
 
 #endif
