@@ -197,40 +197,42 @@ bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, u
 	}
 }
 
+double net_dist_draw(enum net_dist d, const struct rng_key *k)
+{
+	double u[2];
+
+	switch (d) {
+	case DIST_NORMAL:
+		/* netem's "normal" table: the standard normal's quantiles, clamped. */
+		return fmax(-NETEM_Z_MAX, fmin(NETEM_Z_MAX, rng_normal(k)));
+	case DIST_PARETO:
+		/* iproute2 netem/pareto.c tabulates (4/3) * (U^(-1/3) - 1.5) for U in (0, 1]:
+		 * a Pareto of shape 3 and scale 1 (mean 1.5, sd sqrt(3)/2) centred and scaled
+		 * by 4/3 (so sd 2/sqrt(3) sigma, not sigma), capped at 32767/8192.  We draw
+		 * the same distribution analytically instead of through the 4096-entry table. */
+		rng_uniform2(k, u);
+		return fmin(NETEM_Z_MAX, (4.0 / 3.0) * (pow(1.0 - u[0], -1.0 / 3.0) - 1.5));
+	case DIST_UNIFORM:
+	default:
+		/* tabledist without a table: mu - sigma + rnd % (2 sigma), uniform in
+		 * [mu - sigma, mu + sigma). */
+		rng_uniform2(k, u);
+		return 2.0 * u[0] - 1.0;
+	}
+}
+
 int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t unit,
 		  uint32_t attempt)
 {
 	const struct net_cfg *c = &l->cfg;
 	struct rng_key k;
-	double z, u[2];
 	int64_t d;
 
 	/* sch_netem.c tabledist: sigma == 0 returns mu without a draw. */
 	if (c->jitter == 0)
 		return c->latency;
 	k = net_key(l, step, phase, unit, attempt, RNG_STREAM_DELAY);
-	switch (c->distribution) {
-	case DIST_NORMAL:
-		/* netem's "normal" table: the standard normal's quantiles, clamped. */
-		z = fmax(-NETEM_Z_MAX, fmin(NETEM_Z_MAX, rng_normal(&k)));
-		break;
-	case DIST_PARETO:
-		/* iproute2 netem/pareto.c tabulates (4/3) * (U^(-1/3) - 1.5) for U in (0, 1]:
-		 * a Pareto of shape 3 and scale 1 (mean 1.5, sd sqrt(3)/2) centred and scaled
-		 * by 4/3 (so sd 2/sqrt(3) sigma, not sigma), capped at 32767/8192.  We draw
-		 * the same distribution analytically instead of through the 4096-entry table. */
-		rng_uniform2(&k, u);
-		z = fmin(NETEM_Z_MAX, (4.0 / 3.0) * (pow(1.0 - u[0], -1.0 / 3.0) - 1.5));
-		break;
-	case DIST_UNIFORM:
-	default:
-		/* tabledist without a table: mu - sigma + rnd % (2 sigma), uniform in
-		 * [mu - sigma, mu + sigma). */
-		rng_uniform2(&k, u);
-		z = 2.0 * u[0] - 1.0;
-		break;
-	}
-	d = c->latency + (int64_t)llround((double)c->jitter * z);
+	d = c->latency + (int64_t)llround((double)c->jitter * net_dist_draw(c->distribution, &k));
 	/* netem: tabledist may go negative; the rate branch clamps to 0 and a negative
 	 * time_to_send just means "now".  Either way never earlier than sent. */
 	return d > 0 ? d : 0;

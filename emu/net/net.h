@@ -99,6 +99,11 @@ size_t net_unit_bytes(const struct net_cfg *c, size_t len);
  * true when lost. */
 bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, uint32_t attempt);
 
+/* One draw z of netem's distribution d (uniform in [-1, 1), normal, pareto: the value is
+ * mu + sigma * z), from the block of key k.  Also the compute model's jitter. */
+struct rng_key;
+double net_dist_draw(enum net_dist d, const struct rng_key *k);
+
 /* latency + jitter for one transmission, in ns, never negative. */
 int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t unit,
 		  uint32_t attempt);
