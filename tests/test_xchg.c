@@ -56,6 +56,8 @@ struct rec {
 	uint64_t bits_in[MAXN][W], bits_rep[MAXN][W];
 	uint64_t bytes_sent, checksum, waits;
 	uint64_t units_dropped;			/* xchg's counter */
+	uint64_t units_late, bytes_delivered;	/* xchg's receiver counters */
+	uint64_t ls_late, ls_delivered;		/* sums of xchg_link_stats_in */
 	uint64_t ls_bytes, ls_dropped, ls_messages;	/* sums of xchg_link_stats */
 	uint32_t errors;
 	int done;
@@ -261,8 +263,14 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		r->bytes_sent = x.bytes_sent;
 		r->waits = nt.waits;
 		r->units_dropped = x.units_dropped;
+		r->units_late = x.units_late;
+		r->bytes_delivered = x.bytes_delivered;
 		for (int j = 0; j < sc->n; j++) {
 			struct xchg_link_stats ls;
+
+			xchg_link_stats_in(&x, j, &ls);
+			r->ls_late += ls.units_late;
+			r->ls_delivered += ls.bytes_delivered;
 
 			xchg_link_stats(&x, j, &ls);
 			r->ls_bytes += ls.bytes;
@@ -404,10 +412,24 @@ static void test_big_messages(void **state)
 	unrun(&sc, r);
 }
 
-/* Recompute every mask from the model, link by link, in the order the sender sends. */
+/* Mask a as received is mask b as sent less the late units: a subset of b; returns how
+ * many units b has that a lacks. */
+static long late_units(const uint64_t *a, const uint64_t *b)
+{
+	long late = 0;
+
+	for (int i = 0; i < W; i++) {
+		assert_int_equal(a[i] & ~b[i], 0);
+		late += __builtin_popcountll(b[i] & ~a[i]);
+	}
+	return late;
+}
+
+/* Recompute every mask from the model, link by link, in the order the sender sends; the
+ * receiver's is the sender's less the units that came after its deadline. */
 static void check_masks_offline(const struct scen *sc, const struct rec *recs)
 {
-	long lost = 0, units = 0;
+	long lost = 0, units = 0, late = 0, late_counted = 0;
 	uint64_t sender_lost[MAXN] = { 0 };
 
 	for (int w = 0; w < sc->n; w++) {
@@ -427,17 +449,20 @@ static void check_masks_offline(const struct scen *sc, const struct rec *recs)
 
 				/* w's block-j message to server j */
 				memset(bits, 0, sizeof(bits));
-				net_send(&l, &q, blk_len(sc, j) * sizeof(float), s, 0, 0, bits, NULL, &m);
-				assert_int_equal(rj->narr_in[w], m.narrived);
-				assert_memory_equal(rj->bits_in[w], bits, sizeof(bits));
+				net_send(&l, &q, blk_len(sc, j) * sizeof(float), s, 0, 0, bits, NULL, NULL, &m);
+				long k = late_units(rj->bits_in[w], bits);
+
+				assert_int_equal(rj->narr_in[w] + k, m.narrived);
+				late += k;
 				units += m.nunits;
 				lost += m.nunits - m.narrived;
 				sender_lost[w] += (uint64_t)(m.nunits - m.narrived);
 				/* server w's reply (block w) to worker j */
 				memset(bits, 0, sizeof(bits));
-				net_send(&l, &q, blk_len(sc, w) * sizeof(float), s, 1, 0, bits, NULL, &m);
-				assert_int_equal(rj->narr_rep[w], m.narrived);
-				assert_memory_equal(rj->bits_rep[w], bits, sizeof(bits));
+				net_send(&l, &q, blk_len(sc, w) * sizeof(float), s, 1, 0, bits, NULL, NULL, &m);
+				k = late_units(rj->bits_rep[w], bits);
+				assert_int_equal(rj->narr_rep[w] + k, m.narrived);
+				late += k;
 				units += m.nunits;
 				lost += m.nunits - m.narrived;
 				sender_lost[w] += (uint64_t)(m.nunits - m.narrived);
@@ -452,9 +477,13 @@ static void check_masks_offline(const struct scen *sc, const struct rec *recs)
 		assert_int_equal(last->ls_dropped, sender_lost[w]);
 		assert_int_equal(last->ls_bytes, last->bytes_sent);
 		assert_int_equal(last->ls_messages, (uint64_t)sc->steps * 2 * (sc->n - 1));
+		assert_int_equal(last->ls_late, last->units_late);
+		late_counted += (long)last->units_late;
 	}
-	print_message("masks: %ld units, %ld lost, all as the model says\n", units, lost);
+	print_message("masks: %ld units, %ld lost, %ld late, all as the model says\n", units, lost,
+		      late);
 	assert_true(lost > 0 && lost < units);
+	assert_int_equal(late, late_counted);
 }
 
 static void lossy(struct scen *sc, int n)
@@ -542,6 +571,9 @@ static void test_total_loss(void **state)
 	sc.c.net.timeout = 7000000;
 	struct rec *r = run(&sc);
 
+	sc.c.net.loss = LOSS_NONE;
+	struct rec *lossless = run(&sc);
+
 	for (int s = 0; s < sc.steps; s++)
 		for (int i = 0; i < sc.n; i++) {
 			const struct rec *x = &r[s * sc.n + i];
@@ -552,11 +584,14 @@ static void test_total_loss(void **state)
 					assert_int_equal(x->narr_rep[j], 0);
 				}
 			assert_int_equal(x->clock, (int64_t)(s + 1) * 2 * 7000000);
-			/* only headers and bitmaps went out: 56 + 8 bytes per message */
-			assert_int_equal(x->bytes_sent, (uint64_t)(s + 1) * 2 * (sc.n - 1) * 64);
+			/* every lost unit was put on the wire; only headers and bitmaps (56 + 8
+			 * bytes per message) arrived */
+			assert_int_equal(x->bytes_sent, lossless[s * sc.n + i].bytes_sent);
+			assert_int_equal(x->bytes_delivered, (uint64_t)(s + 1) * 2 * (sc.n - 1) * 64);
 		}
 	check_flags(&sc, r);
 	unrun(&sc, r);
+	unrun(&sc, lossless);
 }
 
 /* Virtual clocks against hand-computed values (N = 4, one step). */
@@ -590,10 +625,48 @@ static void test_clock_bandwidth(void **state)
 	sc.steps = 1;
 	sc.floats = 4000;
 	sc.c.net.bandwidth = 8e6;
+	sc.c.net.timeout = 30000000;	/* nothing late */
 	struct rec *r = run(&sc);
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 4; i++) {
 		assert_int_equal(r[i].clock, 24000000);
+		assert_int_equal(r[i].units_late, 0);
+		assert_int_equal(r[i].bytes_delivered, r[i].bytes_sent);
+	}
+	unrun(&sc, r);
+}
+
+/* The unreliable timeout is a deadline.  As above, but with timeout 10 ms: server j's
+ * third scatter message (from j + 1, at 12 ms) is late, so it is ready at 0 + 10 ms and
+ * reduces without it; its replies leave behind its own scatter sends, at 12 ms, and
+ * arrive at 16, 20 and 24 ms: the last is past 10 + 10 ms, late too.  Every clock ends
+ * at 20 ms, and every worker discarded exactly two messages (one unit each). */
+static void test_clock_deadline(void **state)
+{
+	struct scen sc;
+
+	scen_base(&sc, 4);
+	sc.steps = 1;
+	sc.floats = 4000;
+	sc.reply = REPLY_PATTERN;	/* the means lack the late messages */
+	sc.c.net.bandwidth = 8e6;
+	sc.c.net.timeout = 10000000;
+	struct rec *r = run(&sc);
+
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(r[i].clock, 20000000);
+		assert_int_equal(r[i].units_late, 2);
+		assert_int_equal(r[i].ls_late, 2);
+		assert_int_equal(r[i].narr_in[(i + 1) % 4], 0);
+		assert_int_equal(r[i].narr_rep[(i + 1) % 4], 0);
+		assert_int_equal(r[i].narr_in[(i + 2) % 4], 1);
+		assert_int_equal(r[i].narr_rep[(i + 2) % 4], 1);
+		/* sent: 6 messages of 4000 bytes + 64 header; delivered: 4 of them */
+		assert_int_equal(r[i].bytes_sent, 6 * (4000 + 64));
+		assert_int_equal(r[i].bytes_delivered, 6 * 64 + 4 * 4000);
+		assert_int_equal(r[i].ls_delivered, r[i].bytes_delivered);
+		assert_int_equal(r[i].units_dropped, 0);
+	}
 	unrun(&sc, r);
 }
 
@@ -636,6 +709,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_clock_latency),
 		cmocka_unit_test(test_clock_bandwidth),
 		cmocka_unit_test(test_clock_timeout),
+		cmocka_unit_test(test_clock_deadline),
 		cmocka_unit_test(test_total_loss),
 		cmocka_unit_test(test_loss_masks_determinism),
 	};

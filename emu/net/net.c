@@ -1,6 +1,7 @@
 /* emu/net/net.c — the network model of one directed link (see net.h for the semantics). */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "emu/net/net.h"
 #include "emu/net/rng.h"
@@ -65,6 +66,9 @@ int net_cfg_check(const struct net_cfg *c)
 	    c->max_retries >= NET_MAX_ATTEMPTS)
 		return -EINVAL;
 	if (c->transport == TRANSPORT_RELIABLE && c->rto <= 0)
+		return -EINVAL;
+	if (!prob_ok(c->duplicate) || !prob_ok(c->reorder) || !prob_ok(c->corrupt) ||
+	    c->reorder_gap < 0 || c->limit < 0 || c->limit > UINT32_MAX)
 		return -EINVAL;
 	return 0;
 }
@@ -175,7 +179,8 @@ static bool loss_gilb_ell(int *state, const struct net_cfg *c, double u_trans, d
 	return false;
 }
 
-bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, uint32_t attempt)
+static bool unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit,
+		      uint32_t attempt, uint32_t stream)
 {
 	const struct net_cfg *c = &l->cfg;
 	struct rng_key k;
@@ -183,7 +188,7 @@ bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, u
 
 	if (c->loss == LOSS_NONE)
 		return false;
-	k = net_key(l, step, phase, unit, attempt, RNG_STREAM_LOSS);
+	k = net_key(l, step, phase, unit, attempt, stream);
 	rng_uniform2(&k, u);
 	switch (c->loss) {
 	case LOSS_BERNOULLI:
@@ -221,8 +226,13 @@ double net_dist_draw(enum net_dist d, const struct rng_key *k)
 	}
 }
 
-int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t unit,
-		  uint32_t attempt)
+bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, uint32_t attempt)
+{
+	return unit_lost(l, step, phase, unit, attempt, RNG_STREAM_LOSS);
+}
+
+static int64_t delay_of(const struct net_link *l, int64_t step, int phase, uint32_t unit,
+			uint32_t attempt, uint32_t stream)
 {
 	const struct net_cfg *c = &l->cfg;
 	struct rng_key k;
@@ -231,11 +241,17 @@ int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t un
 	/* sch_netem.c tabledist: sigma == 0 returns mu without a draw. */
 	if (c->jitter == 0)
 		return c->latency;
-	k = net_key(l, step, phase, unit, attempt, RNG_STREAM_DELAY);
+	k = net_key(l, step, phase, unit, attempt, stream);
 	d = c->latency + (int64_t)llround((double)c->jitter * net_dist_draw(c->distribution, &k));
 	/* netem: tabledist may go negative; the rate branch clamps to 0 and a negative
 	 * time_to_send just means "now".  Either way never earlier than sent. */
 	return d > 0 ? d : 0;
+}
+
+int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t unit,
+		  uint32_t attempt)
+{
+	return delay_of(l, step, phase, unit, attempt, RNG_STREAM_DELAY);
 }
 
 int64_t net_serialise_ns(const struct net_link *l, uint64_t bytes)
@@ -258,17 +274,205 @@ int64_t net_rto(const struct net_cfg *c, int k)
 	return r < cap ? r : cap;
 }
 
+
+int net_txq_init(struct net_txq *q, uint32_t cap)
+{
+	memset(q, 0, sizeof(*q));
+	if (cap == 0)
+		return 0;
+	q->fin = calloc(cap, sizeof(*q->fin));
+	if (!q->fin)
+		return -ENOMEM;
+	q->cap = cap;
+	return 0;
+}
+
+void net_txq_free(struct net_txq *q)
+{
+	free(q->fin);
+	memset(q, 0, sizeof(*q));
+}
+
+/* Units the queue holds at time t (still serialising: finish > t), forgetting the rest.
+ * Times only move forward: a sender's clock never goes back. */
+static uint32_t txq_held(struct net_txq *q, int64_t t)
+{
+	while (q->count && q->fin[q->head] <= t) {
+		q->head = (q->head + 1) % q->cap;
+		q->count--;
+	}
+	return q->count;
+}
+
+static void txq_push(struct net_txq *q, int64_t fin)
+{
+	if (q->cap)	/* count < cap: the limit check came first */
+		q->fin[(q->head + q->count++) % q->cap] = fin;
+}
+
+/* One message on its way out (net_send's state). */
+struct tx {
+	struct net_link *l;
+	struct net_txq *q;
+	int64_t step, now;
+	int phase;
+	uint64_t burst;		/* bytes serialised since out->depart (exact arithmetic) */
+	struct net_msg *out;
+};
+
+/* One copy of one transmission: on the wire or not, and when and how it arrives. */
+struct copy {
+	bool wire;		/* serialised (not tail-dropped) */
+	bool arrives;		/* not lost in the network */
+	bool usable;		/* arrives, and not a corruption the receiver detects */
+	int64_t fin, arrival;
+	int32_t flip;		/* byte * 8 + bit of a flipped bit, or -1 */
+};
+
+/* netem's corrupt draw for a copy of b bytes: one block gives the decision, the byte and
+ * the bit (sch_netem.c flips bit get_random_u32_below(8) of a random byte). */
+static int32_t corrupt_draw(const struct tx *t, uint32_t u, uint32_t a, size_t b, uint32_t stream)
+{
+	const struct net_cfg *c = &t->l->cfg;
+	struct rng_key k;
+	uint32_t w[4];
+
+	if (c->corrupt <= 0 || b == 0)
+		return -1;
+	k = net_key(t->l, t->step, t->phase, u, a, stream);
+	rng_block(&k, w);
+	if (!(rng_u53(w[0], w[1]) < c->corrupt))
+		return -1;
+	return (int32_t)(w[2] % b) * 8 + (int32_t)(w[3] & 7);
+}
+
+/* The queue: a first transmission is tail-dropped when `limit` units are serialising,
+ * else serialises after everything before it; a retransmission (attempt > 0) serialises
+ * when its timer fires, at `at`, outside the queue (net.h). */
+static bool serialise(struct tx *t, struct copy *cp, uint32_t a, int64_t at, size_t b)
+{
+	const struct net_cfg *c = &t->l->cfg;
+
+	if (a == 0) {
+		if (c->limit > 0 && txq_held(t->q, t->now) >= (uint64_t)c->limit) {
+			t->out->overflow++;
+			return false;
+		}
+		t->burst += b;
+		cp->fin = t->out->depart + net_serialise_ns(t->l, t->burst);
+		t->q->free_at = cp->fin;
+		txq_push(t->q, cp->fin);
+	} else {
+		cp->fin = at + net_serialise_ns(t->l, b);
+	}
+	cp->wire = true;
+	t->out->wire_bytes += b;
+	return true;
+}
+
+/* netem's reorder: with gap g (0 = 1), the counter's first g - 1 units are delayed, then
+ * each is sent at once with probability `reorder` (which restarts the count).  A unit
+ * sent at once skips latency and jitter; it is serialised like any other. */
+static bool reorder_draw(const struct tx *t, uint32_t u, uint32_t a, uint32_t stream)
+{
+	struct net_link *l = t->l;
+	const struct net_cfg *c = &l->cfg;
+	int64_t gap = c->reorder_gap > 0 ? c->reorder_gap : 1;
+	struct rng_key k;
+	double r[2];
+
+	if (c->reorder <= 0)
+		return false;
+	if (l->reorder_count < gap - 1) {
+		l->reorder_count++;
+		return false;
+	}
+	k = net_key(l, t->step, t->phase, u, a, stream);
+	rng_uniform2(&k, r);
+	if (!(r[0] < c->reorder)) {
+		l->reorder_count++;
+		return false;
+	}
+	l->reorder_count = 0;
+	return true;
+}
+
+/* What follows netem's loss step for one copy that the network does not lose: corrupt,
+ * limit, serialisation, reorder, delay. */
+static bool copy_out(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int64_t at, size_t b,
+		     bool dup)
+{
+	cp->flip = corrupt_draw(t, u, a, b, dup ? RNG_STREAM_COPY_CORRUPT : RNG_STREAM_CORRUPT);
+	if (!serialise(t, cp, a, at, b))
+		return false;
+	cp->arrives = true;
+	cp->usable = cp->flip < 0 || t->l->cfg.corrupt_detect != CORRUPT_DETECT_CHECKSUM;
+	if (cp->flip >= 0)
+		t->out->corrupted++;
+	cp->arrival = cp->fin;
+	if (!reorder_draw(t, u, a, dup ? RNG_STREAM_COPY_REORDER : RNG_STREAM_REORDER))
+		cp->arrival += delay_of(t->l, t->step, t->phase, u, a,
+					dup ? RNG_STREAM_COPY_DELAY : RNG_STREAM_DELAY);
+	return true;
+}
+
+/* One transmission (attempt a, at time `at`) of unit u of b bytes, in netem_enqueue's
+ * order of draws: duplicate, loss, then for a surviving packet corrupt, the limit, the
+ * copy's own pass (its loss, corrupt, limit, reorder, delay), reorder and delay.  Unlike
+ * netem, a packet the loss draw takes still occupies the queue and the wire (the network
+ * loses it past the sender's NIC).  The earliest usable copy is the unit's: *best, or
+ * none (returns false).  *last_fin: when the last copy left, for the sender's timer. */
+static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
+		     struct copy *best, int64_t *last_fin)
+{
+	const struct net_cfg *c = &t->l->cfg;
+	struct copy cp[2] = { { .flip = -1 }, { .flip = -1 } };
+	int ncopies = 1;
+
+	if (c->duplicate > 0) {
+		struct rng_key k = net_key(t->l, t->step, t->phase, u, a, RNG_STREAM_DUP);
+		double r[2];
+
+		rng_uniform2(&k, r);
+		ncopies += r[0] < c->duplicate;
+	}
+	if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_LOSS))
+		ncopies--;	/* netem: --count; a duplicate's first copy survives */
+	if (ncopies == 0) {
+		serialise(t, &cp[0], a, at, b);	/* lost on the way: no further draws */
+	} else if (copy_out(t, &cp[0], u, a, at, b, false) && ncopies == 2) {
+		t->out->duplicated++;
+		if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_COPY_LOSS))
+			serialise(t, &cp[1], a, at, b);
+		else
+			copy_out(t, &cp[1], u, a, at, b, true);
+	}
+	*last_fin = at;
+	for (int i = 0; i < 2; i++)
+		if (cp[i].wire && cp[i].fin > *last_fin)
+			*last_fin = cp[i].fin;
+	int pick = -1;
+
+	for (int i = 0; i < 2; i++)
+		if (cp[i].usable && (pick < 0 || cp[i].arrival < cp[pick].arrival))
+			pick = i;
+	if (pick < 0)
+		return false;
+	*best = cp[pick];
+	return true;
+}
+
 int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, int phase,
-	     int64_t now, uint64_t *arrived, int64_t *arrival, struct net_msg *out)
+	     int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip, struct net_msg *out)
 {
 	const struct net_cfg *c = &l->cfg;
 	int nu = net_nunits(c, len);
 	size_t ub = net_unit_bytes(c, len);
 	bool reliable = c->transport == TRANSPORT_RELIABLE;
-	uint64_t sent = 0;
+	struct tx t = { .l = l, .q = q, .step = step, .now = now, .phase = phase, .out = out };
 
-	if (nu < 0)
-		return nu;
+	if (nu < 0 || (c->limit > 0 && (uint64_t)c->limit > q->cap))
+		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	memset(arrived, 0, (size_t)(nu + 63) / 64 * sizeof(uint64_t));
 	out->nunits = nu;
@@ -279,39 +483,41 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 		size_t off = (size_t)u * ub;
 		size_t b = len > off ? (len - off < ub ? len - off : ub) : 0;
 		uint32_t a = 0;
-		int64_t waited = 0;
-		bool lost = net_unit_lost(l, step, phase, (uint32_t)u, 0);
+		int64_t fin;
+		struct copy got;
+		bool ok = transmit(&t, (uint32_t)u, 0, out->depart, b, &got, &fin);
 
-		while (lost && reliable && (int)a < c->max_retries) {
-			waited += net_rto(c, (int)a);
+		/* a reliable sender resends when its timer, started as the last copy left,
+		 * runs out: rto, doubling per repeated loss */
+		while (!ok && reliable && (int)a < c->max_retries) {
+			int64_t at = fin + net_rto(c, (int)a);
+
 			a++;
-			lost = net_unit_lost(l, step, phase, (uint32_t)u, a);
+			ok = transmit(&t, (uint32_t)u, a, at, b, &got, &fin);
 		}
 		out->attempts += a + 1;
 		out->retransmits += a;
-		if (lost) {	/* unreliable, or reliable and given up after max_retries */
+		if (flip)
+			flip[u] = ok ? got.flip : -1;
+		if (!ok) {	/* unreliable, or reliable and given up after max_retries */
 			if (arrival)
 				arrival[u] = -1;
 			/* a sender that gave up knows it when its last timer runs out: the
 			 * receiver waits that long for nothing */
-			int64_t gave_up = out->depart + waited + net_rto(c, (int)a);
+			int64_t gave_up = fin + net_rto(c, (int)a);
 
 			if (reliable && gave_up > out->last_arrival)
 				out->last_arrival = gave_up;
 			continue;
 		}
-		sent += b;
-		int64_t t = out->depart + net_serialise_ns(l, sent) + waited +
-			    net_delay(l, step, phase, (uint32_t)u, a);
-
 		arrived[u >> 6] |= 1ULL << (u & 63);
 		if (arrival)
-			arrival[u] = t;
+			arrival[u] = got.arrival;
 		out->narrived++;
-		out->delay_sum_ns += (double)(t - out->depart);
-		if (t > out->last_arrival)
-			out->last_arrival = t;
+		out->delivered_bytes += b;
+		out->delay_sum_ns += (double)(got.arrival - out->depart);
+		if (got.arrival > out->last_arrival)
+			out->last_arrival = got.arrival;
 	}
-	q->free_at = out->depart + net_serialise_ns(l, sent);
 	return 0;
 }

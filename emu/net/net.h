@@ -6,27 +6,46 @@
  * and netem/pareto.c (the pareto table).  Deviations are marked "netem:" in net.c.
  *
  * A message of len bytes is cut into loss units: the whole message (unit = message), or
- * ceil(len/mtu) packets (unit = packet); at least one unit, even for len 0.  Per unit:
+ * ceil(len/mtu) packets (unit = packet); at least one unit, even for len 0.  Each unit is
+ * transmitted once (more on a reliable transport), and each transmission passes what
+ * netem_enqueue does to a packet, with its draws in netem's order:
+ *   duplicate  with probability `duplicate` the unit is sent twice;
  *   loss     the link's loss chain advances once per transmitted unit, in sending order
- *            (the chain state lives here, kept by the sender); each draw comes from the
- *            counter-based RNG keyed by (seed, link, step, phase, unit, attempt), so the
- *            result depends only on the order in which ONE sender sends on ONE link.
- *   queue    units that are transmitted serialise at `bandwidth` through the sender's
- *            transmit queue (struct net_txq, shared by all links of a sender or not, the
- *            caller decides): a message starts when the queue is idle, unit u finishes
- *            after (bytes of the transmitted units up to u) * 8 / bandwidth.  Lost units
- *            take no time (netem drops at enqueue, before the rate queue).  Per-packet
- *            overhead 0.
+ *            (the chain state lives here, kept by the sender); netem's --count: a
+ *            duplicated unit that the draw takes still goes out once;
+ *   corrupt  with probability `corrupt` one bit of the unit's bytes flips (a uniform
+ *            byte, a uniform bit); corrupt_detect = checksum makes the receiver drop it;
+ *   limit    a first transmission that finds `limit` units of its sender still
+ *            serialising is tail-dropped (netem's limit counts the packets it holds,
+ *            delayed ones too: here only the transmit queue, see below);
+ *   the copy a duplicate's second copy then passes loss, corrupt, limit, reorder and
+ *            delay with draws of its own (netem re-enqueues it at the root qdisc);
+ *   reorder  with gap g (0 = 1): after each reordered unit the next g - 1 are delayed;
+ *            then each is sent at once with probability `reorder`: it skips latency and
+ *            jitter (netem also skips its rate for it; here it is serialised);
  *   delay    arrival = finish + latency + jitter (uniform, normal or pareto), never below
  *            finish.
- *   reliable a lost unit is sent again rto later, doubling per repeated loss up to
- *            rto_max; each attempt is a new draw (attempt number in the key) and advances
- *            the chain.  arrival = finish + sum of the rtos waited + the delay drawn for
- *            the final attempt.  After max_retries resends all lost (loss probability 1,
- *            a long burst) the unit is given up, as TCP gives up a connection: it is
- *            lost, counted like an unreliable loss, and the message is complete (for the
- *            receiver's clock) when the last timer runs out.
- *   unreliable  lost units are gone; the receiver's timeout is the caller's business
+ * Each draw comes from the counter-based RNG keyed by (seed, link, step, phase, unit,
+ * attempt, stream), so a result depends only on the order in which ONE sender sends on
+ * ONE link.  The unit that counts is the earliest copy to arrive that the receiver keeps.
+ *
+ *   queue    first transmissions serialise at `bandwidth` through the sender's transmit
+ *            queue (struct net_txq, shared by all links of a sender or not, the caller
+ *            decides): a message starts when the queue is idle, unit u finishes after
+ *            (bytes of the units up to u) * 8 / bandwidth.  Every copy put on the wire
+ *            takes its place, lost ones included: the network loses them past the
+ *            sender's NIC (netem drops at enqueue, before its rate queue, so there a lost
+ *            packet costs no time).  Per-packet overhead 0.
+ *   reliable a unit of which no copy arrived usable is sent again when the sender's timer
+ *            runs out, rto after its last copy left, doubling per repeated loss up to
+ *            rto_max; each attempt is a new transmission (attempt number in the key) that
+ *            advances the chain.  A resend serialises when its timer fires, outside the
+ *            queue: it delays nothing queued before it fired (in a real NIC it would
+ *            queue; rto is normally far longer than the queue is busy).  After
+ *            max_retries resends all lost the unit is given up, as TCP gives up a
+ *            connection: it is lost, counted like an unreliable loss, and the message is
+ *            complete (for the receiver's clock) when the last timer runs out.
+ *   unreliable  lost units are gone; the receiver's deadline is the caller's business
  *            (xchg.c).
  */
 #ifndef EMU_NET_H
@@ -46,9 +65,13 @@ enum net_4_state {
 	NET_TX_IN_GAP = 1, NET_TX_IN_BURST = 2, NET_LOST_IN_BURST = 3, NET_LOST_IN_GAP = 4
 };
 
-/* A sender's transmit queue: idle from free_at (virtual ns) on.  Zero-initialise. */
+/* A sender's transmit queue: idle from free_at (virtual ns) on; fin[] holds the finish
+ * times of the units still serialising, for `limit` (a ring of cap entries).  Zero
+ * initialised it serves links without a limit; net_txq_init sizes it for a limit. */
 struct net_txq {
 	int64_t free_at;
+	int64_t *fin;
+	uint32_t cap, head, count;
 };
 
 /* One directed link.  Plain data, no heap: init, use, forget. */
@@ -58,6 +81,7 @@ struct net_link {
 	uint32_t id;		/* net_link_id(src, dst), part of every RNG key */
 	int state;		/* loss chain state (enum net_ge_state / net_4_state) */
 	uint64_t bw;		/* bandwidth in bit/s, rounded; 0 = unlimited */
+	int64_t reorder_count;	/* netem's q->counter: units delayed since the last reorder */
 };
 
 /* The result of sending one message. */
@@ -69,6 +93,11 @@ struct net_msg {
 				 * gave one up (its last timer); depart if none */
 	uint64_t attempts;	/* transmissions, retransmissions included */
 	uint64_t retransmits;	/* attempts - transmitted units */
+	uint64_t duplicated;	/* second copies made */
+	uint64_t corrupted;	/* copies that reached the receiver with a flipped bit */
+	uint64_t overflow;	/* copies tail-dropped by the full queue */
+	uint64_t wire_bytes;	/* unit bytes of every copy put on the wire */
+	uint64_t delivered_bytes;	/* unit bytes of the arrived units */
 	double delay_sum_ns;	/* over arrived units: arrival - depart */
 };
 
@@ -114,12 +143,20 @@ int64_t net_serialise_ns(const struct net_link *l, uint64_t bytes);
 /* The k-th retransmission timeout (k = 0: the first): min(rto * 2^k, rto_max). */
 int64_t net_rto(const struct net_cfg *c, int k);
 
+/* A queue for links with a limit of at most cap units (0: no limit); 0 or -ENOMEM. */
+int net_txq_init(struct net_txq *q, uint32_t cap);
+void net_txq_free(struct net_txq *q);
+
 /* Send a message of len bytes at virtual time now through link l and queue q.
  * arrived: (nunits + 63) / 64 words, bit u set when unit u arrived (the rest cleared).
  * arrival: NULL or nunits entries, the arrival time of each unit, -1 for lost ones.
- * Advances the chain and the queue.  Returns 0, or -EINVAL if len needs more than
- * INT32_MAX units. */
+ * flip: NULL or nunits entries, byte * 8 + bit of the bit flipped in an arrived unit
+ * (corrupt, undetected), else -1.
+ * Advances the chain and the queue; now never goes back between calls on one queue.
+ * Returns 0, or -EINVAL if len needs more than INT32_MAX units or the link's limit
+ * exceeds the queue's capacity. */
 int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, int phase,
-	     int64_t now, uint64_t *arrived, int64_t *arrival, struct net_msg *out);
+	     int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip,
+	     struct net_msg *out);
 
 #endif

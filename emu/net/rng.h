@@ -23,6 +23,14 @@ enum rng_stream {
 	RNG_STREAM_BLOCK_MAP = 3,	/* algorithms: block-to-server permutations */
 	RNG_STREAM_ALGO = 4,		/* algorithms: anything else (adversaries, bandits) */
 	RNG_STREAM_USER = 8,		/* tests and tools */
+	RNG_STREAM_DUP = 6,		/* net.c: duplicate */
+	RNG_STREAM_CORRUPT = 7,		/* net.c: corrupt (decision, byte, bit) */
+	RNG_STREAM_REORDER = 9,		/* net.c: reorder */
+	/* a duplicate's own draws (netem passes the copy through the qdisc again) */
+	RNG_STREAM_COPY_LOSS = 10,
+	RNG_STREAM_COPY_CORRUPT = 11,
+	RNG_STREAM_COPY_REORDER = 12,
+	RNG_STREAM_COPY_DELAY = 13,
 };
 
 struct rng_key {

@@ -40,7 +40,13 @@
 #include "emu/shm/ring.h"
 
 enum { PHASE_SCATTER = 0, PHASE_BCAST = 1 };
-enum { ST_HDR, ST_BITS, ST_DATA, ST_DONE };
+enum { ST_HDR, ST_BITS, ST_TIMES, ST_DATA, ST_DONE };
+
+/* A bit the network flipped: at byte off of the message (corrupt). */
+struct xflip {
+	size_t off;
+	uint8_t mask;
+};
 
 /* One message in flight, either direction.  Data moves in runs of consecutive arrived
  * units: [pos, run_end) of the message's bytes. */
@@ -52,6 +58,10 @@ struct xflow {
 	struct xhdr h;
 	uint64_t *bits;
 	size_t bitbytes;
+	int64_t *times;		/* [nunits] arrival of each unit, -1 lost */
+	/* sender: the flipped bits of the arrived units, in message order */
+	struct xflip *flips;
+	int nflips, fi;
 	int next_unit;		/* first unit after the current run */
 	size_t pos, run_end;
 	/* sender: the payload */
@@ -68,9 +78,11 @@ struct xpriv {
 	bool fits;		/* every message fits its ring whole: no sender ever waits for space */
 	int max_units, words;	/* bitmap words per message */
 	struct net_txq txq;
+	int32_t *flip;			/* [max_units] scratch for net_send */
 	struct net_link *link;		/* [n]: id -> j */
 	int64_t *timeout_in;		/* [n]: j -> id, unreliable timeout; -1 reliable */
-	struct xchg_link_stats *stats;	/* [n] */
+	struct xchg_link_stats *stats;	/* [n]: sender side of id -> j */
+	struct xchg_link_stats *stats_in;	/* [n]: receiver side of j -> id */
 	struct xflow *out, *in;		/* [n] */
 	struct xchg_iov *iov;		/* [n][XCHG_MAX_IOV] */
 	int *niov;			/* [n] */
@@ -78,6 +90,8 @@ struct xpriv {
 	uint8_t *buf;			/* [n][max_msg] receive buffers; [id]: own message */
 	uint8_t *reply;			/* [max_msg] */
 	uint64_t *bits_out, *bits_in;	/* [n][words] */
+	int64_t *times_out, *times_in;	/* [n][max_units] */
+	struct xflip *flips;		/* [n][max_units] */
 	uint64_t *bits_all;		/* [words], all ones */
 	size_t buf_stride;
 	struct net_cfg self_cfg;	/* units of one's own message */
@@ -145,6 +159,16 @@ static bool out_progress(struct xflow *f, struct notify *nt)
 			if (f->off < f->bitbytes)
 				return moved || k;
 			moved = true;
+			f->stage = ST_TIMES;
+			f->off = 0;
+		} else if (f->stage == ST_TIMES) {
+			size_t tb = xhdr_times_bytes(&f->h);
+
+			k = ring_write(f->r, (const uint8_t *)f->times + f->off, tb - f->off, nt);
+			f->off += k;
+			if (f->off < tb)
+				return moved || k;
+			moved = true;
 			f->ci = 0;
 			f->cbase = 0;
 			start_data(f);
@@ -156,9 +180,28 @@ static bool out_progress(struct xflow *f, struct notify *nt)
 			}
 			size_t in_iov = f->cbase + f->iov[f->ci].len - f->pos;
 			size_t want = f->run_end - f->pos < in_iov ? f->run_end - f->pos : in_iov;
+			const uint8_t *src = (const uint8_t *)f->iov[f->ci].base + (f->pos - f->cbase);
 
-			k = ring_write(f->r, (const uint8_t *)f->iov[f->ci].base + (f->pos - f->cbase),
-				       want, nt);
+			if (f->fi < f->nflips && f->flips[f->fi].off < f->pos + want) {
+				/* stop at a flipped bit; write its byte alone, flipped */
+				const struct xflip *fl = &f->flips[f->fi];
+
+				if (fl->off > f->pos) {
+					want = fl->off - f->pos;
+				} else {
+					uint8_t byte = *src ^ fl->mask;
+
+					k = ring_write(f->r, &byte, 1, nt);
+					if (!k)
+						return moved;
+					moved = true;
+					f->pos++;
+					f->fi++;
+					advance_run(f);
+					continue;
+				}
+			}
+			k = ring_write(f->r, src, want, nt);
 			f->pos += k;
 			moved |= k > 0;
 			if (k < want)
@@ -222,6 +265,16 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 
 			if (why)
 				return bad_header(x, f, step, phase, why);
+			f->stage = ST_TIMES;
+			f->off = 0;
+		} else if (f->stage == ST_TIMES) {
+			size_t tb = xhdr_times_bytes(&f->h);
+
+			k = ring_read(f->r, (uint8_t *)f->times + f->off, tb - f->off, nt);
+			f->off += k;
+			if (f->off < tb)
+				return moved || k;
+			moved = true;
 			start_data(f);
 		} else {
 			size_t want = f->run_end - f->pos;
@@ -363,9 +416,17 @@ static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t f
 	f->r = region_ring(x->rg, x->id, j);
 	f->peer = j;
 	f->bits = p->bits_out + (size_t)j * p->words;
+	f->times = p->times_out + (size_t)j * p->max_units;
+	f->flips = p->flips + (size_t)j * p->max_units;
 	f->iov = iov;
-	/* len <= max_msg was checked, so nunits <= max_units: net_send cannot fail */
-	net_send(&p->link[j], &p->txq, len, step, phase, x->clock, f->bits, NULL, &m);
+	/* len <= max_msg was checked, so nunits <= max_units, and the queue was sized for
+	 * every link's limit: net_send cannot fail */
+	net_send(&p->link[j], &p->txq, len, step, phase, x->clock, f->bits, f->times, p->flip, &m);
+	for (int u = 0; u < m.nunits; u++)
+		if (p->flip[u] >= 0)
+			f->flips[f->nflips++] = (struct xflip){
+				.off = (size_t)u * m.unit + (size_t)(p->flip[u] >> 3),
+				.mask = (uint8_t)(1u << (p->flip[u] & 7)) };
 	f->h = (struct xhdr){ .src = (uint16_t)x->id, .phase = (uint8_t)phase,
 			      .magic = XHDR_MAGIC, .flags = flags, .step = step, .len = len,
 			      .unit = m.unit, .nunits = m.nunits, .narrived = m.narrived,
@@ -373,17 +434,16 @@ static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t f
 	f->bitbytes = xhdr_bitmap_bytes(&f->h);
 	f->stage = ST_HDR;
 
-	uint64_t payload = 0;
-
-	for (int u = 0; u < m.nunits; u++)
-		if (xchg_bit(f->bits, u))
-			payload += xhdr_unit_end(&f->h, u) - (size_t)u * m.unit;
-	uint64_t bytes = sizeof(f->h) + f->bitbytes + payload;
+	/* on the wire: the message's header once, and every copy of every unit sent */
+	uint64_t bytes = sizeof(f->h) + f->bitbytes + m.wire_bytes;
 
 	st->messages++;
 	st->units += (uint64_t)m.nunits;
 	st->units_dropped += (uint64_t)(m.nunits - m.narrived);
 	st->retransmits += m.retransmits;
+	st->units_duplicated += m.duplicated;
+	st->units_corrupted += m.corrupted;
+	st->units_overflow += m.overflow;
 	st->bytes += bytes;
 	st->delay_sum_ns += m.delay_sum_ns;
 	x->bytes_sent += bytes;
@@ -399,8 +459,52 @@ static void start_in(struct xchg *x, int j)
 	f->r = region_ring(x->rg, j, x->id);
 	f->peer = j;
 	f->bits = p->bits_in + (size_t)j * p->words;
+	f->times = p->times_in + (size_t)j * p->max_units;
 	f->buf = p->buf + (size_t)j * p->buf_stride;
 	f->stage = ST_HDR;
+}
+
+/* The unreliable receiver's deadline: it began waiting at t0 and gives up on a peer at
+ * t0 + timeout of that link, so a unit arriving later is as good as lost: zeroed, its
+ * bit cleared, counted late.  The message's arrival becomes that of the units kept. */
+static void apply_deadline(struct xchg *x, int64_t t0)
+{
+	struct xpriv *p = x->priv;
+
+	for (int j = 0; j < x->n; j++) {
+		struct xflow *f = &p->in[j];
+		struct xhdr *h = &f->h;
+		struct xchg_link_stats *st = &p->stats_in[j];
+		uint64_t kept = 0;
+
+		if (j == x->id)
+			continue;
+		int64_t deadline = p->timeout_in[j] >= 0 ? t0 + p->timeout_in[j] : INT64_MAX;
+
+		h->arrive = h->depart;
+		for (int u = 0; u < h->nunits; u++) {
+			if (!xchg_bit(f->bits, u))
+				continue;
+			size_t s = (size_t)u * h->unit, e = xhdr_unit_end(h, u);
+
+			if (f->times[u] > deadline) {
+				f->bits[u >> 6] &= ~(1ULL << (u & 63));
+				h->narrived--;
+				st->units_late++;
+				x->units_late++;
+				if (e > s)
+					memset(f->buf + s, 0, e - s);
+				continue;
+			}
+			kept += e - s;
+			if (f->times[u] > h->arrive)
+				h->arrive = f->times[u];
+		}
+		uint64_t bytes = sizeof(*h) + xhdr_bitmap_bytes(h) + kept;
+
+		st->bytes_delivered += bytes;
+		x->bytes_delivered += bytes;
+	}
 }
 
 /* The receiver's clock after waiting from t0 for every peer's message. */
@@ -553,6 +657,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	rc = run_phase(x, step, PHASE_SCATTER, flags, scatter_iov, NULL, len);
 	if (rc)
 		return rc;
+	apply_deadline(x, x->clock);
 	int64_t t1 = wait_clock(x, x->clock);
 
 	collect(x, own_message(x), len[x->id], &or_flags);
@@ -570,6 +675,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	rc = run_phase(x, step, PHASE_BCAST, or_flags, reply_iov, &riov, rlen);
 	if (rc)
 		return rc;
+	apply_deadline(x, t1);
 	x->clock = wait_clock(x, t1);
 
 	/* Apply in server order; everybody ends with the OR of every worker's flags. */
@@ -592,6 +698,11 @@ static int alloc_arrays(struct xpriv *p, int n)
 		{ (void **)&p->link, nn * sizeof(struct net_link) },
 		{ (void **)&p->timeout_in, nn * sizeof(int64_t) },
 		{ (void **)&p->stats, nn * sizeof(struct xchg_link_stats) },
+		{ (void **)&p->stats_in, nn * sizeof(struct xchg_link_stats) },
+		{ (void **)&p->flip, (size_t)p->max_units * sizeof(int32_t) },
+		{ (void **)&p->times_out, nn * (size_t)p->max_units * sizeof(int64_t) },
+		{ (void **)&p->times_in, nn * (size_t)p->max_units * sizeof(int64_t) },
+		{ (void **)&p->flips, nn * (size_t)p->max_units * sizeof(struct xflip) },
 		{ (void **)&p->out, nn * sizeof(struct xflow) },
 		{ (void **)&p->in, nn * sizeof(struct xflow) },
 		{ (void **)&p->iov, nn * XCHG_MAX_IOV * sizeof(struct xchg_iov) },
@@ -635,6 +746,17 @@ static int max_units(const struct xchg_links *l, int n, size_t max_msg)
 	return most;
 }
 
+/* The largest limit of worker id's outgoing links: its queue's capacity. */
+static uint32_t max_limit(const struct xchg_links *l, int n, int id)
+{
+	int64_t most = 0;
+
+	for (int j = 0; j < n; j++)
+		if (j != id && l->to[j].limit > most)
+			most = l->to[j].limit;
+	return most > UINT32_MAX ? UINT32_MAX : (uint32_t)most;
+}
+
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	      struct notify *nt, int id, size_t max_msg)
 {
@@ -660,8 +782,12 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	rc = alloc_arrays(p, n);
 	if (rc)
 		goto err;
-	p->fits = n < 2 || sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) + max_msg <=
+	p->fits = n < 2 || sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) +
+				   (size_t)units * sizeof(int64_t) + max_msg <=
 				   region_ring(rg, (id + 1) % n, id)->size;
+	rc = net_txq_init(&p->txq, max_limit(l, n, id));
+	if (rc)
+		goto err;
 	memset(p->bits_all, 0xff, (size_t)p->words * sizeof(uint64_t));
 
 	for (int j = 0; j < n; j++) {
@@ -687,6 +813,7 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	x->priv = p;
 	return 0;
 err:
+	net_txq_free(&p->txq);
 	free(p->mem);
 	free(p);
 	return rc;
@@ -696,8 +823,10 @@ void xchg_free(struct xchg *x)
 {
 	struct xpriv *p = x->priv;
 
-	if (p)
+	if (p) {
+		net_txq_free(&p->txq);
 		free(p->mem);
+	}
 	free(p);
 	x->priv = NULL;
 }
@@ -719,7 +848,9 @@ void xchg_link_stats(const struct xchg *x, int dst, struct xchg_link_stats *out)
 
 void xchg_link_stats_in(const struct xchg *x, int src, struct xchg_link_stats *out)
 {
+	const struct xpriv *p = x->priv;
+
 	memset(out, 0, sizeof(*out));
-	(void)x;
-	(void)src;
+	if (p && src >= 0 && src < x->n && src != x->id)
+		*out = p->stats_in[src];
 }

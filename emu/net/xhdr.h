@@ -1,8 +1,9 @@
 /* emu/net/xhdr.h — the exchange's wire format, and its decoding by a receiver.
  *
  * One message on a ring: struct xhdr (56 bytes) | the arrived bitmap, ceil(nunits/64)
- * uint64 words | the bytes of the ARRIVED units only, in unit order, in runs of
- * consecutive arrived units.  A receiver trusts nothing of it before xhdr_check: the
+ * uint64 words | the arrival time of each unit, nunits int64 (virtual ns, -1 lost: the
+ * receiver's deadline needs them) | the bytes of the ARRIVED units only, in unit order,
+ * in runs of consecutive arrived units.  A receiver trusts nothing of it before xhdr_check: the
  * decoding below is what tests/fuzz/fuzz_xhdr.c feeds arbitrary bytes.
  */
 #ifndef EMU_XHDR_H
@@ -43,6 +44,12 @@ const char *xhdr_check(const struct xhdr *h, const struct xhdr_expect *e);
 
 /* Bytes of the bitmap that follows a checked header. */
 size_t xhdr_bitmap_bytes(const struct xhdr *h);
+
+/* Bytes of the arrival times that follow the bitmap. */
+static inline size_t xhdr_times_bytes(const struct xhdr *h)
+{
+	return (size_t)h->nunits * sizeof(int64_t);
+}
 
 /* With the bitmap of a checked header: zero-fills the bytes of the lost units in buf
  * (h->len bytes) and returns NULL, or what is wrong (a count that disagrees with
