@@ -15,6 +15,7 @@
 #   make stress          the rings' wake-ups: 10^6 hand-offs per mode, under load
 #   make fuzz            the libFuzzer targets, FUZZ_SECONDS (600) each (clang)
 #   make plots           figures of whatever runs exist under runs/
+#   make congestion      congestion loss of a queue limit against M/D/1/K (figure)
 #   make install PREFIX=/usr/local
 
 CC       ?= cc
@@ -85,7 +86,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 .SECONDARY:
 
 .PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
-	install clean help
+	install clean help congestion
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -195,6 +196,14 @@ stress: deps
 	$(MAKE) --no-print-directory $(BUILD)/tests/test_wakeups
 	$(BUILD)/tests/test_wakeups 1000000
 	$(BUILD)/tests/test_wakeups io_uring 1000000
+
+# net.limit validated: congestion loss against the offered load beside the closed form
+# (emu bench limit), the README's figure plots/figures/congestion.png.
+congestion: deps
+	$(build_emu)
+	@mkdir -p runs
+	$(BUILD)/emu bench limit >runs/congestion.csv
+	gnuplot -e "csv='runs/congestion.csv'; out='plots/figures/congestion.png'" plots/congestion.gp
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

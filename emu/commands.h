@@ -10,6 +10,7 @@
 int cmd_run(const struct cfg *c, int argc, char *const argv[]);
 int bench_net(int argc, char **argv);		/* emu/bench/bench_net.c: rings, notify, exchange */
 int bench_nn(int argc, char **argv);		/* emu/bench/bench_nn.c: nn step against PyTorch */
+int bench_limit(int argc, char **argv);		/* emu/bench/bench_limit.c: congestion loss */
 int bench_train(int argc, char **argv);		/* emu/bench/bench_train.c: harness overhead */
 
 #endif

@@ -24,7 +24,7 @@ static const char usage[] =
 	"\n"
 	"  emu run FILE.ini [section.key=value ...]    run the experiment FILE.ini describes\n"
 	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
-	"  emu bench net|nn|train|jointspar [ARGS]     benchmarks (emu help bench)\n"
+	"  emu bench net|nn|train|jointspar|limit [ARGS]  benchmarks (emu help bench)\n"
 	"  emu help [run|check|bench|keys|SECTION]     this text, or more about one topic\n"
 	"  emu --version\n"
 	"\n"
@@ -55,6 +55,7 @@ static const char help_bench[] =
 	"       emu bench nn [ARGS]    nn training step against PyTorch (on a GPU when one is usable)\n"
 	"       emu bench train [ARGS] harness overhead against the ideal\n"
 	"       emu bench jointspar    JointSpar's backward time against its layer budget (CSV)\n"
+	"       emu bench limit [ARGS] congestion loss of a queue limit against M/D/1/K (CSV)\n"
 	"\n"
 	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
 	"for --help.\n";
@@ -148,6 +149,8 @@ static int cmd_bench(int argc, char **argv)
 		return bench_nn(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[2], "train"))
 		return bench_train(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[2], "limit"))
+		return bench_limit(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[2], "jointspar")) {
 		if (argc > 3)
 			return bench_usage("jointspar", argv[3], "usage: emu bench jointspar\n  "

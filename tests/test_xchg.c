@@ -46,6 +46,7 @@ struct scen {
 	int yields;		/* inject random sched_yield / usleep in the callbacks */
 	enum reply_mode reply;
 	int64_t compute_per_id;	/* xchg_compute(id * this) before each step */
+	int corrupt;		/* count flipped bits instead of failing on them */
 	struct cfg c;
 };
 
@@ -59,6 +60,7 @@ struct rec {
 	uint64_t units_late, bytes_delivered;	/* xchg's receiver counters */
 	uint64_t ls_late, ls_delivered;		/* sums of xchg_link_stats_in */
 	uint64_t ls_bytes, ls_dropped, ls_messages;	/* sums of xchg_link_stats */
+	uint64_t flips, units_in;	/* bits flipped in, and units of, others' messages */
 	uint32_t errors;
 	int done;
 };
@@ -125,8 +127,11 @@ static int t_encode(void *ctx, int server, struct xchg_iov iov[])
 	return 2;
 }
 
-/* Every arrived unit holds the expected bytes, every lost one zeros. */
-static uint32_t check_msg(const struct xmsg *m, const float *expect, size_t len)
+/* Every arrived unit holds the expected bytes, every lost one zeros.  flips: NULL, or
+ * where to count the bits that differ in arrived units (corrupt: one bit per unit at
+ * most, more is an error). */
+static uint32_t check_msg(const struct xmsg *m, const float *expect, size_t len,
+			  uint64_t *flips)
 {
 	const uint8_t *e = (const uint8_t *)expect;
 	uint32_t bad = 0;
@@ -137,7 +142,15 @@ static uint32_t check_msg(const struct xmsg *m, const float *expect, size_t len)
 	for (int u = 0; u < m->nunits; u++) {
 		size_t s = (size_t)u * m->unit, end = s + m->unit < len ? s + m->unit : len;
 
-		if (xmsg_unit_arrived(m, u)) {
+		if (xmsg_unit_arrived(m, u) && flips) {
+			int diff = 0;
+
+			cnt++;
+			for (size_t b = s; b < end; b++)
+				diff += __builtin_popcount(m->data[b] ^ e[b]);
+			bad += diff > 1;
+			*flips += (uint64_t)diff;
+		} else if (xmsg_unit_arrived(m, u)) {
 			cnt++;
 			bad += memcmp(m->data + s, e + s, end - s) != 0;
 		} else {
@@ -167,7 +180,10 @@ static size_t t_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *r
 	for (int k = 0; k < sc->n; k++) {
 		for (size_t i = 0; i < len; i++)
 			w->expect[i] = val(k, w->step, lo + i);
-		w->rec->errors += check_msg(&in[k], w->expect, len * sizeof(float));
+		w->rec->errors += check_msg(&in[k], w->expect, len * sizeof(float),
+					    k == server || !sc->corrupt ? NULL : &w->rec->flips);
+		if (k != server)
+			w->rec->units_in += (uint64_t)in[k].narrived;
 		if (k == server && in[k].narrived != in[k].nunits)
 			w->rec->errors++;
 		w->rec->narr_in[k] = in[k].narrived;
@@ -205,7 +221,10 @@ static void t_apply(void *ctx, int server, const struct xmsg *reply)
 			w->expect[i] = pat(server, w->step, i);
 		}
 	}
-	w->rec->errors += check_msg(reply, w->expect, len * sizeof(float));
+	w->rec->errors += check_msg(reply, w->expect, len * sizeof(float),
+				    server == w->id || !sc->corrupt ? NULL : &w->rec->flips);
+	if (server != w->id)
+		w->rec->units_in += (uint64_t)reply->narrived;
 	if (server == w->id && reply->narrived != reply->nunits)
 		w->rec->errors++;
 	w->rec->narr_rep[server] = reply->narrived;
@@ -558,6 +577,43 @@ static void test_loss_masks_determinism(void **state)
 	unrun(&sc, ref);
 }
 
+/* corrupt = 1: every unit of every message from another worker arrives with exactly one
+ * bit flipped (written flipped into the ring by the sender), in messages much larger than
+ * a ring and packets that split floats; with checksum every such unit is lost. */
+static void test_corrupt_delivery(void **state)
+{
+	struct scen sc;
+
+	scen_base(&sc, 4);
+	sc.reply = REPLY_PATTERN;
+	sc.floats = 6000;
+	sc.ring_size = 1024;
+	sc.corrupt = 1;
+	sc.c.net.unit = UNIT_PACKET;
+	sc.c.net.mtu = 201;
+	sc.c.net.corrupt = 1;
+	struct rec *r = run(&sc);
+	uint64_t flips = 0, units = 0;
+
+	for (int k = 0; k < sc.steps * sc.n; k++) {
+		assert_int_equal(r[k].flips, r[k].units_in);
+		flips += r[k].flips;
+		units += r[k].units_in;
+	}
+	print_message("corrupt: %llu units in, %llu bits flipped\n", (unsigned long long)units,
+		      (unsigned long long)flips);
+	assert_true(units > 0);
+	unrun(&sc, r);
+
+	sc.c.net.corrupt_detect = CORRUPT_DETECT_CHECKSUM;
+	r = run(&sc);
+	for (int k = 0; k < sc.steps * sc.n; k++) {
+		assert_int_equal(r[k].flips, 0);
+		assert_int_equal(r[k].units_in, 0);
+	}
+	unrun(&sc, r);
+}
+
 /* Everything lost: every message is a marker, every hole zero, flags still OR-ed, and
  * every clock pays the timeout twice per step (scatter, then broadcast). */
 static void test_total_loss(void **state)
@@ -711,6 +767,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_clock_timeout),
 		cmocka_unit_test(test_clock_deadline),
 		cmocka_unit_test(test_total_loss),
+		cmocka_unit_test(test_corrupt_delivery),
 		cmocka_unit_test(test_loss_masks_determinism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #ifndef EMU_BENCH_H
 #define EMU_BENCH_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* emu/bench/bench_common.c: the answer to an argument the benchmark NAME does not take:
@@ -24,5 +25,12 @@ int bench_cmp_i64(const void *a, const void *b);
 /* emu/bench/bench_xchg.c: a 16-worker exchange.  Prints its table to stdout, appends its lines
  * to csv.  Returns 0 or -errno. */
 int bench_xchg(FILE *csv, int quick);
+
+/* emu/bench/bench_limit.c: M/D/1/K's blocking probability at load rho, k = 1..64 (NAN
+ * outside), and one measurement: the share of n Poisson-arriving single-unit messages
+ * that a link with net.limit = limit tail-drops at load rho, and its sd (batch means).
+ * 0 or -errno. */
+double bench_md1k_blocking(double rho, int k);
+int bench_limit_run(int limit, double rho, long n, uint64_t seed, double *loss, double *sd);
 
 #endif

@@ -20,11 +20,15 @@
  * resulting arrival times travel in the header.
  *
  * Virtual clock, per phase: a receiver began waiting at its clock T when the phase
- * started; for each peer it waited for, it is ready at the last arrival of the message
- * when the message is complete, else (something lost, unreliable transport) at
- * max(last arrival, T + timeout of that link).  Its clock becomes the max over peers
- * (and T).  Late arrivals (after T + timeout) are still accepted: the timeout only
- * charges time.
+ * started.  On an unreliable link, units arriving after T + timeout of that link are
+ * discarded (zeroed, counted late: apply_deadline, from the arrival times the message
+ * carries).  For each peer it is then ready at the last arrival it kept when the message
+ * is complete, else at T + timeout (unreliable) or at the last arrival or give-up time
+ * (reliable).  Its clock becomes the max over peers (and T).
+ *
+ * Corruption: the sender writes the byte holding a flipped bit flipped into the ring
+ * (out_progress stops at it), so the receiver gets what an unreliable transport without
+ * an end-to-end checksum delivers.
  */
 #include "emu/net/xchg.h"
 

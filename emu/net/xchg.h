@@ -16,8 +16,10 @@
  *
  * Details fixed by xchg.c (see there and net.h): each worker has ONE transmit queue (its
  * NIC) shared by all its outgoing links and both phases, and sends in the order id+1,
- * id+2, ... mod N; the broadcast starts at the server's clock after the scatter; units
- * arriving after the timeout are still delivered (the timeout only charges time); in[self]
+ * id+2, ... mod N; the broadcast starts at the server's clock after the scatter; on an
+ * unreliable link the timeout is a deadline: a unit arriving after the receiver began
+ * waiting + timeout is discarded like a lost one and counted late (so a server that
+ * waited out its own timeout may answer too late for workers that did not); in[self]
  * and one's own reply are complete and cut into units like the [net] default link.
  * xchg_run never sleeps on one ring while another could move, so messages may be far
  * larger than a ring.  Receive buffers are 64-byte aligned.

@@ -1,0 +1,364 @@
+/* tests/test_netem.c — the unreliable deadline, the byte counts, and netem's duplicate,
+ * reorder, corrupt and limit (net.h) against their closed forms.
+ *
+ * Every statistical check sends 10^6 units or more from a fixed seed (deterministic) and
+ * passes within 3 sds of the closed form.  Independent draws get the binomial sd; the
+ * reorder counter and a queue make consecutive units dependent, so those use the
+ * renewal-reward sd (reorder) or batch means (limit, see bench_limit.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "emu/bench/bench.h"
+#include "emu/net/net.h"
+
+enum { N = 1000000 };
+
+static struct net_cfg cfg_base(void)
+{
+	struct net_cfg c;
+
+	memset(&c, 0, sizeof(c));
+	c.ge_r = c.ge_1h = c.ge_1k = NET_UNSET;
+	c.p31 = c.p32 = c.p23 = c.p14 = NET_UNSET;
+	c.unit = UNIT_MESSAGE;
+	c.timeout = 1000000;
+	c.rto = 1000000;
+	c.rto_max = 8000000;
+	c.max_retries = 15;
+	return c;
+}
+
+/* |got - want| within k sds; prints both either way. */
+static void near(const char *what, double got, double want, double sd, double k)
+{
+	print_message("%-40s %.6f  closed form %.6f  (%+.2f sd)\n", what, got, want,
+		      sd > 0 ? (got - want) / sd : 0.0);
+	assert_true(fabs(got - want) <= k * sd + 1e-12);
+}
+
+static double binomial_sd(double p, double n)
+{
+	return sqrt(p * (1 - p) / n);
+}
+
+/* P(jitter * z > x) for netem's distributions, z as net_dist_draw draws it. */
+static double tail(enum net_dist d, double x)
+{
+	const double zmax = 32767.0 / 8192.0;
+
+	if (x >= zmax)
+		return 0;
+	switch (d) {
+	case DIST_NORMAL:
+		return 0.5 * erfc(x / sqrt(2.0));
+	case DIST_PARETO: {
+		/* z = (4/3) (V^(-1/3) - 1.5), V uniform in (0, 1]: z > x iff
+		 * V < (1.5 + 0.75 x)^-3 */
+		double b = 1.5 + 0.75 * x;
+
+		return b <= 1 ? 1 : pow(b, -3.0);
+	}
+	case DIST_UNIFORM:
+	default:
+		return x <= -1 ? 1 : x >= 1 ? 0 : (1 - x) / 2;
+	}
+}
+
+/* Late units: sent at `now` on an idle link (no bandwidth), a unit misses the receiver's
+ * deadline now + timeout when latency + jitter exceeds the timeout.  Rounding: the delay
+ * is latency + llround(jitter z), late when llround(jitter z) > timeout - latency, i.e.
+ * jitter z >= timeout - latency + 0.5. */
+static void late_fraction(enum net_dist d, int64_t latency, int64_t jitter, int64_t timeout)
+{
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q = { 0 };
+	struct net_msg m;
+	uint64_t bits[16];
+	int64_t arr[1000];
+	long late = 0, units = 0;
+	char what[64];
+
+	c.unit = UNIT_PACKET;
+	c.mtu = 1000;
+	c.latency = latency;
+	c.jitter = jitter;
+	c.distribution = d;
+	c.timeout = timeout;
+	assert_int_equal(net_link_init(&l, &c, 11, 2, 5), 0);
+	for (int s = 0; units < N; s++) {
+		int64_t now = (int64_t)s * 1000000000;
+
+		assert_int_equal(net_send(&l, &q, 1000 * 1000, s, 0, now, bits, arr, NULL, &m), 0);
+		for (int u = 0; u < m.nunits; u++)
+			late += arr[u] > now + timeout;
+		units += m.nunits;
+	}
+	double want = tail(d, ((double)(timeout - latency) + 0.5) / (double)jitter);
+
+	snprintf(what, sizeof(what), "late share, %s jitter",
+		 d == DIST_PARETO ? "pareto" : d == DIST_NORMAL ? "normal" : "uniform");
+	near(what, (double)late / (double)units, want, binomial_sd(want, (double)units), 3);
+	assert_true(late > 0);
+}
+
+static void test_late_fraction(void **state)
+{
+	/* 50 us latency, 20 us jitter, timeout 100 us: 2.5 sigma (normal: 0.6%; pareto's
+	 * heavier tail: 1.8%) */
+	late_fraction(DIST_NORMAL, 50000, 20000, 100000);
+	late_fraction(DIST_PARETO, 50000, 20000, 100000);
+	late_fraction(DIST_UNIFORM, 50000, 20000, 60000);
+}
+
+/* Reliable transport at message loss p: each message goes out 1/(1-p) times on average
+ * (geometric attempts), and arrives exactly once. */
+static void test_bytes_reliable(void **state)
+{
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q = { 0 };
+	struct net_msg m;
+	uint64_t bits[1];
+	const double p = 0.2;
+	const size_t len = 4000;
+	uint64_t wire = 0, delivered = 0;
+
+	c.loss = LOSS_BERNOULLI;
+	c.loss_p = p;
+	c.transport = TRANSPORT_RELIABLE;
+	c.bandwidth = 1e9;
+	assert_int_equal(net_link_init(&l, &c, 3, 0, 1), 0);
+	for (int s = 0; s < N; s++) {
+		assert_int_equal(net_send(&l, &q, len, s, 0, (int64_t)s * 1000000000, bits, NULL,
+					  NULL, &m), 0);
+		wire += m.wire_bytes;
+		delivered += m.delivered_bytes;
+		assert_int_equal(m.narrived, 1);
+	}
+	assert_int_equal(delivered, (uint64_t)N * len);
+	/* attempts: geometric, mean 1/(1-p), variance p/(1-p)^2 */
+	near("reliable: bytes on the wire / delivered", (double)wire / (double)delivered,
+	     1 / (1 - p), sqrt(p) / (1 - p) / sqrt(N), 3);
+}
+
+/* duplicate d with Bernoulli loss p: netem's --count makes a duplicated unit that the
+ * loss draw takes go out once, so a unit is lost with probability (1-d) p, and a second
+ * copy goes out with probability d (1-p); the copies on the wire are 1 + d (1-p). */
+static void test_duplicate(void **state)
+{
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q = { 0 };
+	struct net_msg m;
+	uint64_t bits[16];
+	const double d = 0.2, p = 0.1;
+	long units = 0, lost = 0, dups = 0, copies = 0;
+
+	c.loss = LOSS_BERNOULLI;
+	c.loss_p = p;
+	c.duplicate = d;
+	c.unit = UNIT_PACKET;
+	c.mtu = 100;
+	assert_int_equal(net_link_init(&l, &c, 5, 1, 0), 0);
+	for (int s = 0; units < N; s++) {
+		assert_int_equal(net_send(&l, &q, 100 * 1000, s, 0, 0, bits, NULL, NULL, &m), 0);
+		units += m.nunits;
+		lost += m.nunits - m.narrived;
+		dups += (long)m.duplicated;
+		copies += (long)(m.wire_bytes / 100);
+	}
+	near("duplicate: lost share", (double)lost / units, (1 - d) * p,
+	     binomial_sd((1 - d) * p, units), 3);
+	near("duplicate: second copies per unit", (double)dups / units, d * (1 - p),
+	     binomial_sd(d * (1 - p), units), 3);
+	assert_int_equal(copies, units + dups);
+}
+
+/* reorder r with gap g: after each reordered unit the next g - 1 are delayed, then each
+ * is reordered with probability r.  Cycles are (g - 1) + Geometric(r) units long, one
+ * reorder each: share r / (1 + (g - 1) r), sd from the renewal-reward CLT,
+ * sqrt(Var C / (E C^3 n)).  A reordered unit skips the latency: it arrives when sent. */
+static void reorder_share(double r, int64_t gap)
+{
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q = { 0 };
+	struct net_msg m;
+	uint64_t bits[16];
+	int64_t arr[1000];
+	long units = 0, early = 0;
+	char what[64];
+
+	c.unit = UNIT_PACKET;
+	c.mtu = 100;
+	c.latency = 1000000;
+	c.reorder = r;
+	c.reorder_gap = gap;
+	assert_int_equal(net_link_init(&l, &c, 9, 0, 3), 0);
+	for (int s = 0; units < N; s++) {
+		int64_t now = (int64_t)s * 10000000;
+
+		assert_int_equal(net_send(&l, &q, 100 * 1000, s, 0, now, bits, arr, NULL, &m), 0);
+		for (int u = 0; u < m.nunits; u++) {
+			assert_true(arr[u] == now || arr[u] == now + 1000000);
+			early += arr[u] == now;
+		}
+		units += m.nunits;
+	}
+	double g = gap > 0 ? (double)gap : 1, ec = (g - 1) + 1 / r, vc = (1 - r) / (r * r);
+
+	snprintf(what, sizeof(what), "reorder %.2f gap %lld: share sent at once", r,
+		 (long long)gap);
+	near(what, (double)early / units, 1 / ec, sqrt(vc / (ec * ec * ec * units)), 3);
+}
+
+static void test_reorder(void **state)
+{
+	reorder_share(0.25, 0);		/* tc: gap 1 */
+	reorder_share(0.25, 5);
+	/* a message of packets is complete at its last unit: reordering its last packet
+	 * makes the whole message earlier only when every other packet is earlier too */
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q = { 0 };
+	struct net_msg m;
+	uint64_t bits[1];
+
+	c.latency = 1000000;
+	c.reorder = 1;
+	assert_int_equal(net_link_init(&l, &c, 9, 0, 3), 0);
+	assert_int_equal(net_send(&l, &q, 100, 0, 0, 5, bits, NULL, NULL, &m), 0);
+	assert_int_equal(m.last_arrival, 5);
+}
+
+/* corrupt c: a share c of the arrived units has one flipped bit, of a uniform byte and a
+ * uniform bit; with checksum those units are lost instead. */
+static void corrupt_check(enum net_corrupt_detect detect)
+{
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q = { 0 };
+	struct net_msg m;
+	uint64_t bits[16];
+	int32_t flip[1000];
+	const double pc = 0.05;
+	const int b = 1000;
+	long units = 0, flipped = 0, lost = 0, bitcount[8] = { 0 };
+	double bytesum = 0;
+
+	c.unit = UNIT_PACKET;
+	c.mtu = b;
+	c.corrupt = pc;
+	c.corrupt_detect = detect;
+	assert_int_equal(net_link_init(&l, &c, 13, 4, 1), 0);
+	for (int s = 0; units < N; s++) {
+		assert_int_equal(net_send(&l, &q, (size_t)b * 1000, s, 1, 0, bits, NULL, flip, &m),
+				 0);
+		long in_msg = 0;
+
+		for (int u = 0; u < m.nunits; u++) {
+			if (flip[u] < 0)
+				continue;
+			in_msg++;
+			flipped++;
+			bytesum += flip[u] >> 3;
+			bitcount[flip[u] & 7]++;
+		}
+		units += m.nunits;
+		lost += m.nunits - m.narrived;
+		/* every corrupted copy is counted: delivered flipped, or detected and lost */
+		assert_int_equal(m.corrupted, detect ? (uint64_t)(m.nunits - m.narrived) :
+				 (uint64_t)in_msg);
+	}
+	if (detect == CORRUPT_DETECT_CHECKSUM) {
+		assert_int_equal(flipped, 0);
+		near("corrupt, checksum: lost share", (double)lost / units, pc,
+		     binomial_sd(pc, units), 3);
+		return;
+	}
+	assert_int_equal(lost, 0);
+	near("corrupt: share with a flipped bit", (double)flipped / units, pc,
+	     binomial_sd(pc, units), 3);
+	/* the byte: uniform on 0..b-1, mean (b-1)/2, sd sqrt((b^2-1)/12) */
+	near("corrupt: mean flipped byte", bytesum / flipped, (b - 1) / 2.0,
+	     sqrt((b * (double)b - 1) / 12 / flipped), 3);
+	/* the bit: chi-square over 8 cells, 7 degrees of freedom: below 24.3 (p = 0.001) */
+	double chi = 0;
+
+	for (int i = 0; i < 8; i++)
+		chi += (bitcount[i] - flipped / 8.0) * (bitcount[i] - flipped / 8.0) / (flipped / 8.0);
+	print_message("corrupt: bit chi-square %.2f (7 dof)\n", chi);
+	assert_true(chi < 24.3);
+}
+
+static void test_corrupt(void **state)
+{
+	corrupt_check(CORRUPT_DETECT_NONE);
+	corrupt_check(CORRUPT_DETECT_CHECKSUM);
+}
+
+/* limit: a burst into an idle queue keeps exactly `limit` units (the others are
+ * tail-dropped, and take no time); Poisson traffic loses M/D/1/K's blocking share. */
+static void test_limit(void **state)
+{
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q;
+	struct net_msg m;
+	uint64_t bits[1];
+
+	c.unit = UNIT_PACKET;
+	c.mtu = 1000;
+	c.bandwidth = 8e6;	/* 1 ms per packet */
+	c.limit = 4;
+	assert_int_equal(net_link_init(&l, &c, 1, 0, 1), 0);
+	assert_int_equal(net_txq_init(&q, 2), 0);	/* too small for the link */
+	assert_int_equal(net_send(&l, &q, 10000, 0, 0, 0, bits, NULL, NULL, &m), -EINVAL);
+	net_txq_free(&q);
+	assert_int_equal(net_txq_init(&q, 4), 0);
+	assert_int_equal(net_send(&l, &q, 10000, 0, 0, 0, bits, NULL, NULL, &m), 0);
+	assert_int_equal(m.overflow, 6);
+	assert_int_equal(bits[0], 0xf);
+	assert_int_equal(q.free_at, 4000000);
+	/* at 2.5 ms two packets are still serialising: room for 2 more, behind them */
+	assert_int_equal(net_send(&l, &q, 10000, 1, 0, 2500000, bits, NULL, NULL, &m), 0);
+	assert_int_equal(m.overflow, 8);
+	assert_int_equal(m.depart, 4000000);
+	assert_int_equal(m.last_arrival, 6000000);
+	net_txq_free(&q);
+
+	static const double loads[] = { 0.7, 1.0, 1.5 };
+
+	for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++) {
+		double loss, sd, want = bench_md1k_blocking(loads[i], 8);
+		char what[64];
+
+		assert_int_equal(bench_limit_run(8, loads[i], N, 100 + i, &loss, &sd), 0);
+		snprintf(what, sizeof(what), "limit 8, load %.1f: M/D/1/K blocking", loads[i]);
+		near(what, loss, want, sd, 3);
+	}
+	/* the closed form itself: K = 1 is Erlang's loss formula rho / (1 + rho) */
+	assert_true(fabs(bench_md1k_blocking(0.5, 1) - 0.5 / 1.5) < 1e-12);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_late_fraction),
+		cmocka_unit_test(test_bytes_reliable),
+		cmocka_unit_test(test_duplicate),
+		cmocka_unit_test(test_reorder),
+		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_limit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
