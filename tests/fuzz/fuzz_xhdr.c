@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_xhdr.c — libFuzzer target: a receiver decoding one exchange message
  * (emu/net/xhdr.h) from bytes a peer wrote, as xchg.c does: the header, checked against
  * what it expects; the bitmap, applied to a buffer of exactly the message's length; the
- * runs of arrived units, each copied into it.  Every write must stay inside the buffer
+ * arrival times, skipped; the runs of arrived units, each copied into it.  Every write must stay inside the buffer
  * (ASan), runs must move forward and lie within the message, and a header that passes
  * the check must agree with itself.
  */
@@ -32,6 +32,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(bits, data + off, size - off < nb ? size - off : nb);
 	off += size - off < nb ? size - off : nb;
+	/* the units' arrival times: only compared by the receiver, never used as indices */
+	size_t tb = xhdr_times_bytes(&h);
+
+	if (tb != (size_t)h.nunits * 8)
+		abort();
+	off += size - off < tb ? size - off : tb;
 
 	uint8_t *buf = malloc(h.len ? h.len : 1);	/* exactly the message: ASan sees past it */
 	memset(buf, 0xAA, h.len);
