@@ -8,17 +8,20 @@
  * set.  The algorithms see only the model's host mirrors; they move at two points per
  * step: gradients to the host after backward, parameters to the device after the update
  * (no-ops on the CPU backends, whose mirrors are the buffers).  The virtual clock
- * advances by the modelled compute time (FLOPs over the device rate: deterministic) or
- * by measured CPU time times a scale (not deterministic; say so).  Stopping (Ctrl-C) is
+ * advances by the modelled compute time (FLOPs over the device rate plus a launch
+ * overhead per op: deterministic; or measured time times a scale: not deterministic),
+ * made this worker's by its slowdown and jitter (emu/run/compute.h).  Stopping (Ctrl-C) is
  * agreed on through the collective's flags, so every worker ends after the same step.
  */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cblas.h>
 #include "emu/algo/algo.h"
+#include "emu/run/compute.h"
 #include "emu/run/plan.h"
 #include "emu/run/record.h"
 #include "emu/run/supervisor.h"
@@ -231,6 +234,28 @@ static int next_batch(struct worker *w, struct scratch *s, struct progress *p)
 	return 0;
 }
 
+/* Advances the virtual clock by this step's modelled compute time (emu/run/compute.h):
+ * secs measured, or the FLOPs and ops of the step's graph (need_wgrad as backward ran). */
+static int modelled_compute(struct worker *w, double secs)
+{
+	const struct cfg *c = w->c;
+	double base;
+	if (c->train.compute == COMPUTE_MEASURED) {
+		base = secs * c->train.compute_scale * 1e9;
+	} else {
+		int B = c->train.batch;
+		double flops = nn_flops(&w->m, B, true, w->need_wgrad);
+		int ops = nn_step_ops(&w->m, B, true, w->need_wgrad);
+		if (isnan(flops) || ops < 0) {
+			fail(w, "memory", -ENOMEM);
+			return -ENOMEM;
+		}
+		base = compute_flops_ns(c, flops, ops);
+	}
+	xchg_compute(&w->x, compute_step_ns(c, w->id, w->step, base));
+	return 0;
+}
+
 /* Forward, backward (the gradients come to the host), the modelled compute time, the
  * algorithm's exchange and update (the parameters go back to the device).  *all gets the
  * flags of every worker. */
@@ -257,11 +282,9 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 		fail(w, "backward", rc);
 		return rc;
 	}
-	if (measured)
-		xchg_compute(&w->x, (int64_t)(secs * c->train.compute_scale * 1e9));
-	else
-		xchg_compute(&w->x, (int64_t)(nn_flops(&w->m, B, true, w->need_wgrad) /
-					      c->train.device_flops * 1e9));
+	rc = modelled_compute(w, secs);
+	if (rc < 0)
+		return rc;
 
 	uint32_t flags = atomic_load(region_stop(w->rg)) ? FLAG_STOP : 0;
 	rc = a->step(w, state, flags, all);
