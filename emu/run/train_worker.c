@@ -156,20 +156,29 @@ static int evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 	return rc ? rc : load_model(w, region_snapshot(w->rg, w->id));
 }
 
+/* This worker's side of each of its links: what it sent to peer p (id -> p) and what
+ * reached it from p (p -> id); the supervisor joins the two sides of a link. */
 static void log_links(struct worker *w)
 {
-	for (int d = 0; d < w->n; d++) {
-		if (d == w->id)
+	for (int p = 0; p < w->n; p++) {
+		if (p == w->id)
 			continue;
 		struct xchg_link_stats st;
-		xchg_link_stats(&w->x, d, &st);
-		struct rec_link r = {
-			.type = REC_LINK, .src = w->id, .dst = d, .messages = st.messages,
+		xchg_link_stats(&w->x, p, &st);
+		struct rec_link out = {
+			.type = REC_LINK, .src = w->id, .dst = p, .messages = st.messages,
 			.units = st.units, .units_dropped = st.units_dropped,
-			.retransmits = st.retransmits, .bytes = st.bytes,
-			.delay_sum_ns = st.delay_sum_ns,
+			.retransmits = st.retransmits, .units_duplicated = st.units_duplicated,
+			.units_corrupted = st.units_corrupted, .units_overflow = st.units_overflow,
+			.bytes_sent = st.bytes, .delay_sum_ns = st.delay_sum_ns,
 		};
-		worker_log(w->rg, w->id, &r, sizeof(r), &w->nt);
+		worker_log(w->rg, w->id, &out, sizeof(out), &w->nt);
+		xchg_link_stats_in(&w->x, p, &st);
+		struct rec_link in = {
+			.type = REC_LINK_IN, .src = p, .dst = w->id, .units_late = st.units_late,
+			.bytes_delivered = st.bytes_delivered,
+		};
+		worker_log(w->rg, w->id, &in, sizeof(in), &w->nt);
 	}
 }
 
@@ -316,6 +325,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 		.epoch = (double)done / (double)p->spe, .loss = p->loss_acc / p->loss_n, .lr = w->lr,
 		.vclock_s = (double)w->x.clock * 1e-9, .consensus = consensus,
 		.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
+		.bytes_delivered = w->x.bytes_delivered, .units_late = w->x.units_late,
 	};
 	worker_log(w->rg, w->id, &tr, sizeof(tr), &w->nt);
 	p->loss_acc = 0;
@@ -325,6 +335,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	struct rec_eval er = {
 		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = tr.epoch,
 		.vclock_s = tr.vclock_s, .bytes_sent = w->x.bytes_sent,
+		.bytes_delivered = w->x.bytes_delivered,
 	};
 	rc = evaluate(w, s, &er);
 	if (rc < 0) {
