@@ -1,5 +1,6 @@
 /* emu/run/runlog.c — see runlog.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -206,7 +207,7 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	if (replace_printed(l, "config.ini", print_config, err, errlen) < 0 ||
 	    csv_open(l, &l->train, "train.csv",
 		     "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped,"
-		     "bytes_delivered,units_late", err, errlen) < 0 ||
+		     "bytes_delivered,units_late,vtime_min_s", err, errlen) < 0 ||
 	    csv_open(l, &l->eval, "eval.csv",
 		     "epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent,bytes_delivered", err,
 		     errlen) < 0)
@@ -244,7 +245,7 @@ static void progress(struct runlog *l, int final)
 
 static int train_row(struct runlog *l, const struct rec_train w[])
 {
-	double loss = 0, cons = 0, vt = 0;
+	double loss = 0, cons = 0, vt = 0, vt_min = HUGE_VAL;
 	uint64_t bytes = 0, dropped = 0, delivered = 0, late = 0;
 	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
 		loss += w[i].loss;
@@ -255,13 +256,15 @@ static int train_row(struct runlog *l, const struct rec_train w[])
 		late += w[i].units_late;
 		if (w[i].vclock_s > vt)
 			vt = w[i].vclock_s;
+		if (w[i].vclock_s < vt_min)
+			vt_min = w[i].vclock_s;
 	}
 	loss /= l->n;
 	cons /= l->n;
-	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu,%llu,%llu\n",
+	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu,%llu,%llu,%.9f\n",
 		     (long long)w[0].step, w[0].epoch, loss, w[0].lr, vt, now_s() - l->t0, cons,
 		     (unsigned long long)bytes, (unsigned long long)dropped,
-		     (unsigned long long)delivered, (unsigned long long)late) < 0)
+		     (unsigned long long)delivered, (unsigned long long)late, vt_min) < 0)
 		return -1;
 	l->step = w[0].step;
 	l->steps_total = w[0].steps_total;
