@@ -172,6 +172,11 @@ expect_rc 0 "no-effect keys" "$EMU" check /dev/null net.distribution=pareto data
 [ "$(cat "$tmp/err")" = "argument 3 (net.distribution=pareto): warning: net.distribution = pareto has no effect: it acts only with jitter > 0
 argument 4 (data.alpha=0.1): warning: data.alpha = 0.1 has no effect: it acts only with data.shard = dirichlet" ] ||
 	fail "no-effect warnings: $(cat "$tmp/err")"
+expect_rc 0 "no-effect netem and compute keys" "$EMU" check /dev/null net.corrupt_detect=checksum \
+	train.compute=measured train.op_overhead=2us
+[ "$(cat "$tmp/err")" = "argument 3 (net.corrupt_detect=checksum): warning: net.corrupt_detect = checksum has no effect: it acts only with corrupt > 0
+argument 5 (train.op_overhead=2us): warning: train.op_overhead = 2us has no effect: it acts only with train.compute = flops" ] ||
+	fail "no-effect warnings of corrupt_detect, op_overhead: $(cat "$tmp/err")"
 # (the presets, and the inputs on which fuzz_cfg once found the round trip broken)
 for ini in ini/*.ini tests/fuzz/regress/cfg_*.ini; do
 	[ -f "$ini" ] || continue

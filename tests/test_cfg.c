@@ -289,6 +289,72 @@ static void test_links_and_overrides(void **state)
 	free(c);
 }
 
+/* netem's duplicate, reorder (gap), corrupt (corrupt_detect) and limit, and tc's two
+ * refusals about reorder, in [net] and in a link as resolved. */
+static void test_netem_keys(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	struct net_cfg n;
+	char err[1024];
+
+	cfg_defaults(c);
+	assert_true(c->net.duplicate == 0 && c->net.reorder == 0 && c->net.corrupt == 0);
+	assert_int_equal(c->net.reorder_gap, 0);
+	assert_int_equal(c->net.corrupt_detect, CORRUPT_DETECT_NONE);
+	assert_int_equal(c->net.limit, 0);
+	assert_int_equal(c->train.op_overhead, 5000);
+	assert_int_equal(load_text(c, "[net]\nduplicate = 1%\nreorder = 25%\nreorder_gap = 5\n"
+				   "latency = 1ms\ncorrupt = 0.1%\ncorrupt_detect = checksum\n"
+				   "limit = 1000\n[link 0-1]\nreorder = 0\nreorder_gap = 0\n"
+				   "[train]\nop_overhead = 7us\n", 0, NULL, err, sizeof(err)), 0);
+	assert_string_equal(c->warnings, "");
+	assert_true(c->net.duplicate == 0.01 && c->net.reorder == 0.25 && c->net.corrupt == 0.001);
+	assert_int_equal(c->net.reorder_gap, 5);
+	assert_int_equal(c->net.corrupt_detect, CORRUPT_DETECT_CHECKSUM);
+	assert_int_equal(c->net.limit, 1000);
+	assert_int_equal(c->train.op_overhead, 7000);
+	cfg_link_net(c, 0, 1, &n);
+	assert_true(n.reorder == 0 && n.duplicate == 0.01);
+	assert_int_equal(n.reorder_gap, 0);
+	cfg_link_net(c, 1, 0, &n);
+	assert_int_equal(n.reorder_gap, 5);
+
+	/* tc: "reordering not possible without specifying some delay" */
+	assert_int_equal(load_text(c, "[net]\nreorder = 1%\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":2: net.reorder = 0.01 needs a delay to reorder against, "
+			       "but net.latency and net.jitter are 0 (tc: \"reordering not "
+			       "possible without specifying some delay\")"));
+	/* jitter alone is delay enough */
+	assert_int_equal(load_text(c, "[net]\nreorder = 1%\njitter = 1ms\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	/* a link that takes the delay away from [net]'s reorder: the link's line */
+	assert_int_equal(load_text(c, "[net]\nreorder = 1%\nlatency = 1ms\n[link 1-0]\n"
+				   "latency = 0s\n", 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":5: link 1-0.reorder = 0.01 needs a delay"));
+	/* tc: "gap specified without reorder probability" */
+	assert_int_equal(load_text(c, "[net]\nlatency = 1ms\nreorder_gap = 3\n", 0, NULL, err,
+				   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":3: net.reorder_gap = 3 without net.reorder (tc: \"gap "
+			       "specified without reorder probability\")"));
+	assert_int_equal(load_text(c, "[net]\nlatency = 1ms\nreorder = 1%\nreorder_gap = 3\n"
+				   "[link 0-1]\nreorder = 0\n", 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":6: link 0-1.reorder_gap = 3 without link 0-1.reorder"));
+	assert_int_equal(load_text(c, "", 1, (char *[]){ "net.limit=16777217" }, err,
+				   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "out of range; expected at least 0 and at most 16777216"));
+
+	/* keys without effect: warnings, the configuration loads */
+	assert_int_equal(load_text(c, "[net]\ncorrupt_detect = checksum\n[train]\n"
+				   "compute = measured\nop_overhead = 1us\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	assert_non_null(strstr(c->warnings, ":2: warning: net.corrupt_detect = checksum has no "
+			       "effect: it acts only with corrupt > 0\n"));
+	assert_non_null(strstr(c->warnings, ":5: warning: train.op_overhead = 1us has no "
+			       "effect: it acts only with train.compute = flops\n"));
+	free(c);
+}
+
 /* Every key compares equal between a and b (bit for bit; strings as strings). */
 static void assert_same(const struct cfg *a, const struct cfg *b)
 {
@@ -466,10 +532,12 @@ static void test_round_trip_random(void **state)
 			const struct cfg_key *k = &cfg_keys[i];
 
 			/* always given: workers, rto_max (below), p31 (else it is 1 - p13,
-			 * and p31 + p32 could pass 1) and loss (a model other than none, for
-			 * the loss parameters given) */
+			 * and p31 + p32 could pass 1), loss (a model other than none, for
+			 * the loss parameters given), and reorder and latency (tc refuses a
+			 * reorder_gap without reorder, and reorder without delay) */
 			if (test_rng(&s) % 3 == 0 && k != kw && strcmp(k->name, "rto_max") &&
-			    strcmp(k->name, "p31") && strcmp(k->name, "loss"))
+			    strcmp(k->name, "p31") && strcmp(k->name, "loss") &&
+			    strcmp(k->name, "reorder") && strcmp(k->name, "latency"))
 				continue;
 			random_value(k, &s, val, sizeof(val));
 			if (k == kw)
@@ -525,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_format_round_trip),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_links_and_overrides),
+		cmocka_unit_test(test_netem_keys),
 		cmocka_unit_test(test_round_trip_ini),
 		cmocka_unit_test(test_round_trip_random),
 	};

@@ -24,6 +24,8 @@ const char *const cfg_unit_names[] = { [UNIT_MESSAGE] = "message", [UNIT_PACKET]
 	NULL };
 const char *const cfg_dist_names[] = { [DIST_UNIFORM] = "uniform", [DIST_NORMAL] = "normal",
 	[DIST_PARETO] = "pareto", NULL };
+const char *const cfg_corrupt_detect_names[] = { [CORRUPT_DETECT_NONE] = "none",
+	[CORRUPT_DETECT_CHECKSUM] = "checksum", NULL };
 const char *const cfg_transport_names[] = { [TRANSPORT_UNRELIABLE] = "unreliable",
 	[TRANSPORT_RELIABLE] = "reliable", NULL };
 const char *const cfg_algo_names[] = { [ALGO_RPS] = "rps", [ALGO_ALLREDUCE] = "allreduce",

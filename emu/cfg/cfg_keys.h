@@ -63,8 +63,24 @@
 	  "random delay variation, drawn from distribution (netem jitter)") \
 	X(net, distribution, ENUM, cfg_dist_names, "normal", 0, 0, 0, \
 	  "jitter distribution (netem's tables; normal is netem's default)") \
+	X(net, duplicate, PROB, 0, "0", 0, 1, 0, \
+	  "probability that a unit is sent twice (netem duplicate)") \
+	X(net, reorder, PROB, 0, "0", 0, 1, 0, \
+	  "probability that a unit is sent at once, skipping latency and jitter (netem " \
+	  "reorder); needs some delay, as tc does") \
+	X(net, reorder_gap, I64, 0, "0", 0, 4294967295.0, 0, \
+	  "reorder: only every gap-th unit is a candidate (netem gap); 0 with reorder > 0 " \
+	  "means 1, as in tc") \
+	X(net, corrupt, PROB, 0, "0", 0, 1, 0, \
+	  "probability that a unit arrives with one bit flipped (netem corrupt)") \
+	X(net, corrupt_detect, ENUM, cfg_corrupt_detect_names, "none", 0, 0, 0, \
+	  "none: a corrupted unit is delivered as it is (no end-to-end checksum); checksum: " \
+	  "it counts as lost") \
 	X(net, bandwidth, RATE, 0, "0bit", 0, 1e15, 0, \
 	  "serialisation rate with a per-sender queue, like netem rate; 0bit = unlimited") \
+	X(net, limit, I64, 0, "0", 0, 16777216, 0, \
+	  "units the sender's transmit queue holds; a unit that finds it full is dropped " \
+	  "(tail drop); 0 = no limit (netem's default is 1000)") \
 	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
 	  "unreliable: lost units are gone; reliable: lost units are resent after rto") \
 	X(net, timeout, DURATION, 0, "10ms", 1, 60e9, 0, \
@@ -119,6 +135,9 @@
 	  "FLOP/s of the modelled device (compute = flops)") \
 	X(train, compute_scale, DOUBLE, 0, "1", 0, 1e6, CFG_GT_LO, \
 	  "factor on measured time (compute = measured)") \
+	X(train, op_overhead, DURATION, 0, "5us", 0, 1e9, 0, \
+	  "modelled time per op (kernel launch) of a step's forward/backward graph, added to " \
+	  "the FLOP time when compute = flops") \
 	X(data, dataset, ENUM, cfg_dataset_names, "fashion-mnist", 0, 0, 0, "training data") \
 	X(data, dir, STR, 0, "/usr/share/datasets/fashion-mnist", 0, CFG_STR_MAX, 0, \
 	  "directory of the dataset files") \
@@ -200,7 +219,8 @@ extern const char *const cfg_bool_names[], *const cfg_device_names[], *const cfg
 	*const cfg_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
 	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
-	*const cfg_lr_scaling_names[], *const cfg_model_names[];
+	*const cfg_lr_scaling_names[], *const cfg_model_names[],
+	*const cfg_corrupt_detect_names[];
 
 /* The key named name in section ("link" for [link A-B]), or NULL. */
 const struct cfg_key *cfg_key_find(const char *section, const char *name);

@@ -106,6 +106,8 @@ static const char *net_key_needs(const struct net_cfg *n, int k)
 		return n->unit == UNIT_PACKET ? NULL : "unit = packet";
 	case CFG_NETK_distribution:
 		return n->jitter > 0 ? NULL : "jitter > 0";
+	case CFG_NETK_corrupt_detect:
+		return n->corrupt > 0 ? NULL : "corrupt > 0";
 	case CFG_NETK_timeout:
 		return n->transport == TRANSPORT_UNRELIABLE ? NULL : "transport = unreliable";
 	case CFG_NETK_rto:
@@ -205,6 +207,35 @@ static int check_effects(struct loader *L, const struct scope *s)
 	return 0;
 }
 
+/* tc's rules for reorder (iproute2 q_netem.c, netem_parse_opt): reordering needs a delay
+ * to reorder against, and a gap needs a reorder probability.  tc looks at the latency
+ * alone; here jitter is delay enough. */
+static int check_reorder(struct loader *L, const struct scope *s)
+{
+	const struct net_cfg *n = &s->n;
+	char a[32];
+
+	if (n->reorder > 0 && n->latency == 0 && n->jitter == 0) {
+		cfg_key_format(&cfg_keys[CFG_NETK_reorder], n, a, sizeof(a));
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_reorder),
+						 cfg_loc_later(scope_loc(L, s, CFG_NETK_latency),
+							       scope_loc(L, s, CFG_NETK_jitter))),
+				"%s.reorder = %s needs a delay to reorder against, but %s.latency "
+				"and %s.jitter are 0 (tc: \"reordering not possible without "
+				"specifying some delay\"); expected latency or jitter > 0, or no "
+				"reorder", s->label, a, s->label, s->label);
+	}
+	if (n->reorder_gap > 0 && n->reorder == 0) {
+		cfg_key_format(&cfg_keys[CFG_NETK_reorder_gap], n, a, sizeof(a));
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_reorder_gap),
+						 scope_loc(L, s, CFG_NETK_reorder)),
+				"%s.reorder_gap = %s without %s.reorder (tc: \"gap specified "
+				"without reorder probability\"); expected reorder > 0, or no "
+				"reorder_gap", s->label, a, s->label);
+	}
+	return 0;
+}
+
 /* What cannot work on a link set up as s->n. */
 static int check_link_model(struct loader *L, const struct scope *s)
 {
@@ -213,7 +244,8 @@ static int check_link_model(struct loader *L, const struct scope *s)
 
 	if (check_rto(L, n, s->label, scope_loc(L, s, CFG_NETK_rto),
 		      scope_loc(L, s, CFG_NETK_rto_max)) ||
-	    check_exits(L, n, s->label, s->link >= 0 ? L->link_key_loc[s->link] : L->key_loc))
+	    check_exits(L, n, s->label, s->link >= 0 ? L->link_key_loc[s->link] : L->key_loc) ||
+	    check_reorder(L, s))
 		return -EINVAL;
 	if (n->bandwidth > 0 && n->bandwidth < MIN_BANDWIDTH) {
 		cfg_key_format(&cfg_keys[CFG_NETK_bandwidth], n, a, sizeof(a));
@@ -263,7 +295,8 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 	if (!strcmp(section, "train")) {
 		if (!strcmp(name, "compute_scale") && c->train.compute != COMPUTE_MEASURED)
 			return "train.compute = measured";
-		if (!strcmp(name, "device_flops") && c->train.compute != COMPUTE_FLOPS)
+		if ((!strcmp(name, "device_flops") || !strcmp(name, "op_overhead")) &&
+		    c->train.compute != COMPUTE_FLOPS)
 			return "train.compute = flops";
 		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay")) && a == ALGO_SIGNUM)
 			return "an algorithm other than signum (signum has signum.beta and "
