@@ -110,6 +110,13 @@ int nn_model_logits(struct nn_model *m, float *out);
  * not counted.  NAN on allocation failure. */
 double nn_flops(const struct nn_model *m, int B, bool backward, const uint8_t *need_wgrad);
 
+/* The ops a GPU launches for B samples (nn/model/model_step_ops.c): each kernel launch,
+ * cuBLAS or cuDNN call and memset of nn/cuda/, the count of the compute model's per-op
+ * overhead.  train: a training step (forward with batch statistics, the loss, backward
+ * with need_wgrad as nn_backward takes it); else an evaluation forward and its loss.
+ * Copies between host and device are not ops.  -ENOMEM on allocation failure. */
+int nn_step_ops(const struct nn_model *m, int B, bool train, const uint8_t *need_wgrad);
+
 /* The layer owning parameter index i (binary search), or -1. */
 int nn_layer_of(const struct nn_model *m, size_t i);
 

@@ -1,7 +1,8 @@
-# Test accuracy against bytes sent by all workers (communication cost).
+# Test accuracy against the bytes all workers sent (communication cost): bytes put on the
+# wire, lost units and resends included (common.gp).
 load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
 set title "Test accuracy against bytes sent"
-set xlabel "bytes sent by all workers (MiB)"
+set xlabel bytes_label
 set ylabel "test accuracy (%)"
 set logscale x
 plot @acc_by_bytes

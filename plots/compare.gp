@@ -7,7 +7,7 @@ set multiplot layout 1,2 title "Test accuracy against epoch and against bytes se
 set ylabel "test accuracy (%)"
 set xlabel "epoch"
 plot @acc_by_epoch
-set xlabel "bytes sent by all workers (MiB)"
+set xlabel bytes_label
 set logscale x
 plot @acc_by_bytes
 unset multiplot

@@ -34,7 +34,7 @@ for h in --help -h help; do
 	expect_rc 0 "emu $h" "$EMU" $h
 	grep -q '^usage: emu COMMAND' "$tmp/out" || fail "emu $h: no usage on stdout"
 done
-for topic in run check bench keys net link train jointspar; do
+for topic in run check bench keys net link train worker jointspar; do
 	expect_rc 0 "emu help $topic" "$EMU" help $topic
 	[ -s "$tmp/out" ] || fail "emu help $topic printed nothing"
 done
@@ -95,12 +95,18 @@ yes '# comment' | head -n 200000 >"$tmp/long.ini"
 expect_rc 2 "huge file" bounded "$EMU" check "$tmp/long.ini"
 grep -q "^$tmp/long.ini:104858: the file goes on past 1024 KiB" "$tmp/err" || fail "huge file: $(cat "$tmp/err")"
 
-# every key of the table is in the reference
+# every key of the table is in the reference (the worker keys print in a worker section)
 expect_rc 0 "help keys --markdown" "$EMU" help keys --markdown
 nkeys=$(grep -c '^| [a-z]* | `' "$tmp/out")
+nwkeys=$(grep -c '^| worker A-B | `' "$tmp/out")
 "$EMU" check /dev/null | grep -cE '^([a-z0-9_]+|# ge_r|# p31) = ' >"$tmp/n"	# (derived: comments)
 [ "$nkeys" -eq "$(cat "$tmp/n")" ] || fail "help keys lists $nkeys keys, check prints $(cat "$tmp/n")"
 [ "$nkeys" -gt 50 ] || fail "help keys lists only $nkeys keys"
+"$EMU" check /dev/null 'worker 0-1.slowdown=2' 'worker 0-1.compute_jitter=1us' \
+	'worker 0-1.compute_jitter_distribution=pareto' | sed -n '/^\[worker 0-1\]$/,/^\[/p' |
+	grep -cE '^[a-z0-9_]+ = ' >"$tmp/n"
+[ "$nwkeys" -eq "$(cat "$tmp/n")" ] && [ "$nwkeys" -eq 3 ] ||
+	fail "help keys lists $nwkeys worker keys, a worker section prints $(cat "$tmp/n")"
 
 # --- bad input: one exact message, exit 2, nothing run ----------------------------
 nbad=0
@@ -172,6 +178,11 @@ expect_rc 0 "no-effect keys" "$EMU" check /dev/null net.distribution=pareto data
 [ "$(cat "$tmp/err")" = "argument 3 (net.distribution=pareto): warning: net.distribution = pareto has no effect: it acts only with jitter > 0
 argument 4 (data.alpha=0.1): warning: data.alpha = 0.1 has no effect: it acts only with data.shard = dirichlet" ] ||
 	fail "no-effect warnings: $(cat "$tmp/err")"
+expect_rc 0 "no-effect netem and compute keys" "$EMU" check /dev/null net.corrupt_detect=checksum \
+	train.compute=measured train.op_overhead=2us
+[ "$(cat "$tmp/err")" = "argument 3 (net.corrupt_detect=checksum): warning: net.corrupt_detect = checksum has no effect: it acts only with corrupt > 0
+argument 5 (train.op_overhead=2us): warning: train.op_overhead = 2us has no effect: it acts only with train.compute = flops" ] ||
+	fail "no-effect warnings of corrupt_detect, op_overhead: $(cat "$tmp/err")"
 # (the presets, and the inputs on which fuzz_cfg once found the round trip broken)
 for ini in ini/*.ini tests/fuzz/regress/cfg_*.ini; do
 	[ -f "$ini" ] || continue

@@ -109,7 +109,9 @@ rc=0; "$EMU" run "$T/s.ini" run.output="$T/link" run.overwrite=true 2>"$T/err" |
 # --- closed stdin, stdout and stderr: no CSV takes fd 0-2 --------------------------------
 rc=0; "$EMU" run "$T/s.ini" run.output="$T/closed" <&- >&- 2>&- || rc=$?
 [ $rc -eq 0 ] || fail "a run with stdio closed: exit $rc"
-[ "$(head -n 1 "$T/closed/train.csv")" = "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped" ] ||
+hdr=step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped,bytes_delivered,units_late
+hdr=$hdr,vtime_min_s
+[ "$(head -n 1 "$T/closed/train.csv")" = "$hdr" ] ||
 	fail "train.csv does not start with its header: $(head -c 80 "$T/closed/train.csv")"
 ! grep -q "emu:" "$T/closed"/*.csv "$T/closed/config.ini" || fail "progress text landed in a log"
 whole "$T/closed"

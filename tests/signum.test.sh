@@ -42,8 +42,8 @@ go sg0
 go ar0 train.algorithm=allreduce
 m_a=$(sum "$T/ar0/net.csv" messages)
 m_s=$(sum "$T/sg0/net.csv" messages)
-b_a=$(sum "$T/ar0/net.csv" bytes)
-b_s=$(sum "$T/sg0/net.csv" bytes)
+b_a=$(sum "$T/ar0/net.csv" bytes_sent)
+b_s=$(sum "$T/sg0/net.csv" bytes_sent)
 steps=$(last_col "$T/ar0/eval.csv" step)
 [ "$m_a" = "$m_s" ] || fail "allreduce sent $m_a messages, signum $m_s"
 awk -v ba="$b_a" -v bs="$b_s" -v m="$m_a" -v s="$steps" 'BEGIN {

@@ -168,7 +168,8 @@ static void test_defaults(void **state)
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < cfg_nkeys; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
-		void *base = strcmp(k->section, "net") ? (void *)s : (void *)&s->net;
+		void *base = !strcmp(k->section, "net") ? (void *)&s->net :
+			     !strcmp(k->section, "worker") ? (void *)&s->worker[0] : (void *)s;
 
 		if (k->def && cfg_key_parse(k, base, k->def, why, sizeof(why)))
 			fail_msg("default of %s.%s: %s", k->section, k->name, why);
@@ -181,6 +182,16 @@ static void test_defaults(void **state)
 			assert_int_equal(k->size, sizeof(int64_t));
 	}
 	assert_int_equal(CFG_NKEYS, (int)cfg_nkeys);
+	/* the table's order: [net] keys first, [worker] keys last, as their indices say */
+	for (int k = 0; k < CFG_NNET; k++)
+		assert_string_equal(cfg_keys[k].section, "net");
+	for (int k = 0; k < CFG_NWORKERK; k++)
+		assert_string_equal(cfg_keys[CFG_WK0 + k].section, "worker");
+	assert_string_equal(cfg_keys[CFG_WK0 + CFG_WK_compute_jitter].name, "compute_jitter");
+	assert_int_equal(cfg_keys[CFG_WK0 + CFG_WK_compute_jitter].off,
+			 offsetof(struct cfg_worker_model, jitter));
+	assert_int_equal(cfg_keys[CFG_WK0 + CFG_WK_compute_jitter_distribution].off,
+			 offsetof(struct cfg_worker_model, jitter_dist));
 	cfg_defaults(c);
 	assert_string_equal(c->run.name, "run");
 	assert_int_equal(c->run.workers, 16);
@@ -199,6 +210,12 @@ static void test_defaults(void **state)
 	assert_true(c->train.device_flops == 1e13);
 	assert_true(c->jointspar.lars_eps == 1e-9);
 	assert_string_equal(c->data.dir, "/usr/share/datasets/fashion-mnist");
+	for (int w = 0; w < CFG_MAX_WORKERS; w++) {
+		assert_true(c->worker[w].slowdown == 1);
+		assert_int_equal(c->worker[w].jitter, 0);
+		assert_int_equal(c->worker[w].jitter_dist, DIST_NORMAL);
+	}
+	assert_int_equal(c->nworker_sections, 0);
 	free(c);
 	free(s);
 }
@@ -289,12 +306,79 @@ static void test_links_and_overrides(void **state)
 	free(c);
 }
 
-/* Every key compares equal between a and b (bit for bit; strings as strings). */
+/* netem's duplicate, reorder (gap), corrupt (corrupt_detect) and limit, and tc's two
+ * refusals about reorder, in [net] and in a link as resolved. */
+static void test_netem_keys(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	struct net_cfg n;
+	char err[1024];
+
+	cfg_defaults(c);
+	assert_true(c->net.duplicate == 0 && c->net.reorder == 0 && c->net.corrupt == 0);
+	assert_int_equal(c->net.reorder_gap, 0);
+	assert_int_equal(c->net.corrupt_detect, CORRUPT_DETECT_NONE);
+	assert_int_equal(c->net.limit, 0);
+	assert_int_equal(c->train.op_overhead, 5000);
+	assert_int_equal(load_text(c, "[net]\nduplicate = 1%\nreorder = 25%\nreorder_gap = 5\n"
+				   "latency = 1ms\ncorrupt = 0.1%\ncorrupt_detect = checksum\n"
+				   "limit = 1000\n[link 0-1]\nreorder = 0\nreorder_gap = 0\n"
+				   "[train]\nop_overhead = 7us\n", 0, NULL, err, sizeof(err)), 0);
+	assert_string_equal(c->warnings, "");
+	assert_true(c->net.duplicate == 0.01 && c->net.reorder == 0.25 && c->net.corrupt == 0.001);
+	assert_int_equal(c->net.reorder_gap, 5);
+	assert_int_equal(c->net.corrupt_detect, CORRUPT_DETECT_CHECKSUM);
+	assert_int_equal(c->net.limit, 1000);
+	assert_int_equal(c->train.op_overhead, 7000);
+	cfg_link_net(c, 0, 1, &n);
+	assert_true(n.reorder == 0 && n.duplicate == 0.01);
+	assert_int_equal(n.reorder_gap, 0);
+	cfg_link_net(c, 1, 0, &n);
+	assert_int_equal(n.reorder_gap, 5);
+
+	/* tc: "reordering not possible without specifying some delay" */
+	assert_int_equal(load_text(c, "[net]\nreorder = 1%\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":2: net.reorder = 0.01 needs a delay to reorder against, "
+			       "but net.latency and net.jitter are 0 (tc: \"reordering not "
+			       "possible without specifying some delay\")"));
+	/* jitter alone is delay enough */
+	assert_int_equal(load_text(c, "[net]\nreorder = 1%\njitter = 1ms\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	/* a link that takes the delay away from [net]'s reorder: the link's line */
+	assert_int_equal(load_text(c, "[net]\nreorder = 1%\nlatency = 1ms\n[link 1-0]\n"
+				   "latency = 0s\n", 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":5: link 1-0.reorder = 0.01 needs a delay"));
+	/* tc: "gap specified without reorder probability" */
+	assert_int_equal(load_text(c, "[net]\nlatency = 1ms\nreorder_gap = 3\n", 0, NULL, err,
+				   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":3: net.reorder_gap = 3 without net.reorder (tc: \"gap "
+			       "specified without reorder probability\")"));
+	assert_int_equal(load_text(c, "[net]\nlatency = 1ms\nreorder = 1%\nreorder_gap = 3\n"
+				   "[link 0-1]\nreorder = 0\n", 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":6: link 0-1.reorder_gap = 3 without link 0-1.reorder"));
+	assert_int_equal(load_text(c, "", 1, (char *[]){ "net.limit=16777217" }, err,
+				   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "out of range; expected at least 0 and at most 16777216"));
+
+	/* keys without effect: warnings, the configuration loads */
+	assert_int_equal(load_text(c, "[net]\ncorrupt_detect = checksum\n[train]\n"
+				   "compute = measured\nop_overhead = 1us\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	assert_non_null(strstr(c->warnings, ":2: warning: net.corrupt_detect = checksum has no "
+			       "effect: it acts only with corrupt > 0\n"));
+	assert_non_null(strstr(c->warnings, ":5: warning: train.op_overhead = 1us has no "
+			       "effect: it acts only with train.compute = flops\n"));
+	free(c);
+}
+
+/* Every key compares equal between a and b (bit for bit; strings as strings), and so do
+ * the sections, every link and every worker as resolved. */
 static void assert_same(const struct cfg *a, const struct cfg *b)
 {
 	struct net_cfg na, nb;
 
-	for (size_t i = 0; i < cfg_nkeys; i++) {
+	for (size_t i = 0; i < CFG_WK0; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
 		const char *pa = strcmp(k->section, "net") ? (const char *)a : (const char *)&a->net;
 		const char *pb = strcmp(k->section, "net") ? (const char *)b : (const char *)&b->net;
@@ -312,10 +396,26 @@ static void assert_same(const struct cfg *a, const struct cfg *b)
 	for (int i = 0; i < a->nlinks; i++) {
 		assert_int_equal(a->links[i].src, b->links[i].src);
 		assert_int_equal(a->links[i].dst, b->links[i].dst);
-		cfg_link_net(a, a->links[i].src, a->links[i].dst, &na);
-		cfg_link_net(b, a->links[i].src, a->links[i].dst, &nb);
-		assert_memory_equal(&na, &nb, sizeof(na));
+		assert_int_equal(a->links[i].src_span, b->links[i].src_span);
+		assert_int_equal(a->links[i].dst_span, b->links[i].dst_span);
+		assert_int_equal(a->links[i].any, b->links[i].any);
+		assert_true(a->links[i].set == b->links[i].set);
 	}
+	for (int s = 0; s < a->run.workers; s++) {
+		for (int d = 0; d < a->run.workers; d++) {
+			cfg_link_net(a, s, d, &na);
+			cfg_link_net(b, s, d, &nb);
+			assert_memory_equal(&na, &nb, sizeof(na));
+		}
+	}
+	assert_int_equal(a->nworker_sections, b->nworker_sections);
+	for (int i = 0; i < a->nworker_sections; i++) {
+		const struct cfg_ids *ia = &a->worker_sections[i].ids, *ib = &b->worker_sections[i].ids;
+
+		assert_true(ia->first == ib->first && ia->last == ib->last && ia->any == ib->any);
+		assert_int_equal(a->worker_sections[i].set, b->worker_sections[i].set);
+	}
+	assert_memory_equal(a->worker, b->worker, sizeof(a->worker));
 }
 
 /* print(a) -> load -> b: same configuration, and print(b) is print(a). */
@@ -340,6 +440,249 @@ static void round_trip(const struct cfg *a, const char *what)
 	free(t1);
 	free(t2);
 	free(b);
+}
+
+static void assert_loads(struct cfg *c, const char *text, int n, char *const *ov)
+{
+	char err[1024];
+
+	if (load_text(c, text, n, ov, err, sizeof(err)))
+		fail_msg("does not load: %s", err);
+}
+
+/* The refusal of text, from ":LINE: " (or "argument N") on, is want. */
+static void assert_refused(struct cfg *c, const char *text, int n, char *const *ov,
+			   const char *want)
+{
+	char err[1024];
+	const char *at;
+
+	assert_int_equal(load_text(c, text, n, ov, err, sizeof(err)), -EINVAL);
+	at = strncmp(err, "argument", 8) ? strchr(err, ':') : err;
+	if (!at || strcmp(at, want))
+		fail_msg("refused with\n  %s\nexpected\n  %s", err, want);
+}
+
+/* Per link and key, the section covering the fewest links decides; '*' is less specific
+ * than any range; [net] is the least specific of all. */
+static void test_link_groups(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	struct net_cfg n;
+
+	assert_loads(c, "[run]\nworkers = 4\n[net]\nlatency = 1ms\n"
+		     "[link 0-*]\nlatency = 2ms\nloss_p = 1%\n"
+		     "[link *-3]\njitter = 1us\n"
+		     "[link 0-3]\nlatency = 5ms\n"
+		     "[link 0-1 -> 2-3]\nbandwidth = 1Gbit\n"
+		     "[link *-*]\nmtu = 9000B\n", 0, NULL);
+	assert_int_equal(c->nlinks, 5);
+	cfg_link_net(c, 0, 1, &n);		/* [link 0-*] */
+	assert_int_equal(n.latency, 2000000);
+	assert_int_equal(n.loss, LOSS_BERNOULLI);	/* netem: loss_p alone */
+	assert_true(n.loss_p == 0.01 && n.ge_r == 0.99);
+	assert_int_equal(n.jitter, 0);
+	assert_int_equal(n.mtu, 9000);
+	cfg_link_net(c, 0, 3, &n);		/* four sections and [net] */
+	assert_int_equal(n.latency, 5000000);
+	assert_int_equal(n.jitter, 1000);
+	assert_true(n.loss_p == 0.01 && n.bandwidth == 1e9);
+	assert_int_equal(n.mtu, 9000);
+	cfg_link_net(c, 1, 3, &n);
+	assert_int_equal(n.latency, 1000000);
+	assert_int_equal(n.jitter, 1000);
+	assert_true(n.bandwidth == 1e9 && n.loss == LOSS_NONE);
+	cfg_link_net(c, 2, 3, &n);
+	assert_true(n.bandwidth == 0 && n.jitter == 1000);
+	cfg_link_net(c, 3, 0, &n);		/* [link *-*] and [net] */
+	assert_int_equal(n.latency, 1000000);
+	assert_int_equal(n.mtu, 9000);
+	round_trip(c, "link groups");
+
+	/* a range is more specific than '*' over the same links, whatever the order */
+	assert_loads(c, "[run]\nworkers = 4\n[link 0 -> 1-3]\nlatency = 3ms\n"
+		     "[link 0-*]\nlatency = 2ms\n", 0, NULL);
+	cfg_link_net(c, 0, 2, &n);
+	assert_int_equal(n.latency, 3000000);
+	/* blanks around the arrow are optional; single ids make a plain link */
+	assert_loads(c, "[run]\nworkers = 4\n[link 0-1->2-3]\nlatency = 3ms\n"
+		     "[link 2 ->1]\njitter = 1us\n", 0, NULL);
+	assert_int_equal(c->links[1].src_span + c->links[1].dst_span + (int)c->links[1].any, 0);
+	cfg_link_net(c, 1, 3, &n);
+	assert_int_equal(n.latency, 3000000);
+	cfg_link_net(c, 2, 1, &n);
+	assert_int_equal(n.jitter, 1000);
+	cfg_link_net(c, 2, 2, &n);		/* never a link to itself */
+	assert_int_equal(n.latency, 0);
+
+	/* a group's loss_p means the model it inherits: gilbert from [net], a group's */
+	assert_loads(c, "[net]\nloss = gilbert\n[link 0-*]\nloss_p = 1%\n", 0, NULL);
+	cfg_link_net(c, 0, 5, &n);
+	assert_int_equal(n.loss, LOSS_GILBERT);
+	assert_loads(c, "[link 0-*]\nloss = state\n[link 0-1]\np13 = 1%\n", 0, NULL);
+	cfg_link_net(c, 0, 1, &n);
+	assert_true(n.loss == LOSS_STATE && n.p13 == 0.01 && n.p31 == 0.99);
+	assert_string_equal(c->warnings, "");
+	free(c);
+}
+
+/* Two sections as specific that give one link (worker) different values are refused
+ * with both lines; equal values, or a more specific section, decide. */
+static void test_group_ties(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	struct net_cfg n;
+
+	assert_refused(c, "[run]\nworkers = 4\n[link 0-*]\nloss_p = 1%\n[link *-3]\n"
+		       "loss_p = 2%\n", 0, NULL,
+		       ":6: [link *-3] and [link 0-*] (line 4) set loss_p differently for the "
+		       "link 0 -> 3 and neither covers fewer links; expected a more specific "
+		       "section to decide, such as [link 0-3]");
+	assert_refused(c, "[run]\nworkers = 4\n[link 0-*]\nloss_p = 1%\n", 1,
+		       (char *[]){ "link *-3.loss_p=2%" },
+		       "argument 1 (link *-3.loss_p=2%): [link *-3] and [link 0-*] (line 4) set "
+		       "loss_p differently for the link 0 -> 3 and neither covers fewer links; "
+		       "expected a more specific section to decide, such as [link 0-3]");
+	assert_loads(c, "[run]\nworkers = 4\n[link 0-*]\nloss_p = 1%\n[link *-3]\n"
+		     "loss_p = 2%\n[link 0-3]\nloss_p = 5%\n", 0, NULL);
+	cfg_link_net(c, 0, 3, &n);
+	assert_true(n.loss_p == 0.05 && n.loss == LOSS_BERNOULLI);
+	cfg_link_net(c, 1, 3, &n);
+	assert_true(n.loss_p == 0.02 && n.loss == LOSS_BERNOULLI);
+	assert_loads(c, "[run]\nworkers = 4\n[link 0-*]\nloss_p = 1%\n[link *-3]\n"
+		     "loss_p = 1%\n", 0, NULL);
+	/* disjoint groups as specific do not meet */
+	assert_loads(c, "[link 0-7 -> 8-15]\nlatency = 1ms\n[link 8-15 -> 0-7]\nlatency = 2ms\n",
+		     0, NULL);
+	/* a different key is no conflict */
+	assert_loads(c, "[run]\nworkers = 4\n[link *-3]\nloss = gilbert\n[link 0-*]\n"
+		     "latency = 1ms\n", 0, NULL);
+	cfg_link_net(c, 0, 3, &n);
+	assert_true(n.loss == LOSS_GILBERT && n.latency == 1000000);
+	/* the model 0-* would imply for 0 -> 3 contradicts *-3's: said, not chosen */
+	assert_refused(c, "[run]\nworkers = 4\n[link *-3]\nloss = gilbert\n[link 0-*]\n"
+		       "loss_p = 1%\n", 0, NULL,
+		       ":6: link 0-*.loss_p = 0.01 has no effect with link 0-*.loss = none; "
+		       "expected link 0-*.loss = bernoulli (or no loss_p)");
+
+	assert_refused(c, "[worker 0-3]\nslowdown = 2\n[worker 2-5]\nslowdown = 3\n", 0, NULL,
+		       ":4: [worker 2-5] and [worker 0-3] (line 2) set slowdown differently for "
+		       "worker 2 and neither covers fewer workers; expected a more specific "
+		       "section to decide, such as [worker 2]");
+	assert_loads(c, "[worker 0-3]\nslowdown = 2\n[worker 2-5]\nslowdown = 3\n[worker 2]\n"
+		     "[worker 3]\nslowdown = 5\n", 1, (char *[]){ "worker 2.slowdown=4" });
+	assert_true(c->worker[1].slowdown == 2 && c->worker[2].slowdown == 4);
+	assert_true(c->worker[3].slowdown == 5 && c->worker[4].slowdown == 3);
+	free(c);
+}
+
+/* [worker A], [worker A-B], [worker *]: resolved into c->worker[] per key. */
+static void test_worker_sections(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	char *ov[] = { "worker 5.compute_jitter=2ms", "worker 0-1.slowdown=1.5",
+		       "worker *.compute_jitter_distribution=pareto" };
+
+	assert_loads(c, "[worker *]\nslowdown = 2\n[worker 0-3]\nslowdown = 3\n"
+		     "compute_jitter = 1ms\n[worker 2]\nslowdown = 4\n[run]\nworkers = 6\n"
+		     "[worker 0-5]\ncompute_jitter_distribution = uniform\n", 3, ov);
+	assert_int_equal(c->nworker_sections, 6);	/* worker 5, 0-1 made by overrides */
+	assert_true(c->worker[0].slowdown == 1.5 && c->worker[1].slowdown == 1.5);
+	assert_true(c->worker[2].slowdown == 4 && c->worker[3].slowdown == 3);
+	assert_true(c->worker[4].slowdown == 2 && c->worker[5].slowdown == 2);
+	assert_int_equal(c->worker[3].jitter, 1000000);
+	assert_int_equal(c->worker[4].jitter, 0);
+	assert_int_equal(c->worker[5].jitter, 2000000);
+	/* [worker 0-5] names every worker of 6, and still is more specific than '*' */
+	for (int w = 0; w < 6; w++)
+		assert_int_equal(c->worker[w].jitter_dist, DIST_UNIFORM);
+	assert_true(c->worker[6].slowdown == 1);	/* beyond run.workers: the default */
+	round_trip(c, "worker sections");
+	/* '*' is less specific than a range even of every worker there can be */
+	assert_loads(c, "[run]\nworkers = 64\n[worker *]\nslowdown = 2\n[worker 0-63]\n"
+		     "slowdown = 3\n[link *-1]\nlatency = 1ms\n[link 0-63 -> 1]\nlatency = 2ms\n",
+		     0, NULL);
+	assert_true(c->worker[0].slowdown == 3 && c->worker[63].slowdown == 3);
+
+	/* a key that decides nothing, or acts nowhere: warnings */
+	assert_loads(c, "[run]\nworkers = 4\n[worker *]\nslowdown = 2\n[worker 0-3]\n"
+		     "slowdown = 3\n[worker 1]\ncompute_jitter_distribution = pareto\n", 0, NULL);
+	assert_non_null(strstr(c->warnings, ":4: warning: worker *.slowdown = 2 has no effect: "
+			       "a more specific section gives slowdown for every worker [worker *] "
+			       "covers\n"));
+	assert_non_null(strstr(c->warnings, ":8: warning: worker 1.compute_jitter_distribution = "
+			       "pareto has no effect: it acts only with compute_jitter > 0\n"));
+	free(c);
+}
+
+/* What a section may not name, with the line (or argument) that named it. */
+static void test_group_refusals(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+
+	/* run.workers after the section, or from an override: the section's line */
+	assert_refused(c, "[worker 5]\nslowdown = 2\n[run]\nworkers = 4\n", 0, NULL,
+		       ":1: [worker 5] names worker 5, but run.workers = 4; expected worker ids "
+		       "0 to 3");
+	assert_refused(c, "[link 0-1 -> 2-7]\nlatency = 1ms\n", 1, (char *[]){ "run.workers=4" },
+		       ":1: [link 0-1 -> 2-7] names worker 7, but run.workers = 4; expected "
+		       "worker ids 0 to 3");
+	assert_refused(c, "[run]\nworkers = 4\n", 1, (char *[]){ "worker 2-4.slowdown=2" },
+		       "argument 1 (worker 2-4.slowdown=2): [worker 2-4] names worker 4, but "
+		       "run.workers = 4; expected worker ids 0 to 3");
+	/* '*' names no id: any run.workers will do */
+	assert_loads(c, "[link *-0]\nlatency = 1ms\n[worker *]\nslowdown = 2\n", 1,
+		     (char *[]){ "run.workers=2" });
+	assert_refused(c, "[worker 64]\n", 0, NULL,
+		       ":1: [worker 64] names worker 64; expected worker ids below 64");
+	assert_refused(c, "[worker 3-1]\n", 0, NULL,
+		       ":1: [worker 3-1] names the empty range 3-1; expected A-B with A <= B");
+	assert_refused(c, "[link 0-3 -> 5-4]\n", 0, NULL,
+		       ":1: [link 0-3 -> 5-4] names the empty range 5-4; expected A-B with A <= B");
+	assert_refused(c, "[worker]\n", 0, NULL, ":1: malformed section [worker]; expected "
+		       "[worker A], [worker A-B] or [worker *] with worker ids");
+	assert_refused(c, "[worker 1,2]\n", 0, NULL, ":1: malformed section [worker 1,2]; "
+		       "expected [worker A], [worker A-B] or [worker *] with worker ids");
+	assert_refused(c, "[link 0-1-2]\n", 0, NULL, ":1: malformed section [link 0-1-2]; "
+		       "expected [link A-B] with worker ids A and B");
+	assert_refused(c, "[link 0-7 - > 8]\n", 0, NULL, ":1: malformed section [link 0-7 - > "
+		       "8]; expected [link A-B] with worker ids A and B");
+	assert_refused(c, "[link 0-7 -> x]\n", 0, NULL, ":1: malformed section [link 0-7 -> x]; "
+		       "expected [link A-B] with worker ids or *, or [link S -> D] with each side "
+		       "an id, a range A-B or *");
+	assert_refused(c, "[link * - 3]\n", 0, NULL, ":1: malformed section [link * - 3]; "
+		       "expected [link A-B] with worker ids or *, or [link S -> D] with each side "
+		       "an id, a range A-B or *");
+	assert_refused(c, "[link 2 -> 2]\n", 0, NULL,
+		       ":1: [link 2 -> 2] links worker 2 to itself; expected two different workers");
+	assert_refused(c, "[link 0-1]\n[link 0 -> 1]\n", 0, NULL,
+		       ":2: duplicate section [link 0-1]; first at line 1");
+	assert_refused(c, "[link 0-*]\n[link 0 -> *]\n", 0, NULL,
+		       ":2: duplicate section [link 0-*]; first at line 1");
+	assert_refused(c, "[worker 3]\n[worker 3-3]\n", 0, NULL,
+		       ":2: duplicate section [worker 3]; first at line 1");
+	assert_refused(c, "[worker 3]\nslowdown = 1\nslowdown = 2\n", 0, NULL,
+		       ":3: duplicate key 'slowdown' in [worker 3]; first at line 2");
+	assert_refused(c, "[worker 3]\nslowdown = 0\n", 0, NULL, ":2: worker 3.slowdown: 0 is "
+		       "out of range; expected more than 0 and at most 1000000");
+	assert_refused(c, "[worker 3]\nlatency = 1ms\n", 0, NULL, ":2: unknown key 'latency' "
+		       "in [worker]; expected it in [net]");
+	assert_refused(c, "[link 0-7 -> 8-9]\nslowdown = 2\n", 0, NULL, ":2: unknown key "
+		       "'slowdown' in [link]; expected it in [worker]");
+	/* tc's refusals and the other checks name a group as written */
+	assert_refused(c, "[link 0-*]\nreorder = 1%\n", 0, NULL, ":2: link 0-*.reorder = 0.01 "
+		       "needs a delay to reorder against, but link 0-*.latency and link "
+		       "0-*.jitter are 0 (tc: \"reordering not possible without specifying some "
+		       "delay\"); expected latency or jitter > 0, or no reorder");
+	assert_refused(c, "[net]\nlatency = 1ms\nreorder = 1%\n[link 0-7 -> 8-15]\n"
+		       "reorder_gap = 2\n[link 3-9]\nreorder = 0\n", 0, NULL,
+		       ":7: link 3-9.reorder_gap = 2 without link 3-9.reorder (tc: \"gap "
+		       "specified without reorder probability\"); expected reorder > 0, or no "
+		       "reorder_gap");
+	assert_refused(c, "[link *-*]\nlatency = 20ms\n", 0, NULL, ":2: link *-*.timeout = 10ms "
+		       "is not longer than link *-*.latency = 20ms: a receiver would give up "
+		       "before any unit could arrive; expected timeout > latency");
+	free(c);
 }
 
 static void test_round_trip_ini(void **state)
@@ -450,6 +793,56 @@ static void random_value(const struct cfg_key *k, uint64_t *s, char *buf, size_t
 	}
 }
 
+/* Overrides of link and worker sections, plain and groups, into text (at most 16): what
+ * may change without a contradiction.  The groups of one configuration never tie: a
+ * plain link covers 1 link, the one arrow group 2 to 49, the one '*' group 64 (as
+ * cfg_link_weight counts); worker sections name 1, 2 to 8, and '*' workers. */
+static int random_sections(uint64_t *s, int workers, char (*text)[300], char **ov)
+{
+	/* (ge_r under a link's loss = none would be refused) */
+	static const char *const lkeys[] = { "loss", "loss_p", "unit", "mtu", "latency",
+		"jitter", "distribution", "bandwidth", "transport" };
+	char star[32], arrow[48], wrange[32], wone[32], val[200];
+	int n = 0, a = (int)(test_rng(s) % (uint64_t)workers);
+	int s1 = (int)(test_rng(s) % (uint64_t)workers), d1 = (int)(test_rng(s) % (uint64_t)workers);
+	int s2 = s1 + (int)(test_rng(s) % 7), d2 = d1 + (int)(test_rng(s) % 7);
+	int w1 = (int)(test_rng(s) % (uint64_t)(workers - 1)), w2 = w1 + 1 + (int)(test_rng(s) % 7);
+
+	snprintf(star, sizeof(star), test_rng(s) & 1 ? "link %d-*" : "link *-%d", a);
+	snprintf(arrow, sizeof(arrow), "link %d-%d -> %d-%d", s1, s2 < workers ? s2 : workers - 1,
+		 d1, d2 < workers ? d2 : workers - 1);
+	if (s1 == d1 && (s2 == s1 || s1 == workers - 1) && (d2 == d1 || d1 == workers - 1))
+		snprintf(arrow, sizeof(arrow), "%s", star);	/* not a link to itself */
+	snprintf(wrange, sizeof(wrange), "worker %d-%d", w1, w2 < workers ? w2 : workers - 1);
+	snprintf(wone, sizeof(wone), "worker %d", (int)(test_rng(s) % (uint64_t)workers));
+	for (int l = 0, nl = (int)(test_rng(s) % 7); l < nl; l++) {
+		const struct cfg_key *k = cfg_key_find("net", lkeys[test_rng(s) % 9]);
+		int b = (a + 1) % workers, kind = (int)(test_rng(s) % 3);
+		char plain[32];
+
+		snprintf(plain, sizeof(plain), "link %d-%d", a, b);
+		random_value(k, s, val, sizeof(val));
+		snprintf(text[n], sizeof(text[n]), "%s.%s=%s",
+			 kind == 0 ? plain : kind == 1 ? star : arrow, k->name, val);
+		ov[n] = text[n];
+		n++;
+	}
+	for (int k = 0; k < CFG_NWORKERK; k++) {
+		const struct cfg_key *key = &cfg_keys[CFG_WK0 + k];
+		const char *sect[] = { "worker *", wrange, wone };
+
+		for (int t = 0; t < 3; t++) {
+			if (test_rng(s) % 2)
+				continue;
+			random_value(key, s, val, sizeof(val));
+			snprintf(text[n], sizeof(text[n]), "%s.%s=%s", sect[t], key->name, val);
+			ov[n] = text[n];
+			n++;
+		}
+	}
+	return n;
+}
+
 static void test_round_trip_random(void **state)
 {
 	struct cfg *c = malloc(sizeof(*c)), *scratch = malloc(sizeof(*scratch));
@@ -462,14 +855,16 @@ static void test_round_trip_random(void **state)
 	for (int iter = 0; iter < 150; iter++) {
 		int n = 0, workers = 0;
 
-		for (size_t i = 0; i < cfg_nkeys; i++) {
+		for (size_t i = 0; i < CFG_WK0; i++) {
 			const struct cfg_key *k = &cfg_keys[i];
 
 			/* always given: workers, rto_max (below), p31 (else it is 1 - p13,
-			 * and p31 + p32 could pass 1) and loss (a model other than none, for
-			 * the loss parameters given) */
+			 * and p31 + p32 could pass 1), loss (a model other than none, for
+			 * the loss parameters given), and reorder and latency (tc refuses a
+			 * reorder_gap without reorder, and reorder without delay) */
 			if (test_rng(&s) % 3 == 0 && k != kw && strcmp(k->name, "rto_max") &&
-			    strcmp(k->name, "p31") && strcmp(k->name, "loss"))
+			    strcmp(k->name, "p31") && strcmp(k->name, "loss") &&
+			    strcmp(k->name, "reorder") && strcmp(k->name, "latency"))
 				continue;
 			random_value(k, &s, val, sizeof(val));
 			if (k == kw)
@@ -493,19 +888,7 @@ static void test_round_trip_random(void **state)
 		snprintf(text[n], sizeof(text[n]), "signum.adversaries=%d", (int)(test_rng(&s) % (uint64_t)workers));
 		ov[n] = text[n];
 		n++;
-		for (int l = 0, nl = (int)(test_rng(&s) % 4); l < nl; l++) {
-			/* keys a link may change without a contradiction (ge_r under a
-			 * link's loss = none would be refused) */
-			static const char *const lkeys[] = { "loss", "loss_p", "unit", "mtu",
-				"latency", "jitter", "distribution", "bandwidth", "transport" };
-			const struct cfg_key *k = cfg_key_find("net", lkeys[test_rng(&s) % 9]);
-			int a = (int)(test_rng(&s) % (uint64_t)workers), b = (a + 1) % workers;
-
-			random_value(k, &s, val, sizeof(val));
-			snprintf(text[n], sizeof(text[n]), "link %d-%d.%s=%s", a, b, k->name, val);
-			ov[n] = text[n];
-			n++;
-		}
+		n += random_sections(&s, workers, &text[n], &ov[n]);
 		if (cfg_load(c, "/dev/null", n, ov, err, sizeof(err)))
 			fail_msg("random config %d does not load: %s", iter, err);
 		assert_int_equal(c->run.workers, workers);
@@ -525,6 +908,11 @@ int main(void)
 		cmocka_unit_test(test_format_round_trip),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_links_and_overrides),
+		cmocka_unit_test(test_netem_keys),
+		cmocka_unit_test(test_link_groups),
+		cmocka_unit_test(test_group_ties),
+		cmocka_unit_test(test_worker_sections),
+		cmocka_unit_test(test_group_refusals),
 		cmocka_unit_test(test_round_trip_ini),
 		cmocka_unit_test(test_round_trip_random),
 	};

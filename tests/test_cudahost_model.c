@@ -22,6 +22,7 @@
 
 extern const struct nn_ops nn_ops_cuda;	/* nn/cuda/ops_cuda.cu, built for the host */
 size_t cudahost_allocated(void);		/* tests/cudahost/shim.cc */
+unsigned long cudahost_ops(void);
 
 static struct nn_input input_for(const char *name)
 {
@@ -166,6 +167,63 @@ static void test_partial_grads(void **state)
 	nn_backend_close(&cu);
 }
 
+/* The ops one training step launches (forward, loss, backward) and one evaluation
+ * forward, as counted by the stand-ins. */
+static int launched(struct nn_model *m, const struct batch *b, int B, bool train,
+		    const uint8_t *need)
+{
+	unsigned long before = cudahost_ops();
+	forward(m, b, B, train);
+	if (train)
+		nn_backward(m, need);
+	assert_int_equal(m->be->err, 0);
+	return (int)(cudahost_ops() - before);
+}
+
+/* nn_step_ops, the count the compute model charges op_overhead for, is what the CUDA
+ * backend launches: every model, every layer alone, a few random subsets of layers, and
+ * evaluation. */
+static void test_step_ops(void **state)
+{
+	static const char *const names[] = { "mlp", "lenet", "resnet20", "lstm", "linreg" };
+	struct nn_backend cu;
+	assert_int_equal(nn_backend_open_ops(&cu, &nn_ops_cuda, 0), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct nn_input in = input_for(names[i]);
+		struct nn_model m;
+		struct batch b;
+		const int B = 4;
+		assert_int_equal(nn_model_init(&m, names[i], &in, &cu, B, 3), 0);
+		batch_make(&b, &in, B, 11);
+		uint8_t *need = calloc((size_t)m.nlayers, 1);
+		assert_non_null(need);
+		int all = nn_step_ops(&m, B, true, NULL), ev = nn_step_ops(&m, B, false, NULL);
+		printf("%-9s %3d ops a step, %3d an evaluation forward\n", names[i], all, ev);
+		assert_int_equal(launched(&m, &b, B, true, NULL), all);
+		assert_int_equal(launched(&m, &b, B, false, NULL), ev);
+		assert_int_equal(launched(&m, &b, 3, true, NULL), nn_step_ops(&m, 3, true, NULL));
+		for (int l = 0; l < m.nlayers; l++) {
+			memset(need, 0, (size_t)m.nlayers);
+			need[l] = 1;
+			assert_int_equal(launched(&m, &b, B, true, need),
+					 nn_step_ops(&m, B, true, need));
+		}
+		uint64_t s = 99;
+		for (int t = 0; t < 8; t++) {
+			for (int l = 0; l < m.nlayers; l++)
+				need[l] = test_rng(&s) & 1;
+			assert_int_equal(launched(&m, &b, B, true, need),
+					 nn_step_ops(&m, B, true, need));
+		}
+		memset(need, 0, (size_t)m.nlayers);	/* no backward at all */
+		assert_int_equal(launched(&m, &b, B, true, need), nn_step_ops(&m, B, true, need));
+		free(need);
+		batch_free(&b);
+		nn_model_free(&m);
+	}
+	nn_backend_close(&cu);
+}
+
 /* A library call that fails is reported by name and sticks; nothing leaks. */
 static void test_errors(void **state)
 {
@@ -203,6 +261,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_models_match_cpu),
 		cmocka_unit_test(test_partial_grads),
+		cmocka_unit_test(test_step_ops),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,7 +17,8 @@
 #include "emu/shm/notify.h"
 
 #define CFG_MAX_WORKERS NET_MAX_WORKERS
-#define CFG_MAX_LINKS 256	/* [link A-B] sections */
+#define CFG_MAX_LINKS 256	/* [link ...] sections */
+#define CFG_MAX_WORKER_SECTIONS 128	/* [worker ...] sections */
 #define CFG_MAX_DECAY 8
 #define CFG_STR 256
 #define CFG_KEY_SLOTS 128	/* room for the key table (cfg_keys.c checks) */
@@ -25,9 +26,23 @@
 enum cfg_device { DEV_CPU, DEV_REF, DEV_CUDA, DEV_AUTO };
 enum cfg_compute { COMPUTE_FLOPS, COMPUTE_MEASURED };
 
-/* A [link A-B] section: overrides of the directed link A -> B. */
+/* Worker ids as a section names them: one id (first == last), a range first-last, or '*'
+ * (any: every worker, first 0, last CFG_MAX_WORKERS - 1). */
+struct cfg_ids {
+	int first, last;
+	bool any;
+};
+
+/* A [link ...] section: overrides of the directed links from each worker of one side to
+ * each worker of the other, a worker's link to itself excepted.  [link A-B] is the link
+ * A -> B; [link 0-*], [link *-3] and [link 0-7 -> 8-15] are groups (cfg_link_net says
+ * which section decides a key).  Zeroed spans and flags make a plain [link src-dst]. */
+#define CFG_LINK_ANY_SRC 1u	/* the source side is '*' */
+#define CFG_LINK_ANY_DST 2u	/* the destination side is '*' */
 struct cfg_link {
-	int src, dst;
+	int src, dst;		/* the first worker id of each side */
+	int src_span, dst_span;	/* ids after the first: src..src + src_span; 0 = one id */
+	unsigned any;		/* CFG_LINK_ANY_*: that side is every worker */
 	int line;		/* where the section starts, for messages */
 	uint64_t set;		/* bit k: key k of the net table was given */
 	struct net_cfg net;	/* given keys; the rest is filled from [net] by cfg_link_net() */
@@ -49,6 +64,15 @@ struct cfg_worker_model {
 	double slowdown;	/* >= 1 for a straggler; default 1 */
 	int64_t jitter;		/* ns; 0 = none */
 	enum net_dist jitter_dist;
+};
+
+/* A [worker A], [worker A-B] or [worker *] section: the keys it gives for those workers.
+ * c->worker[] holds the result per worker: the most specific section wins per key. */
+struct cfg_worker_section {
+	struct cfg_ids ids;
+	int line;		/* where the section starts, for messages */
+	unsigned set;		/* bit k: key k of the worker table was given (cfg_keys.h) */
+	struct cfg_worker_model m;	/* given keys */
 };
 
 struct cfg {
@@ -98,6 +122,8 @@ struct cfg {
 		int64_t op_overhead;	/* ns per op of a step's graph (compute = flops) */
 	} train;
 	struct cfg_worker_model worker[CFG_MAX_WORKERS];	/* resolved, one per worker id */
+	int nworker_sections;
+	struct cfg_worker_section worker_sections[CFG_MAX_WORKER_SECTIONS];
 	struct {
 		enum cfg_dataset dataset;
 		char dir[CFG_STR];
@@ -133,8 +159,8 @@ struct cfg {
 	} jointspar;
 };
 
-/* Load FILE, apply overrides ("section.key=value", in order; for a link section
- * "link A-B.key=value").  On error writes one "FILE:LINE: ..." (or "argument N: ...")
+/* Load FILE, apply overrides ("section.key=value", in order; for a link or worker section
+ * "link A-B.key=value", "link 0-7->8-15.key=value", "worker 0-3.key=value").  On error writes one "FILE:LINE: ..." (or "argument N: ...")
  * message to err and returns -EINVAL; returns 0 on success. */
 int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],
 	     char *err, size_t errlen);
@@ -144,7 +170,9 @@ int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const o
 		  int argbase, char *err, size_t errlen);
 /* Defaults only (used by tests and by cfg_load before parsing). */
 void cfg_defaults(struct cfg *c);
-/* The network model of directed link src -> dst: [net] with [link src-dst] applied. */
+/* The network model of directed link src -> dst: per key, the value of the most specific
+ * [link ...] section that covers the link and gives the key (the one covering the fewest
+ * links; a '*' side counts as more workers than any range), else [net]'s. */
 void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
 /* The links of worker id as its exchange sees them (emu/net/xchg.h). */
 struct xchg_links;
@@ -155,7 +183,8 @@ void cfg_where(const struct cfg *c, const char *const keys[], char *buf, size_t 
 /* Write the fully resolved configuration as an INI file that cfg_load accepts again. */
 int cfg_print(const struct cfg *c, FILE *f);
 /* The key reference (emu help keys; emu help SECTION for one section, "link" or
- * "link A-B" for links); -EINVAL for an unknown section. */
+ * "link A-B" for links, "worker" or "worker A-B" for workers); -EINVAL for an unknown
+ * section. */
 int cfg_help(FILE *f, const char *section);
 /* The same reference as one Markdown table (README.md, between the keys markers). */
 void cfg_help_markdown(FILE *f);

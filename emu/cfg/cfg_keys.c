@@ -24,6 +24,8 @@ const char *const cfg_unit_names[] = { [UNIT_MESSAGE] = "message", [UNIT_PACKET]
 	NULL };
 const char *const cfg_dist_names[] = { [DIST_UNIFORM] = "uniform", [DIST_NORMAL] = "normal",
 	[DIST_PARETO] = "pareto", NULL };
+const char *const cfg_corrupt_detect_names[] = { [CORRUPT_DETECT_NONE] = "none",
+	[CORRUPT_DETECT_CHECKSUM] = "checksum", NULL };
 const char *const cfg_transport_names[] = { [TRANSPORT_UNRELIABLE] = "unreliable",
 	[TRANSPORT_RELIABLE] = "reliable", NULL };
 const char *const cfg_algo_names[] = { [ALGO_RPS] = "rps", [ALGO_ALLREDUCE] = "allreduce",
@@ -46,8 +48,8 @@ const char *const cfg_lr_scaling_names[] = { [LR_SCALE_NONE] = "none",
 const char *const cfg_model_names[] = { "mlp", "lenet", "resnet20", "resnet32", "resnet44",
 	"resnet56", "resnet110", "lstm", "logreg", "linreg", NULL };
 
-const char *const cfg_sections[CFG_NSECTIONS + 1] = { "run", "net", "link", "train", "data",
-	"rps", "allreduce", "signum", "jointspar", NULL };
+const char *const cfg_sections[CFG_NSECTIONS + 1] = { "run", "net", "link", "train",
+	"worker", "data", "rps", "allreduce", "signum", "jointspar", NULL };
 
 int cfg_section_index(const char *name)
 {
@@ -65,7 +67,13 @@ int cfg_section_index(const char *name)
 #define OFF_allreduce OFF_run
 #define OFF_signum OFF_run
 #define OFF_jointspar OFF_run
+/* a worker key's name is not its field's: compute_jitter is the model's jitter */
+#define WF_slowdown slowdown
+#define WF_compute_jitter jitter
+#define WF_compute_jitter_distribution jitter_dist
+#define OFF_worker(s, f) offsetof(struct cfg_worker_model, WF_##f)
 #define SIZE_net(s, f) sizeof(((struct net_cfg *)0)->f)
+#define SIZE_worker(s, f) sizeof(((struct cfg_worker_model *)0)->WF_##f)
 #define SIZE_run(s, f) sizeof(((struct cfg *)0)->s.f)
 #define SIZE_train SIZE_run
 #define SIZE_data SIZE_run
@@ -96,6 +104,7 @@ const struct cfg_key cfg_keys[] = { CFG_KEYS(KEY) };
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
 
 _Static_assert(CFG_NNET <= 64, "struct cfg_link.set has 64 bits");
+_Static_assert(CFG_NWORKERK <= 32, "struct cfg_worker_section.set has 32 bits");
 _Static_assert(CFG_NKEYS <= CFG_KEY_SLOTS, "struct cfg.key_loc has CFG_KEY_SLOTS");
 
 const struct cfg_key *cfg_key_find(const char *section, const char *name)

@@ -3,7 +3,8 @@
  * The table generates the defaults (cfg_defaults), the parser (cfg_load), the printer
  * (cfg_print, `emu check`) and the reference (`emu help keys`, README).  A key's name
  * is its struct cfg field name; [net] keys are fields of struct net_cfg and are also
- * the keys of every [link A-B] section.
+ * the keys of every [link A-B] section; [worker A-B] keys are fields of struct
+ * cfg_worker_model (named in cfg_keys.c where the names differ).
  *
  * X(section, field, TYPE, extra, default, lo, hi, flags, help)
  *   TYPE     INT int, I64 int64_t, U64 uint64_t, DOUBLE, PROB (0.05 or 5%), DURATION
@@ -63,8 +64,24 @@
 	  "random delay variation, drawn from distribution (netem jitter)") \
 	X(net, distribution, ENUM, cfg_dist_names, "normal", 0, 0, 0, \
 	  "jitter distribution (netem's tables; normal is netem's default)") \
+	X(net, duplicate, PROB, 0, "0", 0, 1, 0, \
+	  "probability that a unit is sent twice (netem duplicate)") \
+	X(net, reorder, PROB, 0, "0", 0, 1, 0, \
+	  "probability that a unit is sent at once, skipping latency and jitter (netem " \
+	  "reorder); needs some delay, as tc does") \
+	X(net, reorder_gap, I64, 0, "0", 0, 4294967295.0, 0, \
+	  "reorder: only every gap-th unit is a candidate (netem gap); 0 with reorder > 0 " \
+	  "means 1, as in tc") \
+	X(net, corrupt, PROB, 0, "0", 0, 1, 0, \
+	  "probability that a unit arrives with one bit flipped (netem corrupt)") \
+	X(net, corrupt_detect, ENUM, cfg_corrupt_detect_names, "none", 0, 0, 0, \
+	  "none: a corrupted unit is delivered as it is (no end-to-end checksum); checksum: " \
+	  "it counts as lost") \
 	X(net, bandwidth, RATE, 0, "0bit", 0, 1e15, 0, \
 	  "serialisation rate with a per-sender queue, like netem rate; 0bit = unlimited") \
+	X(net, limit, I64, 0, "0", 0, 16777216, 0, \
+	  "units the sender's transmit queue holds; a unit that finds it full is dropped " \
+	  "(tail drop); 0 = no limit (netem's default is 1000)") \
 	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
 	  "unreliable: lost units are gone; reliable: lost units are resent after rto") \
 	X(net, timeout, DURATION, 0, "10ms", 1, 60e9, 0, \
@@ -119,6 +136,9 @@
 	  "FLOP/s of the modelled device (compute = flops)") \
 	X(train, compute_scale, DOUBLE, 0, "1", 0, 1e6, CFG_GT_LO, \
 	  "factor on measured time (compute = measured)") \
+	X(train, op_overhead, DURATION, 0, "5us", 0, 1e9, 0, \
+	  "modelled time per op (kernel launch) of a step's forward/backward graph, added to " \
+	  "the FLOP time when compute = flops") \
 	X(data, dataset, ENUM, cfg_dataset_names, "fashion-mnist", 0, 0, 0, "training data") \
 	X(data, dir, STR, 0, "/usr/share/datasets/fashion-mnist", 0, CFG_STR_MAX, 0, \
 	  "directory of the dataset files") \
@@ -155,15 +175,28 @@
 	X(jointspar, draws, ENUM, cfg_draws_names, "shared", 0, 0, 0, \
 	  "sample the same layers on every worker (sparse replies) or each its own")
 
-#define CFG_KEYS(X) CFG_NET_KEYS(X) CFG_OTHER_KEYS(X)
+/* The keys of [worker A-B] sections: fields of struct cfg_worker_model (cfg_keys.c maps
+ * each name to its field), resolved per worker into cfg.worker[]. */
+#define CFG_WORKER_KEYS(X) \
+	X(worker, slowdown, DOUBLE, 0, "1", 0, 1e6, CFG_GT_LO, \
+	  "factor on the worker's modelled compute time per step: 4 makes a straggler four " \
+	  "times slower") \
+	X(worker, compute_jitter, DURATION, 0, "0s", 0, 60e9, 0, \
+	  "per-step compute jitter: this times a draw from compute_jitter_distribution is " \
+	  "added to the step's compute time (counter-based RNG keyed by seed, worker, step)") \
+	X(worker, compute_jitter_distribution, ENUM, cfg_dist_names, "normal", 0, 0, 0, \
+	  "distribution of the compute jitter (the tables of net.distribution)")
+
+/* The [net] keys first, the [worker] keys last (CFG_NETK, CFG_WK order). */
+#define CFG_KEYS(X) CFG_NET_KEYS(X) CFG_OTHER_KEYS(X) CFG_WORKER_KEYS(X)
 
 enum cfg_type {
 	CFG_T_INT, CFG_T_I64, CFG_T_U64, CFG_T_DOUBLE, CFG_T_PROB, CFG_T_DURATION,
 	CFG_T_RATE, CFG_T_SIZE, CFG_T_FLOPS, CFG_T_STR, CFG_T_CHOICE, CFG_T_ENUM, CFG_T_LIST,
 };
 
-/* One key, generated from the table.  off is into struct net_cfg for section "net",
- * into struct cfg otherwise. */
+/* One key, generated from the table.  off is into struct net_cfg for section "net", into
+ * struct cfg_worker_model for "worker", into struct cfg otherwise. */
 struct cfg_key {
 	const char *section;
 	const char *name;
@@ -181,15 +214,22 @@ struct cfg_key {
 #define CFG_NETK_ENUM(s, f, ...) CFG_NETK_##f,
 enum { CFG_NET_KEYS(CFG_NETK_ENUM) CFG_NNET };
 #undef CFG_NETK_ENUM
+/* Index of each [worker] key: bit k of struct cfg_worker_section.set; the key is
+ * cfg_keys[CFG_WK0 + k]. */
+#define CFG_WK_ENUM(s, f, ...) CFG_WK_##f,
+enum { CFG_WORKER_KEYS(CFG_WK_ENUM) CFG_NWORKERK };
+#undef CFG_WK_ENUM
 #define CFG_KEY_ONE(...) +1
 enum { CFG_NKEYS = 0 CFG_KEYS(CFG_KEY_ONE) };
 #undef CFG_KEY_ONE
+#define CFG_WK0 (CFG_NKEYS - CFG_NWORKERK)
 
-extern const struct cfg_key cfg_keys[];	/* the [net] keys first, in CFG_NETK order */
+extern const struct cfg_key cfg_keys[];	/* [net] first, [worker] last: CFG_NETK, CFG_WK */
 extern const size_t cfg_nkeys;
 
-/* Section names in print order; "link" stands for [link A-B]. NULL-terminated. */
-enum { CFG_NSECTIONS = 9, CFG_SECTION_LINK = 2 };
+/* Section names in print order; "link" stands for [link A-B], "worker" for [worker A-B].
+ * NULL-terminated. */
+enum { CFG_NSECTIONS = 10, CFG_SECTION_LINK = 2, CFG_SECTION_WORKER = 4 };
 extern const char *const cfg_sections[CFG_NSECTIONS + 1];
 /* The index of section name in cfg_sections, or -1. */
 int cfg_section_index(const char *name);
@@ -200,12 +240,14 @@ extern const char *const cfg_bool_names[], *const cfg_device_names[], *const cfg
 	*const cfg_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
 	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
-	*const cfg_lr_scaling_names[], *const cfg_model_names[];
+	*const cfg_lr_scaling_names[], *const cfg_model_names[],
+	*const cfg_corrupt_detect_names[];
 
-/* The key named name in section ("link" for [link A-B]), or NULL. */
+/* The key named name in section ("link" for [link A-B], "worker" for [worker A-B]), or
+ * NULL. */
 const struct cfg_key *cfg_key_find(const char *section, const char *name);
-/* Parse text into the key's field of base (struct cfg, or struct net_cfg for "net";
- * for LIST keys base must be a struct cfg).  Checks type, unit and range.  On error
+/* Parse text into the key's field of base (struct cfg, struct net_cfg for "net", struct
+ * cfg_worker_model for "worker"; for LIST keys base must be a struct cfg).  Checks type, unit and range.  On error
  * returns -EINVAL and writes "PROBLEM; expected WHAT" into why. */
 int cfg_key_parse(const struct cfg_key *k, void *base, const char *text, char *why, size_t n);
 /* The canonical text of the key's value in base, which cfg_key_parse reads back. */

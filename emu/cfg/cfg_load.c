@@ -92,55 +92,179 @@ static char *trim(char *s)
 	return s;
 }
 
-/* A section of the file by name: [link A-B] is handled apart, bare [link] is unknown. */
+/* A section of the file by name: [link ...] and [worker ...] are handled apart, bare
+ * [link] and [worker] are malformed. */
 static int sect_index(const char *name)
 {
 	int s = cfg_section_index(name);
 
-	return s == SECT_LINK ? SECT_NONE : s;
+	return s == SECT_LINK || s == SECT_WORKER ? SECT_NONE : s;
 }
 
-static int find_link(const struct cfg *c, int src, int dst)
+/* name is word, alone or followed by blanks and more. */
+static bool named(const char *name, const char *word)
 {
-	for (int i = 0; i < c->nlinks; i++)
-		if (c->links[i].src == src && c->links[i].dst == dst)
+	size_t n = strlen(word);
+
+	return !strncmp(name, word, n) && (!name[n] || name[n] == ' ' || name[n] == '\t');
+}
+
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* The ids of "link A-B" (each an id or '*') or "link S -> D" (each an id, a range A-B or
+ * '*'), blanks around the arrow optional. */
+static int parse_link_name(const char *name, struct cfg_ids *src, struct cfg_ids *dst)
+{
+	const char *s = name + 4, *arrow, *e;
+	char left[64];
+
+	if (*s != ' ' && *s != '\t')
+		return -EINVAL;
+	s = skip_blanks(s);
+	arrow = strstr(s, "->");
+	if (!arrow) {
+		e = cfg_ids_parse(s, false, src);
+		if (!e || *e != '-')
+			return -EINVAL;
+		e = cfg_ids_parse(e + 1, false, dst);
+		return e && !*skip_blanks(e) ? 0 : -EINVAL;
+	}
+	if ((size_t)(arrow - s) >= sizeof(left))
+		return -EINVAL;
+	snprintf(left, sizeof(left), "%.*s", (int)(arrow - s), s);
+	e = cfg_ids_parse(left, true, src);
+	if (!e || *skip_blanks(e))
+		return -EINVAL;
+	e = cfg_ids_parse(skip_blanks(arrow + 2), true, dst);
+	return e && !*skip_blanks(e) ? 0 : -EINVAL;
+}
+
+/* "worker A", "worker A-B" or "worker *". */
+static int parse_worker_name(const char *name, struct cfg_ids *ids)
+{
+	const char *s = name + 6, *e;
+
+	if (*s != ' ' && *s != '\t')
+		return -EINVAL;
+	e = cfg_ids_parse(skip_blanks(s), true, ids);
+	return e && !*skip_blanks(e) ? 0 : -EINVAL;
+}
+
+/* What no section may name: an empty range, or an id no run can have. */
+static int check_ids(struct loader *L, loc_t loc, const char *name, const struct cfg_ids *ids)
+{
+	if (ids->any)
+		return 0;
+	if (ids->first > ids->last)
+		return cfg_fail(L, loc, "[%s] names the empty range %d-%d; expected A-B with A <= "
+				"B", name, ids->first, ids->last);
+	if (ids->last >= CFG_MAX_WORKERS)
+		return cfg_fail(L, loc, "[%s] names worker %d; expected worker ids below %d", name,
+				ids->last, CFG_MAX_WORKERS);
+	return 0;
+}
+
+static int find_link(const struct cfg *c, const struct cfg_ids *src, const struct cfg_ids *dst)
+{
+	for (int i = 0; i < c->nlinks; i++) {
+		struct cfg_ids s, d;
+
+		cfg_link_ids(&c->links[i], &s, &d);
+		if (cfg_ids_equal(&s, src) && cfg_ids_equal(&d, dst))
 			return i;
+	}
 	return -1;
 }
 
-/* "link A-B" with plain decimal worker ids. */
-static int parse_link_name(const char *s, int *src, int *dst)
+/* [link ...]: a new section, or from an override the one that names the same links. */
+static int open_link(struct loader *L, const char *name, loc_t loc)
 {
-	char *e;
-	long a, b;
+	struct cfg *c = L->c;
+	struct cfg_ids src, dst;
+	char label[64];
+	int i;
 
-	s += 4;
-	if (*s != ' ' && *s != '\t')
+	if (parse_link_name(name, &src, &dst)) {
+		if (!strchr(name, '*') && !strstr(name, "->"))
+			return cfg_fail(L, loc, "malformed section [%s]; expected [link A-B] with "
+					"worker ids A and B", name);
+		return cfg_fail(L, loc, "malformed section [%s]; expected [link A-B] with worker "
+				"ids or *, or [link S -> D] with each side an id, a range A-B or *",
+				name);
+	}
+	if (!src.any && !dst.any && src.first == src.last && dst.first == dst.last &&
+	    src.first == dst.first)
+		return cfg_fail(L, loc, "[%s] links worker %d to itself; expected two different "
+				"workers", name, src.first);
+	if (check_ids(L, loc, name, &src) || check_ids(L, loc, name, &dst))
 		return -EINVAL;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s < '0' || *s > '9')
+	i = find_link(c, &src, &dst);
+	if (i >= 0 && loc > 0) {
+		cfg_link_name(&c->links[i], label, sizeof(label));
+		return cfg_fail(L, loc, "duplicate section [%s]; first at line %d", label,
+				L->link_loc[i]);
+	}
+	if (i < 0) {
+		if (c->nlinks == CFG_MAX_LINKS)
+			return cfg_fail(L, loc, "too many [link A-B] sections; expected at most %d",
+				    CFG_MAX_LINKS);
+		i = c->nlinks++;
+		memset(&c->links[i], 0, sizeof(c->links[i]));
+		cfg_link_set_ids(&c->links[i], &src, &dst);
+		c->links[i].line = loc > 0 ? loc : 0;
+		L->link_loc[i] = loc;
+	}
+	L->sect = SECT_LINK;
+	L->link = i;
+	return 0;
+}
+
+/* [worker ...]: as open_link. */
+static int open_worker(struct loader *L, const char *name, loc_t loc)
+{
+	struct cfg *c = L->c;
+	struct cfg_ids ids;
+	char label[32];
+	int i;
+
+	if (parse_worker_name(name, &ids))
+		return cfg_fail(L, loc, "malformed section [%s]; expected [worker A], [worker A-B] "
+				"or [worker *] with worker ids", name);
+	if (check_ids(L, loc, name, &ids))
 		return -EINVAL;
-	a = strtol(s, &e, 10);
-	if (*e != '-' || e[1] < '0' || e[1] > '9')
-		return -EINVAL;
-	b = strtol(e + 1, &e, 10);
-	while (*e == ' ' || *e == '\t')
-		e++;
-	if (*e || a > 100000 || b > 100000)
-		return -EINVAL;
-	*src = (int)a;
-	*dst = (int)b;
+	for (i = 0; i < c->nworker_sections; i++)
+		if (cfg_ids_equal(&c->worker_sections[i].ids, &ids))
+			break;
+	if (i < c->nworker_sections && loc > 0) {
+		cfg_worker_name(&c->worker_sections[i], label, sizeof(label));
+		return cfg_fail(L, loc, "duplicate section [%s]; first at line %d", label,
+				L->wsect_loc[i]);
+	}
+	if (i == c->nworker_sections) {
+		if (i == CFG_MAX_WORKER_SECTIONS)
+			return cfg_fail(L, loc, "too many [worker A-B] sections; expected at most %d",
+					CFG_MAX_WORKER_SECTIONS);
+		c->nworker_sections++;
+		c->worker_sections[i] = (struct cfg_worker_section){ .ids = ids,
+								     .line = loc > 0 ? loc : 0 };
+		L->wsect_loc[i] = loc;
+	}
+	L->sect = SECT_WORKER;
+	L->wsect = i;
 	return 0;
 }
 
 /* Makes name the current section; from the file, a repeated section is an error. */
 static int open_section(struct loader *L, const char *name, loc_t loc)
 {
-	static const char expect[] = "expected one of run, net, link A-B, train, data, rps, "
-				     "allreduce, signum, jointspar";
-	struct cfg *c = L->c;
-	int s = sect_index(name), src, dst, i;
+	static const char expect[] = "expected one of run, net, link A-B, train, worker A-B, "
+				     "data, rps, allreduce, signum, jointspar";
+	int s = sect_index(name);
 
 	if (s != SECT_NONE) {
 		if (loc > 0 && L->sect_loc[s] > 0)
@@ -151,40 +275,15 @@ static int open_section(struct loader *L, const char *name, loc_t loc)
 		L->sect = s;
 		return 0;
 	}
-	if (strncmp(name, "link", 4) || (name[4] && name[4] != ' ' && name[4] != '\t')) {
-		const char *near = cfg_suggest(name, cfg_sections, CFG_NSECTIONS);
+	if (named(name, "link"))
+		return open_link(L, name, loc);
+	if (named(name, "worker"))
+		return open_worker(L, name, loc);
+	const char *near = cfg_suggest(name, cfg_sections, CFG_NSECTIONS);
 
-		if (near && strcmp(near, "link"))
-			return cfg_fail(L, loc, "unknown section [%s]; did you mean [%s]?", name, near);
-		return cfg_fail(L, loc, "unknown section [%s]; %s", name, expect);
-	}
-	if (parse_link_name(name, &src, &dst))
-		return cfg_fail(L, loc, "malformed section [%s]; expected [link A-B] with worker ids "
-			    "A and B", name);
-	if (src == dst)
-		return cfg_fail(L, loc, "[%s] links worker %d to itself; expected two different "
-			    "workers", name, src);
-	if (src >= CFG_MAX_WORKERS || dst >= CFG_MAX_WORKERS)
-		return cfg_fail(L, loc, "[%s] names worker %d; expected worker ids below %d", name,
-			    src > dst ? src : dst, CFG_MAX_WORKERS);
-	i = find_link(c, src, dst);
-	if (i >= 0 && loc > 0)
-		return cfg_fail(L, loc, "duplicate section [link %d-%d]; first at line %d", src, dst,
-			    L->link_loc[i]);
-	if (i < 0) {
-		if (c->nlinks == CFG_MAX_LINKS)
-			return cfg_fail(L, loc, "too many [link A-B] sections; expected at most %d",
-				    CFG_MAX_LINKS);
-		i = c->nlinks++;
-		memset(&c->links[i], 0, sizeof(c->links[i]));
-		c->links[i].src = src;
-		c->links[i].dst = dst;
-		c->links[i].line = loc > 0 ? loc : 0;
-		L->link_loc[i] = loc;
-	}
-	L->sect = SECT_LINK;
-	L->link = i;
-	return 0;
+	if (near && strcmp(near, "link") && strcmp(near, "worker"))
+		return cfg_fail(L, loc, "unknown section [%s]; did you mean [%s]?", name, near);
+	return cfg_fail(L, loc, "unknown section [%s]; %s", name, expect);
 }
 
 static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char *name)
@@ -215,18 +314,24 @@ static int set_key(struct loader *L, loc_t loc, const char *name, const char *va
 	const char *sname = cfg_sections[L->sect];
 	const struct cfg_key *k = cfg_key_find(sname, name);
 	struct cfg_link *lk = L->sect == SECT_LINK ? &c->links[L->link] : NULL;
-	char label[48], why[768];
+	struct cfg_worker_section *ws = L->sect == SECT_WORKER ? &c->worker_sections[L->wsect] :
+				       NULL;
+	char label[64], why[768];
 	size_t ki;
 	loc_t *kl;
 	void *base;
 
 	if (!k)
-		return unknown_key(L, loc, lk ? "link" : sname, name);
+		return unknown_key(L, loc, sname, name);
 	ki = (size_t)(k - cfg_keys);
 	if (lk) {
-		snprintf(label, sizeof(label), "link %d-%d", lk->src, lk->dst);
+		cfg_link_name(lk, label, sizeof(label));
 		kl = &L->link_key_loc[L->link][ki];
 		base = &lk->net;
+	} else if (ws) {
+		cfg_worker_name(ws, label, sizeof(label));
+		kl = &L->wsect_key_loc[L->wsect][ki - CFG_WK0];
+		base = &ws->m;
 	} else {
 		snprintf(label, sizeof(label), "%s", sname);
 		kl = &L->key_loc[ki];
@@ -243,6 +348,8 @@ static int set_key(struct loader *L, loc_t loc, const char *name, const char *va
 	*kl = loc;
 	if (lk)
 		lk->set |= (uint64_t)1 << ki;
+	else if (ws)
+		ws->set |= 1u << (ki - CFG_WK0);
 	else if (base == &c->net)
 		c->net_set |= (uint64_t)1 << ki;
 	return 0;
@@ -425,7 +532,7 @@ void cfg_defaults(struct cfg *c)
 	char why[256];
 
 	memset(c, 0, sizeof(*c));
-	for (size_t i = 0; i < cfg_nkeys; i++) {
+	for (size_t i = 0; i < CFG_WK0; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
 		void *base = !strcmp(k->section, "net") ? (void *)&c->net : (void *)c;
 
@@ -435,7 +542,7 @@ void cfg_defaults(struct cfg *c)
 	}
 	cfg_resolve_net(&c->net, 0);
 	for (int w = 0; w < CFG_MAX_WORKERS; w++)
-		c->worker[w] = (struct cfg_worker_model){ .slowdown = 1.0, .jitter_dist = DIST_NORMAL };
+		cfg_worker_default(&c->worker[w]);
 }
 
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
@@ -445,22 +552,6 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 		cfg_link_net(c, id, j, &out->to[j]);
 		cfg_link_net(c, j, id, &out->from[j]);
 	}
-}
-
-void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out)
-{
-	int i = find_link(c, src, dst);
-	const struct cfg_link *lk;
-
-	*out = c->net;
-	if (i < 0)
-		return;
-	lk = &c->links[i];
-	for (int k = 0; k < CFG_NNET; k++)
-		if (lk->set & (uint64_t)1 << k)
-			memcpy((char *)out + cfg_keys[k].off, (const char *)&lk->net + cfg_keys[k].off,
-			       cfg_keys[k].size);
-	cfg_resolve_net(out, c->net_set | lk->set);
 }
 
 int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const overrides[],

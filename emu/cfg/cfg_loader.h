@@ -3,6 +3,7 @@
 #ifndef EMU_CFG_LOADER_H
 #define EMU_CFG_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #define SECT_NONE (-1)
 #define SECT_LINK CFG_SECTION_LINK
+#define SECT_WORKER CFG_SECTION_WORKER
 /* Input that never ends (/dev/zero, a 1 GB line) is refused within these: a line is
  * read into LINE_CAP bytes at most (longer ones are errors anyway), a file into
  * FILE_CAP (an emu configuration is a few KiB). */
@@ -29,10 +31,13 @@ struct loader {
 	int lineno;
 	int sect;			/* index into cfg_sections, or SECT_NONE */
 	int link;			/* current link when sect == SECT_LINK */
+	int wsect;			/* current section when sect == SECT_WORKER */
 	loc_t sect_loc[CFG_NSECTIONS];
 	loc_t key_loc[CFG_NKEYS];
 	loc_t link_loc[CFG_MAX_LINKS];
 	loc_t link_key_loc[CFG_MAX_LINKS][CFG_NNET];
+	loc_t wsect_loc[CFG_MAX_WORKER_SECTIONS];
+	loc_t wsect_key_loc[CFG_MAX_WORKER_SECTIONS][CFG_NWORKERK];
 	char *const *args;
 	int argbase;
 	char *err;
@@ -53,5 +58,53 @@ loc_t cfg_loc_later(loc_t a, loc_t b);
 void cfg_resolve_net(struct net_cfg *n, uint64_t given);
 /* The checks across keys, after everything is read: 0 or -EINVAL (reported). */
 int cfg_validate(struct loader *L);
+/* Of cfg_validate: the [link ...] and [worker ...] sections against run.workers and each
+ * other; resolves c->worker[]. */
+int cfg_validate_sections(struct loader *L);
+
+/* --- sections that name sets of workers (cfg_scope.c) ------------------------------- */
+
+/* Worker ids at s: '*', an id, or with range an id range A-B (A > B is left to the
+ * caller).  The end of what was read, or NULL when s starts with neither. */
+const char *cfg_ids_parse(const char *s, bool range, struct cfg_ids *ids);
+/* "*", "3" or "0-7" into buf. */
+void cfg_ids_name(const struct cfg_ids *ids, char *buf, size_t n);
+/* How many workers ids names; '*' counts as more than any range (least specific). */
+int64_t cfg_ids_weight(const struct cfg_ids *ids);
+static inline bool cfg_ids_covers(const struct cfg_ids *ids, int w)
+{
+	return ids->first <= w && w <= ids->last;
+}
+static inline bool cfg_ids_equal(const struct cfg_ids *a, const struct cfg_ids *b)
+{
+	return a->first == b->first && a->last == b->last && a->any == b->any;
+}
+
+/* The sides of a link section, and back. */
+void cfg_link_ids(const struct cfg_link *lk, struct cfg_ids *src, struct cfg_ids *dst);
+void cfg_link_set_ids(struct cfg_link *lk, const struct cfg_ids *src,
+		      const struct cfg_ids *dst);
+/* "link 0-1", "link 0-*", "link 0-7 -> 8-15": the section's name in messages and output. */
+void cfg_link_name(const struct cfg_link *lk, char *buf, size_t n);
+/* How many directed links the section covers ('*' counting as in cfg_ids_weight). */
+int64_t cfg_link_weight(const struct cfg_link *lk);
+bool cfg_link_covers(const struct cfg_link *lk, int src, int dst);
+/* For link src -> dst and each key k of the net table: win[k] the index of the most
+ * specific section that covers it and gives k (-1: none, [net]'s value), tie[k] another
+ * section as specific that gives k too (-1: none). */
+void cfg_link_winners(const struct cfg *c, int src, int dst, int win[CFG_NNET],
+		      int tie[CFG_NNET]);
+/* cfg_link_net from winners already found. */
+void cfg_link_net_from(const struct cfg *c, const int win[CFG_NNET], struct net_cfg *out);
+
+/* "worker 3", "worker 0-3", "worker *". */
+void cfg_worker_name(const struct cfg_worker_section *ws, char *buf, size_t n);
+/* As cfg_link_winners, for worker w and the keys of the worker table. */
+void cfg_worker_winners(const struct cfg *c, int w, int win[CFG_NWORKERK],
+			int tie[CFG_NWORKERK]);
+/* The default compute model (the worker table's defaults). */
+void cfg_worker_default(struct cfg_worker_model *m);
+/* c->worker[w] for every w < run.workers from the sections (ties: the first found). */
+void cfg_resolve_workers(struct cfg *c);
 
 #endif

@@ -6,14 +6,24 @@
 #include <string.h>
 
 #include "emu/cfg/cfg_keys.h"
+#include "emu/cfg/cfg_loader.h"
 #include "emu/cfg/units.h"
 
 static const char *const intro[] = {
 	"the run: how many workers, the seed, where the output goes",
 	"the network model of every directed link, in netem's vocabulary",
 	("[link A-B] overrides the model of the directed link A -> B (worker ids); it takes "
-	 "the keys of [net], and keys it does not give come from [net]"),
+	 "the keys of [net]. A section may cover many links: [link 0-*] all links out of "
+	 "worker 0, [link *-3] all links into 3, [link 0-7 -> 8-15] each link from a worker "
+	 "of 0-7 to one of 8-15 (a side is an id, a range A-B or *; never a link i -> i). "
+	 "Per link and key, the section covering the fewest links that gives the key decides "
+	 "(* counts as more workers than any range), else [net]; two sections as specific "
+	 "that give one link different values of a key are refused"),
 	"training: algorithm, model, schedule, and how compute time is modelled",
+	("[worker A], [worker A-B] or [worker *] sets the compute model of those workers "
+	 "(stragglers). Per worker and key, the section naming the fewest workers that "
+	 "gives the key decides (* is the least specific), else the default; two sections "
+	 "as specific that give one worker different values of a key are refused"),
 	"the data set and how it is split among workers",
 	"RPS (Yu et al. 2019): workers average model blocks through a partitioned server",
 	"allreduce: the same exchange with gradients",
@@ -72,20 +82,27 @@ static const char *def_text(const struct cfg_key *k)
 	return !strcmp(k->name, "ge_r") ? "1 - loss_p" : !strcmp(k->name, "p31") ? "1 - p13" : "?";
 }
 
-/* The keys of section with their values in base, with help comments or not; the [net]
- * keys outside own (bit k: key k of the net table) are printed as comments, so that
- * what inherits or derives them does so again when the output is read back. */
+/* The keys of section with their values in base, with help comments or not.  own: bit j
+ * for the section's j-th key given; the others are printed as comments (others = 1), so
+ * that what inherits or derives them does so again when the output is read back, or not
+ * at all (others = 0). */
 #define BIT(k) ((uint64_t)1 << (k))
+#define ALL (~(uint64_t)0)
 
 static void print_keys(FILE *f, const char *section, const void *base, int comments,
-		       uint64_t own)
+		       uint64_t own, int others)
 {
 	char val[CFG_STR + UNITS_BUF], range[512], line[1024];
+	int j = 0;
 
 	for (size_t i = 0; i < cfg_nkeys; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
+		bool mine;
 
 		if (strcmp(k->section, section))
+			continue;
+		mine = own & BIT(j++);
+		if (!mine && !others)
 			continue;
 		cfg_key_format(k, base, val, sizeof(val));
 		if (comments) {
@@ -94,47 +111,87 @@ static void print_keys(FILE *f, const char *section, const void *base, int comme
 				 *range ? "; " : "", def_text(k));
 			wrap(f, "# ", line, 78);
 		}
-		fprintf(f, "%s%s = %s\n", i >= CFG_NNET || own & BIT(i) ? "" : "# ",
-			k->name, val);
+		fprintf(f, "%s%s = %s\n", mine ? "" : "# ", k->name, val);
 	}
+}
+
+/* A section that covers one link prints its own keys and, in comments, the others as the
+ * link resolves them; a group prints its own keys only (they are not the same on every
+ * link it covers).  Printed whole, a link would not inherit [net] when read back, and a
+ * [net] key it used would seem to have no effect. */
+static void print_link(const struct cfg *c, const struct cfg_link *lk, FILE *f)
+{
+	struct cfg_ids s, d;
+	struct net_cfg n;
+	char name[64];
+
+	cfg_link_ids(lk, &s, &d);
+	cfg_link_name(lk, name, sizeof(name));
+	if (!s.any && !d.any && s.first == s.last && d.first == d.last) {
+		cfg_link_net(c, lk->src, lk->dst, &n);
+		fprintf(f, "\n# the link %d -> %d: its own keys, and in comments the others as it "
+			"resolves them\n[%s]\n", lk->src, lk->dst, name);
+		print_keys(f, "net", &n, 0, lk->set, 1);
+		return;
+	}
+	fprintf(f, "\n# a group of links: its own keys; more specific sections override them "
+		"(emu check --links\n# prints every link as resolved)\n[%s]\n", name);
+	print_keys(f, "net", &lk->net, 0, lk->set, 0);
+}
+
+/* As print_link, for a [worker ...] section. */
+static void print_worker(const struct cfg *c, const struct cfg_worker_section *ws, FILE *f)
+{
+	char name[32];
+
+	cfg_worker_name(ws, name, sizeof(name));
+	if (!ws->ids.any && ws->ids.first == ws->ids.last && ws->ids.first < c->run.workers) {
+		fprintf(f, "\n# worker %d: its own keys, and in comments the others as it resolves "
+			"them\n[%s]\n", ws->ids.first, name);
+		print_keys(f, "worker", &c->worker[ws->ids.first], 0, ws->set, 1);
+		return;
+	}
+	fprintf(f, "\n# a group of workers: its own keys; more specific sections override "
+		"them\n[%s]\n", name);
+	print_keys(f, "worker", &ws->m, 0, ws->set, 0);
 }
 
 int cfg_print(const struct cfg *c, FILE *f)
 {
-	struct net_cfg n;
-
 	fprintf(f, "# emu configuration as resolved by 'emu check': every key, with defaults\n"
 		   "# filled in; 'emu check' reads it back to the same configuration.\n");
 	for (int s = 0; cfg_sections[s]; s++) {
 		const char *sect = cfg_sections[s];
 
 		if (!strcmp(sect, "link")) {
-			for (int i = 0; i < c->nlinks; i++) {
-				const struct cfg_link *lk = &c->links[i];
-
-				/* its own keys only: printed whole, a link would not inherit
-				 * [net] when read back, and a [net] key it used would seem to have
-				 * no effect */
-				cfg_link_net(c, lk->src, lk->dst, &n);
-				fprintf(f, "\n# the link %d -> %d: its own keys, and in comments the "
-					"others as it resolves them\n[link %d-%d]\n", lk->src, lk->dst,
-					lk->src, lk->dst);
-				print_keys(f, "net", &n, 0, lk->set);
-			}
+			for (int i = 0; i < c->nlinks; i++)
+				print_link(c, &c->links[i], f);
+			continue;
+		}
+		if (!strcmp(sect, "worker")) {
+			for (int i = 0; i < c->nworker_sections; i++)
+				print_worker(c, &c->worker_sections[i], f);
 			continue;
 		}
 		fprintf(f, "\n[%s]\n", sect);
 		/* ge_r and p31 derive from loss_p and p13 unless given: printed as settings,
 		 * they would stop deriving, in [net] and in every link */
-		print_keys(f, sect, !strcmp(sect, "net") ? (const void *)&c->net : (const void *)c,
-			   1, ~(BIT(CFG_NETK_ge_r) | BIT(CFG_NETK_p31)) | c->net_set);
+		if (!strcmp(sect, "net"))
+			print_keys(f, sect, &c->net, 1, ~(BIT(CFG_NETK_ge_r) | BIT(CFG_NETK_p31)) |
+				   c->net_set, 1);
+		else
+			print_keys(f, sect, c, 1, ALL, 1);
 	}
 	return ferror(f) ? -EIO : 0;
 }
 
 static int section_index(const char *section)
 {
-	return cfg_section_index(!strcmp(section, "link A-B") ? "link" : section);
+	if (!strcmp(section, "link A-B"))
+		return CFG_SECTION_LINK;
+	if (!strcmp(section, "worker A-B"))
+		return CFG_SECTION_WORKER;
+	return cfg_section_index(section);
 }
 
 int cfg_help(FILE *f, const char *section)
@@ -146,14 +203,16 @@ int cfg_help(FILE *f, const char *section)
 		return -EINVAL;
 	if (!section)
 		fprintf(f, "Configuration keys, by INI section.  Overrides on the command line: "
-			   "section.key=value\n(link A-B.key=value for a link).  Durations need a "
-			   "unit; probabilities take 0.05 or 5%%.\n");
+			   "section.key=value\n(link A-B.key=value, link 0-7->8-15.key=value, worker "
+			   "0-3.key=value for a group).  Durations\nneed a unit; probabilities take "
+			   "0.05 or 5%%.\n");
 	for (int s = 0; cfg_sections[s]; s++) {
 		const char *sect = cfg_sections[s];
 
 		if (section && s != only)
 			continue;
-		fprintf(f, "\n[%s]\n", !strcmp(sect, "link") ? "link A-B" : sect);
+		fprintf(f, "\n[%s]\n", !strcmp(sect, "link") ? "link A-B" :
+			!strcmp(sect, "worker") ? "worker A-B" : sect);
 		wrap(f, "  ", intro[s], 100);
 		if (!strcmp(sect, "link"))
 			continue;
@@ -193,7 +252,8 @@ void cfg_help_markdown(FILE *f)
 			if (strcmp(k->section, sect))
 				continue;
 			range_text(k, range, sizeof(range));
-			fprintf(f, "| %s | `%s` | %s | %s | `%s` | %s | %s |\n", sect, k->name,
+			fprintf(f, "| %s | `%s` | %s | %s | `%s` | %s | %s |\n",
+				!strcmp(sect, "worker") ? "worker A-B" : sect, k->name,
 				cfg_type_name(k->type), cfg_type_unit(k->type), def_text(k), range,
 				k->help);
 		}

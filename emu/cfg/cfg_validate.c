@@ -38,11 +38,31 @@ static int check_rto(struct loader *L, const struct net_cfg *n, const char *labe
 		    "rto <= rto_max", label, a, label, b);
 }
 
-/* The 4-state loss model leaves state 1 for 3 or 4 (p13, p14) and state 3 for 1 or 2
- * (p31, p32): each pair may add up to at most 1.  kl: the label's key locations. */
-static int check_exits(struct loader *L, const struct net_cfg *n, const char *label,
-		       const loc_t *kl)
+/* [net], or one [link ...] section on one link it covers, resolved, with the keys the
+ * section gives itself. */
+struct scope {
+	char label[64];		/* "net", "link 0-1", "link 0-7 -> 8-15", as in messages */
+	int link;		/* the section, or -1 for [net] */
+	uint64_t given;
+	const int *win;		/* per key, the section its value came from (-1: [net]); NULL
+				 * for [net] itself */
+	struct net_cfg n;
+};
+
+/* Where the value of key k in scope s came from: the line of the section that decided
+ * it, else [net]'s. */
+static loc_t scope_loc(const struct loader *L, const struct scope *s, int k)
 {
+	if (s->win && s->win[k] >= 0)
+		return L->link_key_loc[s->win[k]][k];
+	return L->key_loc[k];
+}
+
+/* The 4-state loss model leaves state 1 for 3 or 4 (p13, p14) and state 3 for 1 or 2
+ * (p31, p32): each pair may add up to at most 1. */
+static int check_exits(struct loader *L, const struct scope *s)
+{
+	const struct net_cfg *n = &s->n;
 	const struct { int a, b; double pa, pb; } pair[] = {
 		{ CFG_NETK_p13, CFG_NETK_p14, n->p13, n->p14 },
 		{ CFG_NETK_p31, CFG_NETK_p32, n->p31, n->p32 },
@@ -55,29 +75,15 @@ static int check_exits(struct loader *L, const struct net_cfg *n, const char *la
 
 		if (pair[i].pa + pair[i].pb <= 1.0)
 			continue;
-		return cfg_fail(L, cfg_loc_later(cfg_loc_later(kl[pair[i].a], L->key_loc[pair[i].a]),
-					 cfg_loc_later(kl[pair[i].b], L->key_loc[pair[i].b])),
-			    "%s.%s + %s.%s = %g; expected at most 1 (the chances of leaving one "
-			    "state of the 4-state loss model)", label, a, label, b,
-			    pair[i].pa + pair[i].pb);
+		return cfg_fail(L, cfg_loc_later(cfg_loc_later(scope_loc(L, s, pair[i].a),
+							       L->key_loc[pair[i].a]),
+						 cfg_loc_later(scope_loc(L, s, pair[i].b),
+							       L->key_loc[pair[i].b])),
+				"%s.%s + %s.%s = %g; expected at most 1 (the chances of leaving one "
+				"state of the 4-state loss model)", s->label, a, s->label, b,
+				pair[i].pa + pair[i].pb);
 	}
 	return 0;
-}
-
-/* [net] (link < 0) or one [link A-B], resolved, with the keys it gives itself. */
-struct scope {
-	char label[32];		/* "net" or "link 0-1", as in messages */
-	int link;
-	uint64_t given;
-	struct net_cfg n;
-};
-
-/* Where the value of key k in scope s came from: the link's own line, else [net]'s. */
-static loc_t scope_loc(const struct loader *L, const struct scope *s, int k)
-{
-	if (s->link >= 0 && (s->given & BIT(k)))
-		return L->link_key_loc[s->link][k];
-	return L->key_loc[k];
 }
 
 static bool is_loss_param(int k)
@@ -106,6 +112,8 @@ static const char *net_key_needs(const struct net_cfg *n, int k)
 		return n->unit == UNIT_PACKET ? NULL : "unit = packet";
 	case CFG_NETK_distribution:
 		return n->jitter > 0 ? NULL : "jitter > 0";
+	case CFG_NETK_corrupt_detect:
+		return n->corrupt > 0 ? NULL : "corrupt > 0";
 	case CFG_NETK_timeout:
 		return n->transport == TRANSPORT_UNRELIABLE ? NULL : "transport = unreliable";
 	case CFG_NETK_rto:
@@ -134,73 +142,264 @@ static bool net_key_changed(const struct net_cfg *n, int k)
 	return memcmp((const char *)n + key->off, (const char *)&d + key->off, key->size) != 0;
 }
 
-/* netem: "loss 5%" alone is random (Bernoulli) loss.  A section that gives loss_p but
- * no model, where the model it would inherit is none, gets loss = bernoulli. */
+/* netem: "loss 5%" alone is random (Bernoulli) loss.  A link section that gives loss_p
+ * but no model gets loss = bernoulli when, on every link where its loss_p decides, the
+ * model comes from [net] or less specific sections and is none.  Not where a section as
+ * specific gives another loss on a link it covers: the implied model would contradict
+ * it (cfg_validate_sections). */
+static bool inherits_no_loss(const struct cfg *c, int i)
+{
+	int64_t w = cfg_link_weight(&c->links[i]);
+	int win[CFG_NNET], tie[CFG_NNET];
+	bool decides = false;
+
+	for (int src = 0; src < c->run.workers; src++) {
+		for (int dst = 0; dst < c->run.workers; dst++) {
+			int l;
+
+			if (!cfg_link_covers(&c->links[i], src, dst))
+				continue;
+			cfg_link_winners(c, src, dst, win, tie);
+			l = win[CFG_NETK_loss];
+			if (l >= 0 && cfg_link_weight(&c->links[l]) == w &&
+			    c->links[l].net.loss != LOSS_BERNOULLI)
+				return false;
+			if ((l >= 0 && cfg_link_weight(&c->links[l]) <= w) ||
+			    win[CFG_NETK_loss_p] != i)
+				continue;
+			if ((l >= 0 ? c->links[l].net.loss : c->net.loss) != LOSS_NONE)
+				return false;
+			decides = true;
+		}
+	}
+	return decides;
+}
+
 static void imply_bernoulli(struct loader *L)
 {
 	struct cfg *c = L->c;
+	int order[CFG_MAX_LINKS];
 
 	if (!(c->net_set & BIT(CFG_NETK_loss)) && c->net.loss_p > 0) {
 		c->net.loss = LOSS_BERNOULLI;
 		c->net_set |= BIT(CFG_NETK_loss);
 		L->key_loc[CFG_NETK_loss] = L->key_loc[CFG_NETK_loss_p];
 	}
+	/* least specific first: what a section inherits is settled before it is asked */
 	for (int i = 0; i < c->nlinks; i++) {
+		int j = i;
+
+		for (; j > 0 && cfg_link_weight(&c->links[order[j - 1]]) <
+				cfg_link_weight(&c->links[i]); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (int o = 0; o < c->nlinks; o++) {
+		int i = order[o];
 		struct cfg_link *lk = &c->links[i];
 
-		if (!(lk->set & BIT(CFG_NETK_loss)) && (lk->set & BIT(CFG_NETK_loss_p)) &&
-		    lk->net.loss_p > 0 && c->net.loss == LOSS_NONE) {
-			lk->net.loss = LOSS_BERNOULLI;
-			lk->set |= BIT(CFG_NETK_loss);
-			L->link_key_loc[i][CFG_NETK_loss] = L->link_key_loc[i][CFG_NETK_loss_p];
+		if ((lk->set & BIT(CFG_NETK_loss)) || !(lk->set & BIT(CFG_NETK_loss_p)) ||
+		    !(lk->net.loss_p > 0) || !inherits_no_loss(c, i))
+			continue;
+		lk->net.loss = LOSS_BERNOULLI;
+		lk->set |= BIT(CFG_NETK_loss);
+		L->link_key_loc[i][CFG_NETK_loss] = L->link_key_loc[i][CFG_NETK_loss_p];
+	}
+}
+
+/* The directed links that some [link ...] section covers, resolved once for the checks
+ * (links no section covers are [net] itself). */
+struct resolved {
+	int src, dst;
+	int owner;		/* the most specific section covering it: its label in messages */
+	int win[CFG_NNET];	/* per key, the section that decided it, -1 for [net] */
+	struct net_cfg n;
+};
+
+struct linktab {
+	int n;
+	struct resolved *r;
+};
+
+static int build_linktab(const struct cfg *c, struct linktab *t)
+{
+	int nw = c->run.workers, tie[CFG_NNET];
+
+	t->n = 0;
+	t->r = NULL;
+	if (!c->nlinks)
+		return 0;
+	t->r = malloc(sizeof(*t->r) * (size_t)nw * (size_t)nw);
+	if (!t->r)
+		return -ENOMEM;
+	for (int src = 0; src < nw; src++) {
+		for (int dst = 0; dst < nw; dst++) {
+			struct resolved *r = &t->r[t->n];
+			int64_t best = INT64_MAX;
+
+			r->owner = -1;
+			for (int i = 0; i < c->nlinks; i++) {
+				int64_t w = cfg_link_weight(&c->links[i]);
+
+				if (w < best && cfg_link_covers(&c->links[i], src, dst)) {
+					best = w;
+					r->owner = i;
+				}
+			}
+			if (r->owner < 0)
+				continue;
+			r->src = src;
+			r->dst = dst;
+			cfg_link_winners(c, src, dst, r->win, tie);
+			cfg_link_net_from(c, r->win, &r->n);
+			t->n++;
 		}
 	}
+	return 0;
 }
 
 /* Whether a key given in [net] acts anywhere: on [net] itself (the links no section
- * names) or on a [link A-B] that inherits it. */
-static const char *net_default_needs(const struct cfg *c, const struct scope *s, int k)
+ * names) or on a link that takes it from [net]. */
+static const char *net_default_needs(const struct linktab *t, const struct scope *s, int k)
 {
 	const char *needs = net_key_needs(&s->n, k);
 
-	for (int i = 0; i < c->nlinks && needs; i++) {
-		struct net_cfg n;
-
-		if (c->links[i].set & BIT(k))
-			continue;
-		cfg_link_net(c, c->links[i].src, c->links[i].dst, &n);
-		if (!net_key_needs(&n, k))
+	for (int i = 0; i < t->n && needs; i++)
+		if (t->r[i].win[k] < 0 && !net_key_needs(&t->r[i].n, k))
 			needs = NULL;
-	}
 	return needs;
 }
 
-/* The keys of one scope that cannot act: an error for a loss parameter where the model
- * is none (the user believes there is loss), a warning otherwise. */
-static int check_effects(struct loader *L, const struct scope *s)
+/* A loss parameter where the model is none: an error (the user believes there is loss). */
+static int loss_under_none(struct loader *L, const struct scope *s, int k)
+{
+	char val[64], model[64];
+
+	cfg_key_format(&cfg_keys[k], &s->n, val, sizeof(val));
+	snprintf(model, sizeof(model), "%s", net_key_needs(&s->n, k) + strlen("loss = "));
+	*strchrnul(model, ' ') = 0;
+	return cfg_fail(L, cfg_loc_later(scope_loc(L, s, k), scope_loc(L, s, CFG_NETK_loss)),
+			"%s.%s = %s has no effect with %s.loss = none; expected %s.loss = %s (or "
+			"no %s)", s->label, cfg_keys[k].name, val, s->label, s->label, model,
+			cfg_keys[k].name);
+}
+
+/* The keys [net] gives that cannot act: errors and warnings as loss_under_none says. */
+static int check_net_effects(struct loader *L, const struct linktab *t, const struct scope *s)
 {
 	for (int k = 0; k < CFG_NNET; k++) {
-		const struct cfg_key *key = &cfg_keys[k];
 		const char *needs;
-		char val[64], model[64];
+		char val[64];
 
 		if (!(s->given & BIT(k)) || !net_key_changed(&s->n, k))
 			continue;
-		needs = s->link < 0 ? net_default_needs(L->c, s, k) : net_key_needs(&s->n, k);
+		needs = net_default_needs(t, s, k);
 		if (!needs)
 			continue;
-		cfg_key_format(key, &s->n, val, sizeof(val));
-		if (is_loss_param(k) && s->n.loss == LOSS_NONE) {
-			snprintf(model, sizeof(model), "%s", needs + strlen("loss = "));
-			*strchrnul(model, ' ') = 0;
-			return cfg_fail(L, cfg_loc_later(scope_loc(L, s, k),
-							 scope_loc(L, s, CFG_NETK_loss)),
-					"%s.%s = %s has no effect with %s.loss = none; expected %s.loss "
-					"= %s (or no %s)", s->label, key->name, val, s->label, s->label,
-					model, key->name);
-		}
+		if (is_loss_param(k) && s->n.loss == LOSS_NONE)
+			return loss_under_none(L, s, k);
+		cfg_key_format(&cfg_keys[k], &s->n, val, sizeof(val));
 		cfg_warn(L, scope_loc(L, s, k), "%s.%s = %s has no effect: it acts only with %s",
-			 s->label, key->name, val, needs);
+			 s->label, cfg_keys[k].name, val, needs);
+	}
+	return 0;
+}
+
+/* A key that link section s->link gives but that decides no link. */
+static void warn_overridden(struct loader *L, const struct scope *s, int k)
+{
+	const struct cfg_link *lk = &L->c->links[s->link];
+	char val[64];
+	bool any = false;
+
+	if (!net_key_changed(&lk->net, k))
+		return;
+	for (int src = 0; src < L->c->run.workers && !any; src++)
+		for (int dst = 0; dst < L->c->run.workers && !any; dst++)
+			any = cfg_link_covers(lk, src, dst);
+	cfg_key_format(&cfg_keys[k], &lk->net, val, sizeof(val));
+	if (!any)
+		cfg_warn(L, L->link_key_loc[s->link][k], "%s.%s = %s has no effect: [%s] covers "
+			 "no link of run.workers = %d", s->label, cfg_keys[k].name, val, s->label,
+			 L->c->run.workers);
+	else
+		cfg_warn(L, L->link_key_loc[s->link][k], "%s.%s = %s has no effect: a more "
+			 "specific section gives %s on every link [%s] covers", s->label,
+			 cfg_keys[k].name, val, cfg_keys[k].name, s->label);
+}
+
+/* The keys link section s->link gives that cannot act on any link where they decide:
+ * a loss parameter under loss = none on any of them is an error, the rest warnings. */
+static int check_link_effects(struct loader *L, const struct linktab *t, struct scope *s)
+{
+	for (int k = 0; k < CFG_NNET; k++) {
+		const struct resolved *rep = NULL, *none = NULL;
+		bool decides = false, acts = false;
+		const char *needs;
+		char val[64];
+
+		if (!(s->given & BIT(k)))
+			continue;
+		for (int i = 0; i < t->n; i++) {
+			const struct resolved *r = &t->r[i];
+
+			if (r->win[k] != s->link)
+				continue;
+			decides = true;
+			if (!net_key_changed(&r->n, k))
+				continue;
+			needs = net_key_needs(&r->n, k);
+			if (!needs)
+				acts = true;
+			else if (!rep)
+				rep = r;
+			if (needs && is_loss_param(k) && r->n.loss == LOSS_NONE && !none)
+				none = r;
+		}
+		if (!decides) {
+			warn_overridden(L, s, k);
+			continue;
+		}
+		if (none || (rep && !acts)) {
+			s->n = (none ? none : rep)->n;
+			s->win = (none ? none : rep)->win;
+		}
+		if (none)
+			return loss_under_none(L, s, k);
+		if (acts || !rep)
+			continue;
+		cfg_key_format(&cfg_keys[k], &s->n, val, sizeof(val));
+		cfg_warn(L, scope_loc(L, s, k), "%s.%s = %s has no effect: it acts only with %s",
+			 s->label, cfg_keys[k].name, val, net_key_needs(&s->n, k));
+	}
+	return 0;
+}
+
+/* tc's rules for reorder (iproute2 q_netem.c, netem_parse_opt): reordering needs a delay
+ * to reorder against, and a gap needs a reorder probability.  tc looks at the latency
+ * alone; here jitter is delay enough. */
+static int check_reorder(struct loader *L, const struct scope *s)
+{
+	const struct net_cfg *n = &s->n;
+	char a[32];
+
+	if (n->reorder > 0 && n->latency == 0 && n->jitter == 0) {
+		cfg_key_format(&cfg_keys[CFG_NETK_reorder], n, a, sizeof(a));
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_reorder),
+						 cfg_loc_later(scope_loc(L, s, CFG_NETK_latency),
+							       scope_loc(L, s, CFG_NETK_jitter))),
+				"%s.reorder = %s needs a delay to reorder against, but %s.latency "
+				"and %s.jitter are 0 (tc: \"reordering not possible without "
+				"specifying some delay\"); expected latency or jitter > 0, or no "
+				"reorder", s->label, a, s->label, s->label);
+	}
+	if (n->reorder_gap > 0 && n->reorder == 0) {
+		cfg_key_format(&cfg_keys[CFG_NETK_reorder_gap], n, a, sizeof(a));
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_reorder_gap),
+						 scope_loc(L, s, CFG_NETK_reorder)),
+				"%s.reorder_gap = %s without %s.reorder (tc: \"gap specified "
+				"without reorder probability\"); expected reorder > 0, or no "
+				"reorder_gap", s->label, a, s->label);
 	}
 	return 0;
 }
@@ -213,7 +412,8 @@ static int check_link_model(struct loader *L, const struct scope *s)
 
 	if (check_rto(L, n, s->label, scope_loc(L, s, CFG_NETK_rto),
 		      scope_loc(L, s, CFG_NETK_rto_max)) ||
-	    check_exits(L, n, s->label, s->link >= 0 ? L->link_key_loc[s->link] : L->key_loc))
+	    check_exits(L, s) ||
+	    check_reorder(L, s))
 		return -EINVAL;
 	if (n->bandwidth > 0 && n->bandwidth < MIN_BANDWIDTH) {
 		cfg_key_format(&cfg_keys[CFG_NETK_bandwidth], n, a, sizeof(a));
@@ -232,23 +432,48 @@ static int check_link_model(struct loader *L, const struct scope *s)
 	return 0;
 }
 
-static int check_net(struct loader *L)
+/* [net], then each [link ...] section in order: the model of every link it is the most
+ * specific section for, then its keys' effects. */
+static int check_links(struct loader *L, const struct linktab *t)
 {
 	const struct cfg *c = L->c;
 	struct scope s = { .label = "net", .link = -1, .given = c->net_set, .n = c->net };
 
 	cfg_resolve_net(&s.n, c->net_set);
-	if (check_link_model(L, &s) || check_effects(L, &s))
+	if (check_link_model(L, &s) || check_net_effects(L, t, &s))
 		return -EINVAL;
 	for (int i = 0; i < c->nlinks; i++) {
 		s.link = i;
 		s.given = c->links[i].set;
-		snprintf(s.label, sizeof(s.label), "link %d-%d", c->links[i].src, c->links[i].dst);
-		cfg_link_net(c, c->links[i].src, c->links[i].dst, &s.n);
-		if (check_link_model(L, &s) || check_effects(L, &s))
+		cfg_link_name(&c->links[i], s.label, sizeof(s.label));
+		for (int j = 0; j < t->n; j++) {
+			if (t->r[j].owner != i)
+				continue;
+			s.win = t->r[j].win;
+			s.n = t->r[j].n;
+			if (check_link_model(L, &s))
+				return -EINVAL;
+		}
+		if (check_link_effects(L, t, &s))
 			return -EINVAL;
 	}
 	return 0;
+}
+
+static int check_net(struct loader *L)
+{
+	struct linktab t;
+	int r;
+
+	imply_bernoulli(L);
+	if (build_linktab(L->c, &t)) {
+		L->failed = 1;
+		snprintf(L->err, L->errlen, "%s: out of memory", L->path);
+		return -ENOMEM;
+	}
+	r = check_links(L, &t);
+	free(t.r);
+	return r;
 }
 
 /* --- the other sections: keys that act only with some setting ------------------------ */
@@ -263,7 +488,8 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 	if (!strcmp(section, "train")) {
 		if (!strcmp(name, "compute_scale") && c->train.compute != COMPUTE_MEASURED)
 			return "train.compute = measured";
-		if (!strcmp(name, "device_flops") && c->train.compute != COMPUTE_FLOPS)
+		if ((!strcmp(name, "device_flops") || !strcmp(name, "op_overhead")) &&
+		    c->train.compute != COMPUTE_FLOPS)
 			return "train.compute = flops";
 		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay")) && a == ALGO_SIGNUM)
 			return "an algorithm other than signum (signum has signum.beta and "
@@ -304,7 +530,7 @@ static void check_other_effects(struct loader *L)
 	if (!d)
 		return;		/* warnings only: nothing is lost without them */
 	cfg_defaults(d);
-	for (size_t i = CFG_NNET; i < cfg_nkeys; i++) {
+	for (size_t i = CFG_NNET; i < CFG_WK0; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
 		const char *needs;
 		char val[CFG_STR + 8];
@@ -334,20 +560,12 @@ int cfg_validate(struct loader *L)
 		return cfg_fail(L, L->key_loc[in], "run.name = %s is not a plain name; expected a "
 				"name without '/', not . or .. (run.output chooses the folder)",
 				c->run.name);
-	for (int i = 0; i < c->nlinks; i++) {
-		const struct cfg_link *lk = &c->links[i];
-		int w = lk->src > lk->dst ? lk->src : lk->dst;
-
-		if (w >= c->run.workers)
-			return cfg_fail(L, L->link_loc[i], "[link %d-%d] names worker %d, but "
-					"run.workers = %d; expected worker ids 0 to %d", lk->src,
-					lk->dst, w, c->run.workers, c->run.workers - 1);
-	}
+	if (cfg_validate_sections(L))
+		return -EINVAL;
 	if (c->signum.adversaries >= c->run.workers)
 		return cfg_fail(L, cfg_loc_later(L->key_loc[iw], L->key_loc[ia]),
 				"signum.adversaries = %d with run.workers = %d; expected fewer "
 				"adversaries than workers", c->signum.adversaries, c->run.workers);
-	imply_bernoulli(L);
 	if (check_net(L))
 		return -EINVAL;
 	check_other_effects(L);

@@ -22,6 +22,7 @@ enum rng_stream {
 	RNG_STREAM_DELAY = 2,		/* net.c: jitter */
 	RNG_STREAM_BLOCK_MAP = 3,	/* algorithms: block-to-server permutations */
 	RNG_STREAM_ALGO = 4,		/* algorithms: anything else (adversaries, bandits) */
+	RNG_STREAM_COMPUTE = 5,		/* emu/run/compute.c: a worker's per-step jitter */
 	RNG_STREAM_USER = 8,		/* tests and tools */
 	RNG_STREAM_DUP = 6,		/* net.c: duplicate */
 	RNG_STREAM_CORRUPT = 7,		/* net.c: corrupt (decision, byte, bit) */
@@ -32,6 +33,11 @@ enum rng_stream {
 	RNG_STREAM_COPY_REORDER = 12,
 	RNG_STREAM_COPY_DELAY = 13,
 };
+
+/* Link ids with the top bit set are no network link's (net_link_id(src, dst) stays below
+ * 2^31 for worker ids below 2^15) nor the algorithms' (UINT32_MAX): the compute model
+ * keys worker w's draws with link RNG_LINK_COMPUTE | w. */
+#define RNG_LINK_COMPUTE 0x80000000u
 
 struct rng_key {
 	uint64_t seed;

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK };
+enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN };
 
 struct rec_train {		/* one per worker per logged step */
 	int32_t type;
@@ -18,8 +18,10 @@ struct rec_train {		/* one per worker per logged step */
 	double lr;
 	double vclock_s;	/* the worker's virtual clock */
 	double consensus;	/* |x_i - mean x|^2 */
-	uint64_t bytes_sent;	/* cumulative */
+	uint64_t bytes_sent;	/* cumulative, put on the wire (resends, lost units) */
 	uint64_t units_dropped;	/* cumulative, units this worker sent that were lost */
+	uint64_t bytes_delivered;	/* cumulative, reached this worker in time */
+	uint64_t units_late;	/* cumulative, reached this worker after its deadline */
 };
 
 struct rec_eval {		/* one per worker per evaluation: its share of the test set */
@@ -32,13 +34,23 @@ struct rec_eval {		/* one per worker per evaluation: its share of the test set *
 	double loss_sum;
 	int64_t correct;
 	int64_t count;
+	uint64_t bytes_delivered;	/* cumulative, as in rec_train */
 };
 
-struct rec_link {		/* per directed link, from its sender, at each evaluation */
+/* Per directed link src -> dst at each evaluation, twice: REC_LINK from src with what it
+ * put on the wire, REC_LINK_IN from dst with what reached it (the other side's fields
+ * zero; struct xchg_link_stats says which are whose).  The supervisor joins the two
+ * into one row of net.csv. */
+struct rec_link {
 	int32_t type;
 	int32_t src, dst;
-	uint64_t messages, units, units_dropped, retransmits, bytes;
+	/* sender */
+	uint64_t messages, units, units_dropped, retransmits;
+	uint64_t units_duplicated, units_corrupted, units_overflow;
+	uint64_t bytes_sent;
 	double delay_sum_ns;
+	/* receiver */
+	uint64_t units_late, bytes_delivered;
 };
 
 #endif

@@ -1,5 +1,6 @@
 /* emu/run/runlog.c — see runlog.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -64,7 +65,9 @@ struct runlog {
 	struct rundir dir;
 	struct csv train, eval;
 	struct queue tq[CFG_MAX_WORKERS], eq[CFG_MAX_WORKERS];	/* train, eval records */
-	struct rec_link *links;		/* n*n, latest per directed link */
+	/* n*n each, latest per directed link src -> dst (at src * n + dst): its sender's
+	 * record (REC_LINK) and its receiver's (REC_LINK_IN), one row of net.csv */
+	struct rec_link *links_out, *links_in;
 	double t0;
 	int tty;
 	int64_t step, steps_total;
@@ -188,9 +191,12 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 		l->tq[i].size = sizeof(struct rec_train);
 		l->eq[i].size = sizeof(struct rec_eval);
 	}
-	l->links = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links));
-	if (!l->links) {
+	l->links_out = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links_out));
+	l->links_in = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links_in));
+	if (!l->links_out || !l->links_in) {
 		snprintf(err, errlen, "out of memory");
+		free(l->links_out);
+		free(l->links_in);
 		free(l);
 		return NULL;
 	}
@@ -200,10 +206,11 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	*status = 1;
 	if (replace_printed(l, "config.ini", print_config, err, errlen) < 0 ||
 	    csv_open(l, &l->train, "train.csv",
-		     "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped", err,
-		     errlen) < 0 ||
-	    csv_open(l, &l->eval, "eval.csv", "epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent",
-		     err, errlen) < 0)
+		     "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped,"
+		     "bytes_delivered,units_late,vtime_min_s", err, errlen) < 0 ||
+	    csv_open(l, &l->eval, "eval.csv",
+		     "epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent,bytes_delivered", err,
+		     errlen) < 0)
 		goto fail;
 	*status = 0;
 	return l;
@@ -213,7 +220,8 @@ fail:
 	csv_close(l, &l->train);
 	csv_close(l, &l->eval);
 	rundir_close(&l->dir);
-	free(l->links);
+	free(l->links_out);
+	free(l->links_in);
 	free(l);
 	return NULL;
 }
@@ -237,21 +245,26 @@ static void progress(struct runlog *l, int final)
 
 static int train_row(struct runlog *l, const struct rec_train w[])
 {
-	double loss = 0, cons = 0, vt = 0;
-	uint64_t bytes = 0, dropped = 0;
+	double loss = 0, cons = 0, vt = 0, vt_min = HUGE_VAL;
+	uint64_t bytes = 0, dropped = 0, delivered = 0, late = 0;
 	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
 		loss += w[i].loss;
 		cons += w[i].consensus;
 		bytes += w[i].bytes_sent;
 		dropped += w[i].units_dropped;
+		delivered += w[i].bytes_delivered;
+		late += w[i].units_late;
 		if (w[i].vclock_s > vt)
 			vt = w[i].vclock_s;
+		if (w[i].vclock_s < vt_min)
+			vt_min = w[i].vclock_s;
 	}
 	loss /= l->n;
 	cons /= l->n;
-	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu\n",
+	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu,%llu,%llu,%.9f\n",
 		     (long long)w[0].step, w[0].epoch, loss, w[0].lr, vt, now_s() - l->t0, cons,
-		     (unsigned long long)bytes, (unsigned long long)dropped) < 0)
+		     (unsigned long long)bytes, (unsigned long long)dropped,
+		     (unsigned long long)delivered, (unsigned long long)late, vt_min) < 0)
 		return -1;
 	l->step = w[0].step;
 	l->steps_total = w[0].steps_total;
@@ -262,22 +275,31 @@ static int train_row(struct runlog *l, const struct rec_train w[])
 			     sizeof(l->error));
 }
 
-/* net.csv: the latest statistics of every directed link. */
+/* net.csv: the latest statistics of every directed link, its sender's and its
+ * receiver's records side by side (the columns after mean_delay_ms came later: appended,
+ * so that readers by column number keep theirs). */
 static void print_net(const struct runlog *l, FILE *f)
 {
-	fprintf(f, "src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes,mean_delay_ms\n");
+	fprintf(f, "src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes_sent,"
+		"mean_delay_ms,bytes_delivered,units_late,units_duplicated,units_corrupted,"
+		"units_overflow\n");
 	for (int s = 0; s < l->n; s++)
 		for (int d = 0; d < l->n; d++) {
-			const struct rec_link *k = &l->links[s * l->n + d];
-			if (s == d || !k->type)
+			const struct rec_link *k = &l->links_out[s * l->n + d];
+			const struct rec_link *r = &l->links_in[s * l->n + d];
+			if (s == d || (!k->type && !r->type))
 				continue;
 			uint64_t arrived = k->units - k->units_dropped;
-			fprintf(f, "%d,%d,%llu,%llu,%llu,%.6f,%llu,%llu,%.6f\n", s, d,
-				(unsigned long long)k->messages, (unsigned long long)k->units,
+			fprintf(f, "%d,%d,%llu,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu\n",
+				s, d, (unsigned long long)k->messages, (unsigned long long)k->units,
 				(unsigned long long)k->units_dropped,
 				k->units ? (double)k->units_dropped / (double)k->units : 0.0,
-				(unsigned long long)k->retransmits, (unsigned long long)k->bytes,
-				arrived ? k->delay_sum_ns / (double)arrived * 1e-6 : 0.0);
+				(unsigned long long)k->retransmits, (unsigned long long)k->bytes_sent,
+				arrived ? k->delay_sum_ns / (double)arrived * 1e-6 : 0.0,
+				(unsigned long long)r->bytes_delivered, (unsigned long long)r->units_late,
+				(unsigned long long)k->units_duplicated,
+				(unsigned long long)k->units_corrupted,
+				(unsigned long long)k->units_overflow);
 		}
 }
 
@@ -291,9 +313,10 @@ static int eval_row(struct runlog *l, const struct rec_eval w[])
 {
 	double loss = 0, vt = 0;
 	int64_t correct = 0, count = 0;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, delivered = 0;
 	for (int i = 0; i < l->n; i++) {
 		bytes += w[i].bytes_sent;
+		delivered += w[i].bytes_delivered;
 		loss += w[i].loss_sum;
 		correct += w[i].correct;
 		count += w[i].count;
@@ -301,9 +324,10 @@ static int eval_row(struct runlog *l, const struct rec_eval w[])
 			vt = w[i].vclock_s;
 	}
 	l->acc = count ? (double)correct / (double)count : 0;
-	if (csv_line(l, &l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu\n", w[0].epoch,
+	if (csv_line(l, &l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu,%llu\n", w[0].epoch,
 		     (long long)w[0].step, vt, now_s() - l->t0,
-		     count ? loss / (double)count : 0.0, l->acc, (unsigned long long)bytes) < 0 ||
+		     count ? loss / (double)count : 0.0, l->acc, (unsigned long long)bytes,
+		     (unsigned long long)delivered) < 0 ||
 	    write_net(l) < 0)
 		return -1;
 	progress(l, 1);
@@ -356,10 +380,10 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 		rc = queue_push(&l->eq[worker], rec);
 		if (rc == 0)
 			rc = join_rows(l, l->eq, 0);
-	} else if (type == REC_LINK && len == sizeof(struct rec_link)) {
+	} else if ((type == REC_LINK || type == REC_LINK_IN) && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
-			l->links[r->src * l->n + r->dst] = *r;
+			(type == REC_LINK ? l->links_out : l->links_in)[r->src * l->n + r->dst] = *r;
 	}
 	if (rc == -ENOMEM)
 		snprintf(l->error, sizeof(l->error), "out of memory joining the workers' records");
@@ -406,7 +430,8 @@ int runlog_close(struct runlog *l, int status, const char *why)
 		free(l->tq[i].rec);
 		free(l->eq[i].rec);
 	}
-	free(l->links);
+	free(l->links_out);
+	free(l->links_in);
 	free(l);
 	return status;
 }

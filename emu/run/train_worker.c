@@ -8,17 +8,20 @@
  * set.  The algorithms see only the model's host mirrors; they move at two points per
  * step: gradients to the host after backward, parameters to the device after the update
  * (no-ops on the CPU backends, whose mirrors are the buffers).  The virtual clock
- * advances by the modelled compute time (FLOPs over the device rate: deterministic) or
- * by measured CPU time times a scale (not deterministic; say so).  Stopping (Ctrl-C) is
+ * advances by the modelled compute time (FLOPs over the device rate plus a launch
+ * overhead per op: deterministic; or measured time times a scale: not deterministic),
+ * made this worker's by its slowdown and jitter (emu/run/compute.h).  Stopping (Ctrl-C) is
  * agreed on through the collective's flags, so every worker ends after the same step.
  */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cblas.h>
 #include "emu/algo/algo.h"
+#include "emu/run/compute.h"
 #include "emu/run/plan.h"
 #include "emu/run/record.h"
 #include "emu/run/supervisor.h"
@@ -153,20 +156,29 @@ static int evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 	return rc ? rc : load_model(w, region_snapshot(w->rg, w->id));
 }
 
+/* This worker's side of each of its links: what it sent to peer p (id -> p) and what
+ * reached it from p (p -> id); the supervisor joins the two sides of a link. */
 static void log_links(struct worker *w)
 {
-	for (int d = 0; d < w->n; d++) {
-		if (d == w->id)
+	for (int p = 0; p < w->n; p++) {
+		if (p == w->id)
 			continue;
 		struct xchg_link_stats st;
-		xchg_link_stats(&w->x, d, &st);
-		struct rec_link r = {
-			.type = REC_LINK, .src = w->id, .dst = d, .messages = st.messages,
+		xchg_link_stats(&w->x, p, &st);
+		struct rec_link out = {
+			.type = REC_LINK, .src = w->id, .dst = p, .messages = st.messages,
 			.units = st.units, .units_dropped = st.units_dropped,
-			.retransmits = st.retransmits, .bytes = st.bytes,
-			.delay_sum_ns = st.delay_sum_ns,
+			.retransmits = st.retransmits, .units_duplicated = st.units_duplicated,
+			.units_corrupted = st.units_corrupted, .units_overflow = st.units_overflow,
+			.bytes_sent = st.bytes, .delay_sum_ns = st.delay_sum_ns,
 		};
-		worker_log(w->rg, w->id, &r, sizeof(r), &w->nt);
+		worker_log(w->rg, w->id, &out, sizeof(out), &w->nt);
+		xchg_link_stats_in(&w->x, p, &st);
+		struct rec_link in = {
+			.type = REC_LINK_IN, .src = p, .dst = w->id, .units_late = st.units_late,
+			.bytes_delivered = st.bytes_delivered,
+		};
+		worker_log(w->rg, w->id, &in, sizeof(in), &w->nt);
 	}
 }
 
@@ -231,6 +243,28 @@ static int next_batch(struct worker *w, struct scratch *s, struct progress *p)
 	return 0;
 }
 
+/* Advances the virtual clock by this step's modelled compute time (emu/run/compute.h):
+ * secs measured, or the FLOPs and ops of the step's graph (need_wgrad as backward ran). */
+static int modelled_compute(struct worker *w, double secs)
+{
+	const struct cfg *c = w->c;
+	double base;
+	if (c->train.compute == COMPUTE_MEASURED) {
+		base = secs * c->train.compute_scale * 1e9;
+	} else {
+		int B = c->train.batch;
+		double flops = nn_flops(&w->m, B, true, w->need_wgrad);
+		int ops = nn_step_ops(&w->m, B, true, w->need_wgrad);
+		if (isnan(flops) || ops < 0) {
+			fail(w, "memory", -ENOMEM);
+			return -ENOMEM;
+		}
+		base = compute_flops_ns(c, flops, ops);
+	}
+	xchg_compute(&w->x, compute_step_ns(c, w->id, w->step, base));
+	return 0;
+}
+
 /* Forward, backward (the gradients come to the host), the modelled compute time, the
  * algorithm's exchange and update (the parameters go back to the device).  *all gets the
  * flags of every worker. */
@@ -257,11 +291,9 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 		fail(w, "backward", rc);
 		return rc;
 	}
-	if (measured)
-		xchg_compute(&w->x, (int64_t)(secs * c->train.compute_scale * 1e9));
-	else
-		xchg_compute(&w->x, (int64_t)(nn_flops(&w->m, B, true, w->need_wgrad) /
-					      c->train.device_flops * 1e9));
+	rc = modelled_compute(w, secs);
+	if (rc < 0)
+		return rc;
 
 	uint32_t flags = atomic_load(region_stop(w->rg)) ? FLAG_STOP : 0;
 	rc = a->step(w, state, flags, all);
@@ -293,6 +325,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 		.epoch = (double)done / (double)p->spe, .loss = p->loss_acc / p->loss_n, .lr = w->lr,
 		.vclock_s = (double)w->x.clock * 1e-9, .consensus = consensus,
 		.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
+		.bytes_delivered = w->x.bytes_delivered, .units_late = w->x.units_late,
 	};
 	worker_log(w->rg, w->id, &tr, sizeof(tr), &w->nt);
 	p->loss_acc = 0;
@@ -302,6 +335,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	struct rec_eval er = {
 		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = tr.epoch,
 		.vclock_s = tr.vclock_s, .bytes_sent = w->x.bytes_sent,
+		.bytes_delivered = w->x.bytes_delivered,
 	};
 	rc = evaluate(w, s, &er);
 	if (rc < 0) {

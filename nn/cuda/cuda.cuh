@@ -76,11 +76,13 @@ void nn_cuda_gemm(struct nn_backend *be, bool ta, bool tb, int M, int N, int K, 
 		  const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
 #ifdef NN_CUDA_HOST
-/* The host emulation: every index in turn, on the calling thread. */
+/* The host emulation: every index in turn, on the calling thread; counted as the launch a
+ * GPU would get (nn_step_ops is checked against the count). */
 template <typename F> static inline void nn_cuda_launch(struct nn_backend *be, size_t n, F f)
 {
-	if (be->err)
+	if (n == 0 || be->err)
 		return;
+	cudahost_launched();
 	for (size_t i = 0; i < n; i++)
 		f(i);
 }

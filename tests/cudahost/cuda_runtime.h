@@ -65,6 +65,11 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 int cudahost_fail(const char *name);
 /* Bytes the stand-in cudaMalloc has handed out and not taken back. */
 size_t cudahost_allocated(void);
+/* The ops a GPU would have run so far: kernel launches (nn_cuda_launch's host branch
+ * calls cudahost_launched), cuBLAS and cuDNN calls that compute, memsets.  What
+ * nn_step_ops counts (tests/test_cudahost_model.c). */
+void cudahost_launched(void);
+unsigned long cudahost_ops(void);
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,18 @@ extern "C" size_t cudahost_allocated(void)
 	return allocated;
 }
 
+static unsigned long ops;	/* what a GPU would have been given to run, in order */
+
+extern "C" void cudahost_launched(void)
+{
+	ops++;
+}
+
+extern "C" unsigned long cudahost_ops(void)
+{
+	return ops;
+}
+
 extern "C" const char *cudaGetErrorName(cudaError_t e)
 {
 	switch (e) {
@@ -201,6 +213,7 @@ extern "C" cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStr
 	if (!s)
 		return cudaErrorInvalidValue;
 	memset(p, value, bytes);
+	ops++;
 	return cudaSuccess;
 }
 
@@ -313,6 +326,7 @@ extern "C" cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
 	    lda < (ta == CUBLAS_OP_N ? m : k) || ldb < (tb == CUBLAS_OP_N ? k : n) || ldc < m ||
 	    lda < 1 || ldb < 1 || ldc < 1)
 		return CUBLAS_STATUS_INVALID_VALUE;
+	ops++;
 	for (int j = 0; j < n; j++)
 		for (int i = 0; i < m; i++) {
 			double acc = 0;
@@ -578,6 +592,7 @@ extern "C" cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *al
 	FAIL_DNN("cudnnConvolutionForward");
 	if (!shapes_agree(xd, wd, cd, yd) || !call_ok(algo, ws, ws_bytes))
 		return CUDNN_STATUS_BAD_PARAM;
+	ops++;
 	const float *x = (const float *)xv, *w = (const float *)wv;
 	size_t ny = (size_t)yd->n * yd->c * yd->h * yd->w;
 	double *acc = (double *)calloc(ny, sizeof(double));
@@ -618,6 +633,7 @@ extern "C" cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const voi
 	FAIL_DNN("cudnnConvolutionBackwardData");
 	if (!shapes_agree(dxd, wd, cd, dyd) || !call_ok(algo, ws, ws_bytes))
 		return CUDNN_STATUS_BAD_PARAM;
+	ops++;
 	const float *w = (const float *)wv, *dy = (const float *)dyv;
 	size_t nx = (size_t)dxd->n * dxd->c * dxd->h * dxd->w;
 	double *acc = (double *)calloc(nx, sizeof(double));
@@ -657,6 +673,7 @@ extern "C" cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const v
 	FAIL_DNN("cudnnConvolutionBackwardFilter");
 	if (!shapes_agree(xd, dwd, cd, dyd) || !call_ok(algo, ws, ws_bytes))
 		return CUDNN_STATUS_BAD_PARAM;
+	ops++;
 	const float *x = (const float *)xv, *dy = (const float *)dyv;
 	size_t nw = (size_t)dwd->k * dwd->c * dwd->h * dwd->w;
 	double *acc = (double *)calloc(nw, sizeof(double));

@@ -1,0 +1,29 @@
+/* emu/run/compute.c — see compute.h. */
+#include "emu/net/net.h"
+#include "emu/net/rng.h"
+#include "emu/run/compute.h"
+
+/* where int64_t ns still holds the sum of many steps */
+#define COMPUTE_MAX_NS 9e18
+
+double compute_flops_ns(const struct cfg *c, double flops, int ops)
+{
+	return flops / c->train.device_flops * 1e9 + (double)ops * (double)c->train.op_overhead;
+}
+
+int64_t compute_step_ns(const struct cfg *c, int id, int64_t step, double base_ns)
+{
+	const struct cfg_worker_model *wm = &c->worker[id];
+	double t = base_ns * wm->slowdown;
+
+	/* netem's rule: no draw without a spread (and the numbers of a run without jitter
+	 * stay those of the flops / device_flops model before it) */
+	if (wm->jitter != 0) {
+		struct rng_key k = { .seed = c->run.seed, .link = RNG_LINK_COMPUTE | (uint32_t)id,
+				     .step = step, .stream = RNG_STREAM_COMPUTE };
+		t += (double)wm->jitter * net_dist_draw(wm->jitter_dist, &k);
+	}
+	if (!(t > 0))		/* a negative draw, or NaN */
+		return 0;
+	return t < COMPUTE_MAX_NS ? (int64_t)t : (int64_t)COMPUTE_MAX_NS;
+}

@@ -1,0 +1,29 @@
+/* emu/run/compute.h — the modelled compute time of one training step of one worker: what
+ * advances its virtual clock between exchanges.
+ *
+ * compute = flops: flops / device_flops + ops * op_overhead, ops being the kernels a GPU
+ * launches for the step (nn_step_ops): a small model's step is bound by its launches,
+ * not its FLOPs.  compute = measured: the measured time (launches included) times
+ * compute_scale.  Either base time t then becomes the worker's own (its [worker] section):
+ *
+ *	t * slowdown + jitter * z,  never below 0,
+ *
+ * z drawn from jitter_dist (netem's distributions, net_dist_draw) by the counter-based
+ * RNG keyed by (run.seed, RNG_LINK_COMPUTE | worker, step, RNG_STREAM_COMPUTE): the same
+ * for a (seed, worker, step) whatever the scheduling, independent of every network draw.
+ * Evaluation is not charged (it is the experimenter's, not the training's, time).
+ */
+#ifndef EMU_COMPUTE_H
+#define EMU_COMPUTE_H
+
+#include <stdint.h>
+#include "emu/cfg/cfg.h"
+
+/* compute = flops: the base time in ns of a step of `flops` FLOPs and `ops` ops. */
+double compute_flops_ns(const struct cfg *c, double flops, int ops);
+
+/* Worker id's time in ns for step `step` of base time base_ns: slowdown and jitter
+ * applied, clamped to [0, about 290 years]; 0 for a base that is not a number. */
+int64_t compute_step_ns(const struct cfg *c, int id, int64_t step, double base_ns);
+
+#endif
