@@ -336,6 +336,24 @@ static void test_limit(void **state)
 	assert_int_equal(m.last_arrival, 6000000);
 	net_txq_free(&q);
 
+	/* a link without a limit shares the queue: its 10 units (finishing at 1..10 ms) fill
+	 * the ring past its capacity, and the limited link still counts them right */
+	struct net_link free_link;
+	struct net_cfg fc = c;
+
+	fc.limit = 0;
+	assert_int_equal(net_link_init(&free_link, &fc, 1, 0, 2), 0);
+	assert_int_equal(net_txq_init(&q, 4), 0);
+	assert_int_equal(net_send(&free_link, &q, 10000, 0, 0, 0, bits, NULL, NULL, &m), 0);
+	assert_int_equal(m.overflow, 0);
+	assert_int_equal(net_send(&l, &q, 10000, 0, 0, 0, bits, NULL, NULL, &m), 0);
+	assert_int_equal(m.overflow, 10);
+	/* at 7.5 ms three are left (8, 9, 10 ms): room for one */
+	assert_int_equal(net_send(&l, &q, 10000, 1, 0, 7500000, bits, NULL, NULL, &m), 0);
+	assert_int_equal(m.overflow, 9);
+	assert_int_equal(m.last_arrival, 11000000);
+	net_txq_free(&q);
+
 	static const double loads[] = { 0.7, 1.0, 1.5 };
 
 	for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++) {

@@ -304,10 +304,19 @@ static uint32_t txq_held(struct net_txq *q, int64_t t)
 	return q->count;
 }
 
+/* A link without a limit may share the queue with one that has: when the ring is full the
+ * oldest entry goes.  Every decision stays exact for limits up to cap: an entry that went
+ * and still serialises at some time means all cap kept ones do too (they finish later),
+ * so the count reads cap, which is full for every such limit, as the true count is. */
 static void txq_push(struct net_txq *q, int64_t fin)
 {
-	if (q->cap)	/* count < cap: the limit check came first */
-		q->fin[(q->head + q->count++) % q->cap] = fin;
+	if (!q->cap)
+		return;
+	if (q->count == q->cap) {
+		q->head = (q->head + 1) % q->cap;
+		q->count--;
+	}
+	q->fin[(q->head + q->count++) % q->cap] = fin;
 }
 
 /* One message on its way out (net_send's state). */
