@@ -182,6 +182,10 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);
 void cfg_where(const struct cfg *c, const char *const keys[], char *buf, size_t n);
 /* Write the fully resolved configuration as an INI file that cfg_load accepts again. */
 int cfg_print(const struct cfg *c, FILE *f);
+/* One line per directed link src -> dst (src != dst < run.workers) with its resolved
+ * model in netem's words, then one per worker whose compute model is not the default;
+ * as INI comments (emu check --links). */
+int cfg_print_links(const struct cfg *c, FILE *f);
 /* The key reference (emu help keys; emu help SECTION for one section, "link" or
  * "link A-B" for links, "worker" or "worker A-B" for workers); -EINVAL for an unknown
  * section. */
