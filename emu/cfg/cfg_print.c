@@ -240,7 +240,9 @@ static void print_extras(FILE *f, const struct net_cfg *n)
 	}
 	if (n->reorder > 0) {
 		pct(n->reorder, a, sizeof(a));
-		fprintf(f, " reorder %s gap %lld", a, (long long)(n->reorder_gap ? n->reorder_gap : 1));
+		/* tc's gap 0 with a reorder probability is 1 */
+		fprintf(f, " reorder %s gap %lld", a,
+			(long long)(n->reorder_gap ? n->reorder_gap : 1));
 	}
 	if (n->corrupt > 0) {
 		pct(n->corrupt, a, sizeof(a));
