@@ -42,13 +42,18 @@ static const char help_run[] =
 	"runs.  Same file, same overrides, same seed: same numbers.\n";
 
 static const char help_check[] =
-	"usage: emu check FILE.ini [section.key=value ...]\n"
+	"usage: emu check [--links] FILE.ini [section.key=value ...]\n"
 	"\n"
 	"Loads FILE.ini and the overrides exactly as 'emu run' would, and prints the fully\n"
 	"resolved configuration as INI: every key, defaults filled in, each with its unit.\n"
 	"The output is itself a valid input that resolves to the same configuration, so\n"
 	"  emu check x.ini > resolved.ini\n"
-	"records what a run used.  Exit 0 if the configuration is valid, else 2.\n";
+	"records what a run used.  Exit 0 if the configuration is valid, else 2.\n"
+	"\n"
+	"  --links  then print, as comments, the model of every directed link as the [net]\n"
+	"           and [link ...] sections resolve it, one line each in netem's words\n"
+	"           (0->1 loss bernoulli 1% latency 50us ...), and the compute model of every\n"
+	"           worker that [worker ...] sections change\n";
 
 static const char help_bench[] =
 	"usage: emu bench net [ARGS]   rings, notification and exchange throughput\n"
@@ -60,16 +65,18 @@ static const char help_bench[] =
 	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
 	"for --help.\n";
 
-static int load(struct cfg *c, int argc, char **argv)
+/* argv[file] is FILE.ini, the overrides follow it. */
+static int load(struct cfg *c, int argc, char **argv, int file)
 {
 	char err[2048];
 
-	if (argc < 3) {
+	if (argc <= file) {
 		fprintf(stderr, "emu %s: missing FILE.ini; expected emu %s FILE.ini "
 			"[section.key=value ...]\n", argv[1], argv[1]);
 		return 2;
 	}
-	if (cfg_load_args(c, argv[2], argc - 3, argv + 3, 3, err, sizeof(err))) {
+	if (cfg_load_args(c, argv[file], argc - file - 1, argv + file + 1, file + 1, err,
+			  sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
@@ -102,7 +109,7 @@ static int cmd_help(int argc, char **argv)
 		cfg_help(stdout, NULL);
 	else if (cfg_help(stdout, topic)) {
 		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, bench, keys or "
-			"a section: run, net, link, train, data, rps, allreduce, signum, "
+			"a section: run, net, link, train, worker, data, rps, allreduce, signum, "
 			"jointspar\n", topic);
 		return 2;
 	}
@@ -112,15 +119,16 @@ static int cmd_help(int argc, char **argv)
 /* emu check / emu run: load the configuration, then print it or run it. */
 static int cmd_with_config(int argc, char **argv, int run)
 {
+	int links = !run && argc >= 3 && !strcmp(argv[2], "--links"), file = 2 + links;
 	struct cfg *c;
 	char err[512];
 	int r;
 
-	if (argc >= 3 && argv[2][0] == '-' && argv[2][1]) {	/* "-" may name a file */
-		if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))
+	if (argc > file && argv[file][0] == '-' && argv[file][1]) {	/* "-" may name a file */
+		if (!strcmp(argv[file], "--help") || !strcmp(argv[file], "-h"))
 			return cmd_help(3, (char *[]){ argv[0], "help", argv[1], NULL });
 		fprintf(stderr, "emu %s: unknown option '%s'; expected emu %s FILE.ini "
-			"[section.key=value ...]\n", argv[1], argv[2], argv[1]);
+			"[section.key=value ...]\n", argv[1], argv[file], argv[1]);
 		return 2;
 	}
 	c = malloc(sizeof(*c));
@@ -128,7 +136,7 @@ static int cmd_with_config(int argc, char **argv, int run)
 		fprintf(stderr, "emu: out of memory\n");
 		return 1;
 	}
-	r = load(c, argc, argv);
+	r = load(c, argc, argv, file);
 	if (!r && run) {
 		r = cmd_run(c, argc, argv);
 	} else if (!r && plan_check_config(c, NULL, err, sizeof(err)) < 0) {
@@ -136,6 +144,8 @@ static int cmd_with_config(int argc, char **argv, int run)
 		r = 2;
 	} else if (!r) {
 		cfg_print(c, stdout);	/* a failed write is found at exit (stdout_written) */
+		if (links)
+			cfg_print_links(c, stdout);
 	}
 	free(c);
 	return r;

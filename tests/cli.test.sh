@@ -183,6 +183,37 @@ expect_rc 0 "no-effect netem and compute keys" "$EMU" check /dev/null net.corrup
 [ "$(cat "$tmp/err")" = "argument 3 (net.corrupt_detect=checksum): warning: net.corrupt_detect = checksum has no effect: it acts only with corrupt > 0
 argument 5 (train.op_overhead=2us): warning: train.op_overhead = 2us has no effect: it acts only with train.compute = flops" ] ||
 	fail "no-effect warnings of corrupt_detect, op_overhead: $(cat "$tmp/err")"
+# emu check --links: every link and changed worker as resolved; a group and a more specific
+# section ([link 0-*] and [link 0-2], [worker 0-1] and [worker 1]): each line shows which won
+expect_rc 0 "check --links" "$EMU" check --links /dev/null run.workers=3 'link 0-*.latency=1ms' \
+	'link 0-*.loss_p=1%' 'link 0-2.latency=5ms' 'link 0-2.duplicate=1%' 'link 0-2.reorder=25%' \
+	'link *-*.corrupt=0.1%' 'link *-*.corrupt_detect=checksum' 'link 1-*.limit=1000' \
+	'link 2 -> 0-1.transport=reliable' 'worker 0-1.compute_jitter=1ms' 'worker 1.slowdown=4'
+sed -n '/^# every directed link as resolved/,$p' "$tmp/out" >"$tmp/links"
+cat >"$tmp/want" <<'LINKS'
+# every directed link as resolved (emu check --links)
+# 0->1 loss bernoulli 1% latency 1ms jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum
+# 0->2 loss bernoulli 1% latency 5ms jitter 0s bandwidth unlimited unreliable timeout 10ms duplicate 1% reorder 25% gap 1 corrupt 0.1% checksum
+# 1->0 loss none latency 0s jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum limit 1000
+# 1->2 loss none latency 0s jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum limit 1000
+# 2->0 loss none latency 0s jitter 0s bandwidth unlimited reliable rto 1ms rto_max 100ms max_retries 15 corrupt 0.1% checksum
+# 2->1 loss none latency 0s jitter 0s bandwidth unlimited reliable rto 1ms rto_max 100ms max_retries 15 corrupt 0.1% checksum
+# the workers whose compute model is not the default (slowdown 1, compute_jitter 0s)
+# worker 0 slowdown 1 compute_jitter 1ms normal
+# worker 1 slowdown 4 compute_jitter 1ms normal
+LINKS
+cmp -s "$tmp/links" "$tmp/want" || fail "emu check --links printed: $(diff "$tmp/want" "$tmp/links")"
+[ -s "$tmp/err" ] && fail "emu check --links warns: $(cat "$tmp/err")"
+# (comments: what it prints still loads, to the same configuration)
+cp "$tmp/out" "$tmp/a.ini"
+expect_rc 0 "check of check --links" "$EMU" check --links "$tmp/a.ini"
+cmp -s "$tmp/a.ini" "$tmp/out" || fail "emu check --links does not round-trip: $(diff "$tmp/a.ini" "$tmp/out" | head -5)"
+expect_rc 2 "check --links with a bad override" "$EMU" check --links /dev/null net.loss=x
+[ "$(cat "$tmp/err")" = "argument 4 (net.loss=x): unknown value 'x'; expected one of none, bernoulli, gilbert, state" ] ||
+	fail "check --links numbers the arguments: $(cat "$tmp/err")"
+expect_rc 0 "check --links --help" "$EMU" check --links --help
+grep -q -- '--links' "$tmp/out" || fail "emu check --help does not name --links"
+
 # (the presets, and the inputs on which fuzz_cfg once found the round trip broken)
 for ini in ini/*.ini tests/fuzz/regress/cfg_*.ini; do
 	[ -f "$ini" ] || continue

@@ -410,9 +410,11 @@ static void assert_same(const struct cfg *a, const struct cfg *b)
 	}
 	assert_int_equal(a->nworker_sections, b->nworker_sections);
 	for (int i = 0; i < a->nworker_sections; i++) {
-		const struct cfg_ids *ia = &a->worker_sections[i].ids, *ib = &b->worker_sections[i].ids;
+		const struct cfg_ids *ia = &a->worker_sections[i].ids;
+		const struct cfg_ids *ib = &b->worker_sections[i].ids;
 
-		assert_true(ia->first == ib->first && ia->last == ib->last && ia->any == ib->any);
+		assert_true(ia->first == ib->first && ia->last == ib->last);
+		assert_true(ia->any == ib->any);
 		assert_int_equal(a->worker_sections[i].set, b->worker_sections[i].set);
 	}
 	assert_memory_equal(a->worker, b->worker, sizeof(a->worker));
@@ -804,9 +806,10 @@ static int random_sections(uint64_t *s, int workers, char (*text)[300], char **o
 		"jitter", "distribution", "bandwidth", "transport" };
 	char star[32], arrow[48], wrange[32], wone[32], val[200];
 	int n = 0, a = (int)(test_rng(s) % (uint64_t)workers);
-	int s1 = (int)(test_rng(s) % (uint64_t)workers), d1 = (int)(test_rng(s) % (uint64_t)workers);
+	uint64_t nw = (uint64_t)workers;
+	int s1 = (int)(test_rng(s) % nw), d1 = (int)(test_rng(s) % nw);
 	int s2 = s1 + (int)(test_rng(s) % 7), d2 = d1 + (int)(test_rng(s) % 7);
-	int w1 = (int)(test_rng(s) % (uint64_t)(workers - 1)), w2 = w1 + 1 + (int)(test_rng(s) % 7);
+	int w1 = (int)(test_rng(s) % (nw - 1)), w2 = w1 + 1 + (int)(test_rng(s) % 7);
 
 	snprintf(star, sizeof(star), test_rng(s) & 1 ? "link %d-*" : "link *-%d", a);
 	snprintf(arrow, sizeof(arrow), "link %d-%d -> %d-%d", s1, s2 < workers ? s2 : workers - 1,

@@ -160,8 +160,9 @@ struct cfg {
 };
 
 /* Load FILE, apply overrides ("section.key=value", in order; for a link or worker section
- * "link A-B.key=value", "link 0-7->8-15.key=value", "worker 0-3.key=value").  On error writes one "FILE:LINE: ..." (or "argument N: ...")
- * message to err and returns -EINVAL; returns 0 on success. */
+ * "link A-B.key=value", "link 0-7->8-15.key=value", "worker 0-3.key=value").  On error
+ * writes one "FILE:LINE: ..." (or "argument N: ...") message to err and returns -EINVAL;
+ * returns 0 on success. */
 int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],
 	     char *err, size_t errlen);
 /* cfg_load, numbering the overrides in messages from argbase ("argument N"): main
@@ -182,6 +183,10 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);
 void cfg_where(const struct cfg *c, const char *const keys[], char *buf, size_t n);
 /* Write the fully resolved configuration as an INI file that cfg_load accepts again. */
 int cfg_print(const struct cfg *c, FILE *f);
+/* One line per directed link src -> dst (src != dst < run.workers) with its resolved
+ * model in netem's words, then one per worker whose compute model is not the default;
+ * as INI comments (emu check --links). */
+int cfg_print_links(const struct cfg *c, FILE *f);
 /* The key reference (emu help keys; emu help SECTION for one section, "link" or
  * "link A-B" for links, "worker" or "worker A-B" for workers); -EINVAL for an unknown
  * section. */

@@ -185,6 +185,132 @@ int cfg_print(const struct cfg *c, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* --- emu check --links: every link and worker as resolved --------------------------- */
+
+/* A probability as tc writes it: 1%, 0.5%. */
+static void pct(double p, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.6g%%", p * 100);
+}
+
+static void print_loss(FILE *f, const struct net_cfg *n)
+{
+	char a[32], b[32], d[32], e[32], g[32];
+
+	pct(n->loss_p, a, sizeof(a));
+	switch (n->loss) {
+	case LOSS_NONE:
+		fprintf(f, " loss none");
+		break;
+	case LOSS_BERNOULLI:
+		fprintf(f, " loss bernoulli %s", a);
+		break;
+	case LOSS_GILBERT:
+		pct(n->ge_r, b, sizeof(b));
+		pct(n->ge_1h, d, sizeof(d));
+		pct(n->ge_1k, e, sizeof(e));
+		fprintf(f, " loss gilbert p %s r %s 1-h %s 1-k %s", a, b, d, e);
+		break;
+	case LOSS_STATE:
+		pct(n->p13, a, sizeof(a));
+		pct(n->p31, b, sizeof(b));
+		pct(n->p32, d, sizeof(d));
+		pct(n->p23, e, sizeof(e));
+		pct(n->p14, g, sizeof(g));
+		fprintf(f, " loss state p13 %s p31 %s p32 %s p23 %s p14 %s", a, b, d, e, g);
+		break;
+	}
+}
+
+/* The value of net key k in n as the table writes it. */
+static const char *val(const struct net_cfg *n, int k, char *buf, size_t size)
+{
+	cfg_key_format(&cfg_keys[k], n, buf, size);
+	return buf;
+}
+
+/* netem's extras, only where they are set. */
+static void print_extras(FILE *f, const struct net_cfg *n)
+{
+	char a[32];
+
+	if (n->duplicate > 0) {
+		pct(n->duplicate, a, sizeof(a));
+		fprintf(f, " duplicate %s", a);
+	}
+	if (n->reorder > 0) {
+		pct(n->reorder, a, sizeof(a));
+		/* tc's gap 0 with a reorder probability is 1 */
+		fprintf(f, " reorder %s gap %lld", a,
+			(long long)(n->reorder_gap ? n->reorder_gap : 1));
+	}
+	if (n->corrupt > 0) {
+		pct(n->corrupt, a, sizeof(a));
+		fprintf(f, " corrupt %s%s", a,
+			n->corrupt_detect == CORRUPT_DETECT_CHECKSUM ? " checksum" : "");
+	}
+	if (n->limit > 0)
+		fprintf(f, " limit %lld", (long long)n->limit);
+}
+
+static void print_link_line(FILE *f, int src, int dst, const struct net_cfg *n)
+{
+	char a[32], b[32], d[32];
+
+	fprintf(f, "# %d->%d", src, dst);
+	print_loss(f, n);
+	if (n->unit == UNIT_PACKET)
+		fprintf(f, " unit packet mtu %s", val(n, CFG_NETK_mtu, a, sizeof(a)));
+	fprintf(f, " latency %s jitter %s", val(n, CFG_NETK_latency, a, sizeof(a)),
+		val(n, CFG_NETK_jitter, b, sizeof(b)));
+	if (n->jitter > 0)
+		fprintf(f, " %s", cfg_dist_names[n->distribution]);
+	fprintf(f, " bandwidth %s", n->bandwidth > 0 ?
+		val(n, CFG_NETK_bandwidth, a, sizeof(a)) : "unlimited");
+	if (n->transport == TRANSPORT_RELIABLE)
+		fprintf(f, " reliable rto %s rto_max %s max_retries %d",
+			val(n, CFG_NETK_rto, a, sizeof(a)), val(n, CFG_NETK_rto_max, b, sizeof(b)),
+			n->max_retries);
+	else
+		fprintf(f, " unreliable timeout %s", val(n, CFG_NETK_timeout, d, sizeof(d)));
+	print_extras(f, n);
+	fputc('\n', f);
+}
+
+int cfg_print_links(const struct cfg *c, FILE *f)
+{
+	struct cfg_worker_model def;
+	struct net_cfg n;
+	char a[32], b[32];
+
+	fprintf(f, "\n# every directed link as resolved (emu check --links)\n");
+	for (int src = 0; src < c->run.workers; src++) {
+		for (int dst = 0; dst < c->run.workers; dst++) {
+			if (src == dst)
+				continue;
+			cfg_link_net(c, src, dst, &n);
+			print_link_line(f, src, dst, &n);
+		}
+	}
+	cfg_worker_default(&def);
+	fprintf(f, "# the workers whose compute model is not the default (slowdown 1, "
+		"compute_jitter 0s)\n");
+	for (int w = 0; w < c->run.workers; w++) {
+		const struct cfg_worker_model *m = &c->worker[w];
+
+		/* (a distribution without jitter changes nothing) */
+		if (m->slowdown == def.slowdown && m->jitter == 0)
+			continue;
+		cfg_key_format(&cfg_keys[CFG_WK0 + CFG_WK_slowdown], m, a, sizeof(a));
+		units_fmt_duration(m->jitter, b, sizeof(b));
+		fprintf(f, "# worker %d slowdown %s compute_jitter %s", w, a, b);
+		if (m->jitter > 0)
+			fprintf(f, " %s", cfg_dist_names[m->jitter_dist]);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 static int section_index(const char *section)
 {
 	if (!strcmp(section, "link A-B"))

@@ -142,71 +142,6 @@ static bool net_key_changed(const struct net_cfg *n, int k)
 	return memcmp((const char *)n + key->off, (const char *)&d + key->off, key->size) != 0;
 }
 
-/* netem: "loss 5%" alone is random (Bernoulli) loss.  A link section that gives loss_p
- * but no model gets loss = bernoulli when, on every link where its loss_p decides, the
- * model comes from [net] or less specific sections and is none.  Not where a section as
- * specific gives another loss on a link it covers: the implied model would contradict
- * it (cfg_validate_sections). */
-static bool inherits_no_loss(const struct cfg *c, int i)
-{
-	int64_t w = cfg_link_weight(&c->links[i]);
-	int win[CFG_NNET], tie[CFG_NNET];
-	bool decides = false;
-
-	for (int src = 0; src < c->run.workers; src++) {
-		for (int dst = 0; dst < c->run.workers; dst++) {
-			int l;
-
-			if (!cfg_link_covers(&c->links[i], src, dst))
-				continue;
-			cfg_link_winners(c, src, dst, win, tie);
-			l = win[CFG_NETK_loss];
-			if (l >= 0 && cfg_link_weight(&c->links[l]) == w &&
-			    c->links[l].net.loss != LOSS_BERNOULLI)
-				return false;
-			if ((l >= 0 && cfg_link_weight(&c->links[l]) <= w) ||
-			    win[CFG_NETK_loss_p] != i)
-				continue;
-			if ((l >= 0 ? c->links[l].net.loss : c->net.loss) != LOSS_NONE)
-				return false;
-			decides = true;
-		}
-	}
-	return decides;
-}
-
-static void imply_bernoulli(struct loader *L)
-{
-	struct cfg *c = L->c;
-	int order[CFG_MAX_LINKS];
-
-	if (!(c->net_set & BIT(CFG_NETK_loss)) && c->net.loss_p > 0) {
-		c->net.loss = LOSS_BERNOULLI;
-		c->net_set |= BIT(CFG_NETK_loss);
-		L->key_loc[CFG_NETK_loss] = L->key_loc[CFG_NETK_loss_p];
-	}
-	/* least specific first: what a section inherits is settled before it is asked */
-	for (int i = 0; i < c->nlinks; i++) {
-		int j = i;
-
-		for (; j > 0 && cfg_link_weight(&c->links[order[j - 1]]) <
-				cfg_link_weight(&c->links[i]); j--)
-			order[j] = order[j - 1];
-		order[j] = i;
-	}
-	for (int o = 0; o < c->nlinks; o++) {
-		int i = order[o];
-		struct cfg_link *lk = &c->links[i];
-
-		if ((lk->set & BIT(CFG_NETK_loss)) || !(lk->set & BIT(CFG_NETK_loss_p)) ||
-		    !(lk->net.loss_p > 0) || !inherits_no_loss(c, i))
-			continue;
-		lk->net.loss = LOSS_BERNOULLI;
-		lk->set |= BIT(CFG_NETK_loss);
-		L->link_key_loc[i][CFG_NETK_loss] = L->link_key_loc[i][CFG_NETK_loss_p];
-	}
-}
-
 /* The directed links that some [link ...] section covers, resolved once for the checks
  * (links no section covers are [net] itself). */
 struct resolved {
@@ -221,6 +156,8 @@ struct linktab {
 	struct resolved *r;
 };
 
+/* Who decides what on every link a section covers; the models come later (resolve_all),
+ * once imply_bernoulli has given its sections their model. */
 static int build_linktab(const struct cfg *c, struct linktab *t)
 {
 	int nw = c->run.workers, tie[CFG_NNET];
@@ -251,11 +188,92 @@ static int build_linktab(const struct cfg *c, struct linktab *t)
 			r->src = src;
 			r->dst = dst;
 			cfg_link_winners(c, src, dst, r->win, tie);
-			cfg_link_net_from(c, r->win, &r->n);
 			t->n++;
 		}
 	}
 	return 0;
+}
+
+static void resolve_all(const struct cfg *c, struct linktab *t)
+{
+	for (int i = 0; i < t->n; i++)
+		cfg_link_net_from(c, t->r[i].win, &t->r[i].n);
+}
+
+/* netem: "loss 5%" alone is random (Bernoulli) loss.  A link section that gives loss_p
+ * but no model gets loss = bernoulli when, on every link where its loss_p decides, the
+ * model comes from [net] or less specific sections and is none.  Not where a section as
+ * specific gives another loss on a link it covers: the implied model would contradict
+ * it (cfg_validate_sections). */
+static bool inherits_no_loss(const struct cfg *c, const struct linktab *t, int i)
+{
+	int64_t w = cfg_link_weight(&c->links[i]);
+	bool decides = false;
+
+	for (int j = 0; j < t->n; j++) {
+		const struct resolved *r = &t->r[j];
+		int l = r->win[CFG_NETK_loss];
+		int64_t lw = l >= 0 ? cfg_link_weight(&c->links[l]) : INT64_MAX;
+
+		if (!cfg_link_covers(&c->links[i], r->src, r->dst))
+			continue;
+		if (lw == w && c->links[l].net.loss != LOSS_BERNOULLI)
+			return false;
+		if (lw <= w || r->win[CFG_NETK_loss_p] != i)
+			continue;
+		if ((l >= 0 ? c->links[l].net.loss : c->net.loss) != LOSS_NONE)
+			return false;
+		decides = true;
+	}
+	return decides;
+}
+
+/* Section i now gives loss: it decides loss where nothing more specific does. */
+static void takes_loss(const struct cfg *c, struct linktab *t, int i)
+{
+	int64_t w = cfg_link_weight(&c->links[i]);
+
+	for (int j = 0; j < t->n; j++) {
+		struct resolved *r = &t->r[j];
+		int l = r->win[CFG_NETK_loss];
+
+		if (cfg_link_covers(&c->links[i], r->src, r->dst) &&
+		    (l < 0 || w < cfg_link_weight(&c->links[l])))
+			r->win[CFG_NETK_loss] = i;
+	}
+}
+
+static void imply_bernoulli(struct loader *L, struct linktab *t)
+{
+	struct cfg *c = L->c;
+	int order[CFG_MAX_LINKS];
+
+	if (!(c->net_set & BIT(CFG_NETK_loss)) && c->net.loss_p > 0) {
+		c->net.loss = LOSS_BERNOULLI;
+		c->net_set |= BIT(CFG_NETK_loss);
+		L->key_loc[CFG_NETK_loss] = L->key_loc[CFG_NETK_loss_p];
+	}
+	/* least specific first: what a section inherits is settled before it is asked */
+	for (int i = 0; i < c->nlinks; i++) {
+		int j = i;
+
+		for (; j > 0 && cfg_link_weight(&c->links[order[j - 1]]) <
+				cfg_link_weight(&c->links[i]); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (int o = 0; o < c->nlinks; o++) {
+		int i = order[o];
+		struct cfg_link *lk = &c->links[i];
+
+		if ((lk->set & BIT(CFG_NETK_loss)) || !(lk->set & BIT(CFG_NETK_loss_p)) ||
+		    !(lk->net.loss_p > 0) || !inherits_no_loss(c, t, i))
+			continue;
+		lk->net.loss = LOSS_BERNOULLI;
+		lk->set |= BIT(CFG_NETK_loss);
+		L->link_key_loc[i][CFG_NETK_loss] = L->link_key_loc[i][CFG_NETK_loss_p];
+		takes_loss(c, t, i);
+	}
 }
 
 /* Whether a key given in [net] acts anywhere: on [net] itself (the links no section
@@ -465,12 +483,13 @@ static int check_net(struct loader *L)
 	struct linktab t;
 	int r;
 
-	imply_bernoulli(L);
 	if (build_linktab(L->c, &t)) {
 		L->failed = 1;
 		snprintf(L->err, L->errlen, "%s: out of memory", L->path);
 		return -ENOMEM;
 	}
+	imply_bernoulli(L, &t);
+	resolve_all(L->c, &t);
 	r = check_links(L, &t);
 	free(t.r);
 	return r;

@@ -109,13 +109,15 @@ static int check_link_ties(struct loader *L)
 				continue;
 			cfg_link_winners(c, src, dst, win, ties);
 			for (int k = 0; k < CFG_NNET; k++) {
-				if (ties[k] < 0 || (o = link_disagrees(c, src, dst, k, win[k])) < 0)
+				int w = win[k];
+
+				if (ties[k] < 0 || (o = link_disagrees(c, src, dst, k, w)) < 0)
 					continue;
-				cfg_link_name(&c->links[win[k]], a, sizeof(a));
+				cfg_link_name(&c->links[w], a, sizeof(a));
 				cfg_link_name(&c->links[o], b, sizeof(b));
 				snprintf(what, sizeof(what), "the link %d -> %d", src, dst);
 				snprintf(decide, sizeof(decide), "link %d-%d", src, dst);
-				return tie(L, a, L->link_key_loc[win[k]][k], b, L->link_key_loc[o][k],
+				return tie(L, a, L->link_key_loc[w][k], b, L->link_key_loc[o][k],
 					   cfg_keys[k].name, what, "links", decide);
 			}
 		}
@@ -174,41 +176,34 @@ static bool worker_key_changed(const struct cfg_worker_section *ws, int k)
 	return memcmp((const char *)&ws->m + key->off, (const char *)&d + key->off, key->size);
 }
 
-/* Worker keys that decide for no worker, or (the jitter's distribution) act on none. */
-static void check_worker_effects(struct loader *L)
+/* Worker key k of section i: a warning when it decides for no worker, or (the jitter's
+ * distribution) acts on none of those it decides for. */
+static void check_worker_key(struct loader *L, int i, int k)
 {
 	const struct cfg *c = L->c;
+	const struct cfg_worker_section *ws = &c->worker_sections[i];
+	const char *key = cfg_keys[CFG_WK0 + k].name;
 	int win[CFG_NWORKERK], ties[CFG_NWORKERK];
+	bool decides = false, acts = false;
+	char name[32], val[64];
 
-	for (int i = 0; i < c->nworker_sections; i++) {
-		const struct cfg_worker_section *ws = &c->worker_sections[i];
-		char name[32], val[64];
-
-		cfg_worker_name(ws, name, sizeof(name));
-		for (int k = 0; k < CFG_NWORKERK; k++) {
-			bool decides = false, acts = false;
-
-			if (!(ws->set & 1u << k) || !worker_key_changed(ws, k))
-				continue;
-			for (int w = 0; w < c->run.workers; w++) {
-				cfg_worker_winners(c, w, win, ties);
-				if (win[k] != i)
-					continue;
-				decides = true;
-				acts |= k != CFG_WK_compute_jitter_distribution || c->worker[w].jitter > 0;
-			}
-			cfg_key_format(&cfg_keys[CFG_WK0 + k], &ws->m, val, sizeof(val));
-			if (!decides)
-				cfg_warn(L, L->wsect_key_loc[i][k], "%s.%s = %s has no effect: a more "
-					 "specific section gives %s for every worker [%s] covers", name,
-					 cfg_keys[CFG_WK0 + k].name, val, cfg_keys[CFG_WK0 + k].name,
-					 name);
-			else if (!acts)
-				cfg_warn(L, L->wsect_key_loc[i][k], "%s.%s = %s has no effect: it acts "
-					 "only with compute_jitter > 0", name,
-					 cfg_keys[CFG_WK0 + k].name, val);
-		}
+	if (!(ws->set & 1u << k) || !worker_key_changed(ws, k))
+		return;
+	for (int w = 0; w < c->run.workers; w++) {
+		cfg_worker_winners(c, w, win, ties);
+		if (win[k] != i)
+			continue;
+		decides = true;
+		acts |= k != CFG_WK_compute_jitter_distribution || c->worker[w].jitter > 0;
 	}
+	cfg_worker_name(ws, name, sizeof(name));
+	cfg_key_format(&cfg_keys[CFG_WK0 + k], &ws->m, val, sizeof(val));
+	if (!decides)
+		cfg_warn(L, L->wsect_key_loc[i][k], "%s.%s = %s has no effect: a more specific "
+			 "section gives %s for every worker [%s] covers", name, key, val, key, name);
+	else if (!acts)
+		cfg_warn(L, L->wsect_key_loc[i][k], "%s.%s = %s has no effect: it acts only with "
+			 "compute_jitter > 0", name, key, val);
 }
 
 int cfg_validate_sections(struct loader *L)
@@ -216,6 +211,8 @@ int cfg_validate_sections(struct loader *L)
 	if (check_ids_exist(L) || check_worker_ties(L) || check_link_ties(L))
 		return -EINVAL;
 	cfg_resolve_workers(L->c);
-	check_worker_effects(L);
+	for (int i = 0; i < L->c->nworker_sections; i++)
+		for (int k = 0; k < CFG_NWORKERK; k++)
+			check_worker_key(L, i, k);
 	return 0;
 }

@@ -3,8 +3,9 @@
  * Input: an INI file, optionally followed by a line "%%" and one override per line.  A
  * configuration that loads must survive the round trip emu check promises: what
  * cfg_print writes loads again (without warnings it did not have) and prints the same.
- * One that does not load must say why.  Anything else, and any sanitizer report, is a
- * crash.  Seeds: the presets in ini/ and the bad inputs in tests/bad/ (scripts/fuzz).
+ * One that does not load must say why; emu check --links must print what loads.  Anything
+ * else, and any sanitizer report, is a crash.  Seeds: the presets in ini/, the bad inputs
+ * in tests/bad/ and tests/fuzz/regress/cfg_*.ini (scripts/fuzz).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,18 @@ static char *print(const struct cfg *c, size_t *len)
 	if (!f || cfg_print(c, f) < 0 || fclose(f))
 		abort();
 	return out;
+}
+
+/* emu check --links: every link and worker as resolved (sanitizers watch it). */
+static void print_links(const struct cfg *c)
+{
+	char *out = NULL;
+	size_t len;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f || cfg_print_links(c, f) < 0 || fclose(f))
+		abort();
+	free(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -70,6 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	size_t alen, blen;
 	char *a = print(&c, &alen);
+
+	print_links(&c);
 
 	put_file(a, alen);
 	if (cfg_load(&again, path, 0, NULL, err, sizeof(err)) != 0) {
