@@ -22,6 +22,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "emu/net/net.h"
+#include "tests/net_base.h"
 
 enum { NB = 100, BATCH = 10000, N = NB * BATCH };
 
@@ -29,17 +30,6 @@ struct loss_stats {
 	double rate, rate_sd;		/* losses per unit */
 	double burst, burst_sd;		/* mean length of runs of consecutive losses */
 };
-
-static struct net_cfg cfg_base(void)
-{
-	struct net_cfg c;
-
-	memset(&c, 0, sizeof(c));
-	c.ge_r = c.ge_1h = c.ge_1k = NET_UNSET;
-	c.p31 = c.p32 = c.p23 = c.p14 = NET_UNSET;
-	c.unit = UNIT_MESSAGE;
-	return c;
-}
 
 /* Draw N units of one link (step 0, consecutive unit numbers, as a sender would) */
 static void measure(const struct net_cfg *c, uint64_t seed, struct loss_stats *s)

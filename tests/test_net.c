@@ -13,21 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "emu/net/net.h"
+#include "tests/net_base.h"
 #include "emu/net/rng.h"
-
-static struct net_cfg cfg_base(void)
-{
-	struct net_cfg c;
-
-	memset(&c, 0, sizeof(c));
-	c.ge_r = c.ge_1h = c.ge_1k = NET_UNSET;
-	c.p31 = c.p32 = c.p23 = c.p14 = NET_UNSET;
-	c.unit = UNIT_MESSAGE;
-	c.rto = 1000000;
-	c.rto_max = 8000000;
-	c.max_retries = 15;
-	return c;
-}
 
 /* Sample mean and sd of n delays, with 5-sd bounds for both: the mean's sd is s/sqrt(n);
  * the sample variance's sd is sqrt((m4 - s^4) / n) (m4: fourth central moment, estimated

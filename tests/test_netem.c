@@ -18,23 +18,9 @@
 #include <cmocka.h>
 #include "emu/bench/bench.h"
 #include "emu/net/net.h"
+#include "tests/net_base.h"
 
 enum { N = 1000000 };
-
-static struct net_cfg cfg_base(void)
-{
-	struct net_cfg c;
-
-	memset(&c, 0, sizeof(c));
-	c.ge_r = c.ge_1h = c.ge_1k = NET_UNSET;
-	c.p31 = c.p32 = c.p23 = c.p14 = NET_UNSET;
-	c.unit = UNIT_MESSAGE;
-	c.timeout = 1000000;
-	c.rto = 1000000;
-	c.rto_max = 8000000;
-	c.max_retries = 15;
-	return c;
-}
 
 /* |got - want| within k sds; prints both either way. */
 static void near(const char *what, double got, double want, double sd, double k)
