@@ -756,6 +756,39 @@ static void test_clock_timeout(void **state)
 	unrun(&sc, r);
 }
 
+/* Reliable, and link 1 -> 0 loses everything: worker 1 gives its unit for server 0 up
+ * after max_retries = 2 resends, when its last timer runs out (resends at 1 and 3 ms,
+ * rtos 1, 2, 4 ms: 7 ms), and server 0 waits that long; its replies arrive at 8 ms.
+ * Server 1's reply to worker 0 (sent at 1 ms) is given up at 8 ms likewise.  Every clock
+ * ends at 8 ms: a given-up unit is waited for, though nothing arrives. */
+static void test_clock_give_up(void **state)
+{
+	struct scen sc;
+
+	scen_base(&sc, 4);
+	sc.steps = 1;
+	sc.reply = REPLY_PATTERN;
+	sc.c.net.latency = 1000000;
+	sc.c.net.transport = TRANSPORT_RELIABLE;
+	sc.c.net.rto = 1000000;
+	sc.c.net.rto_max = 8000000;
+	sc.c.net.max_retries = 2;
+	sc.c.nlinks = 1;
+	sc.c.links[0].src = 1;
+	sc.c.links[0].dst = 0;
+	sc.c.links[0].net = sc.c.net;
+	sc.c.links[0].net.loss = LOSS_BERNOULLI;
+	sc.c.links[0].net.loss_p = 1;
+	sc.c.links[0].set = 1ULL << CFG_NETK_loss | 1ULL << CFG_NETK_loss_p;
+	struct rec *r = run(&sc);
+
+	assert_int_equal(r[0].narr_in[1], 0);
+	assert_int_equal(r[0].narr_rep[1], 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r[i].clock, 8000000);
+	unrun(&sc, r);
+}
+
 int main(int argc, char **argv)
 {
 	the_mode = test_notify_mode(argc, argv);
@@ -766,6 +799,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_clock_bandwidth),
 		cmocka_unit_test(test_clock_timeout),
 		cmocka_unit_test(test_clock_deadline),
+		cmocka_unit_test(test_clock_give_up),
 		cmocka_unit_test(test_total_loss),
 		cmocka_unit_test(test_corrupt_delivery),
 		cmocka_unit_test(test_loss_masks_determinism),

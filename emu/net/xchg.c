@@ -483,9 +483,12 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 
 		if (j == x->id)
 			continue;
-		int64_t deadline = p->timeout_in[j] >= 0 ? t0 + p->timeout_in[j] : INT64_MAX;
+		bool unreliable = p->timeout_in[j] >= 0;
+		int64_t deadline = unreliable ? t0 + p->timeout_in[j] : INT64_MAX;
 
-		h->arrive = h->depart;
+		/* a reliable sender's arrive may be when it gave a unit up: keep it */
+		if (unreliable)
+			h->arrive = h->depart;
 		for (int u = 0; u < h->nunits; u++) {
 			if (!xchg_bit(f->bits, u))
 				continue;
@@ -501,7 +504,7 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 				continue;
 			}
 			kept += e - s;
-			if (f->times[u] > h->arrive)
+			if (unreliable && f->times[u] > h->arrive)
 				h->arrive = f->times[u];
 		}
 		uint64_t bytes = sizeof(*h) + xhdr_bitmap_bytes(h) + kept;
