@@ -1,4 +1,4 @@
-/* emu/main.c — the command line: run, check, bench, help.
+/* emu/main.c — the command line: run, check, bench, compare, help.
  * Exit codes: 0 ok, 1 a failed run, 2 usage or configuration error. */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,10 +25,12 @@ static const char usage[] =
 	"  emu run FILE.ini [section.key=value ...]    run the experiment FILE.ini describes\n"
 	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
 	"  emu bench net|nn|train|jointspar|limit [ARGS]  benchmarks (emu help bench)\n"
-	"  emu help [run|check|bench|keys|SECTION]     this text, or more about one topic\n"
+	"  emu compare [--tol REL] A B                 two runs' CSVs, cell by cell\n"
+	"  emu help [run|check|bench|compare|keys|SECTION]  this text, or more about one topic\n"
 	"  emu --version\n"
 	"\n"
-	"Exit codes: 0 ok, 1 the run failed, 2 usage or configuration error.\n";
+	"Exit codes: 0 ok, 1 the run failed (compare: the runs differ), 2 usage or\n"
+	"configuration error.\n";
 
 static const char help_run[] =
 	"usage: emu run FILE.ini [section.key=value ...]\n"
@@ -103,14 +105,16 @@ static int cmd_help(int argc, char **argv)
 		fputs(help_check, stdout);
 	else if (!strcmp(topic, "bench"))
 		fputs(help_bench, stdout);
+	else if (!strcmp(topic, "compare"))
+		return cmd_compare(2, (char *[]){ "compare", "--help", NULL });
 	else if (!strcmp(topic, "keys") && argc == 4)
 		cfg_help_markdown(stdout);
 	else if (!strcmp(topic, "keys"))
 		cfg_help(stdout, NULL);
 	else if (cfg_help(stdout, topic)) {
-		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, bench, keys or "
-			"a section: run, net, link, train, worker, data, rps, allreduce, signum, "
-			"jointspar\n", topic);
+		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, bench, compare, "
+			"keys or a section: run, net, link, train, worker, data, rps, allreduce, "
+			"signum, jointspar\n", topic);
 		return 2;
 	}
 	return 0;
@@ -209,7 +213,7 @@ static void safe_stdio(void)
 
 static int dispatch(int argc, char **argv)
 {
-	static const char *const cmds[] = { "run", "check", "bench", "help" };
+	static const char *const cmds[] = { "run", "check", "bench", "compare", "help" };
 	const char *near;
 
 	if (argc < 2) {
@@ -228,14 +232,16 @@ static int dispatch(int argc, char **argv)
 		return cmd_with_config(argc, argv, 0);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc, argv);
+	if (!strcmp(argv[1], "compare"))
+		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help"))
 		return cmd_help(argc, argv);
 	near = cfg_suggest(argv[1], cmds, sizeof(cmds) / sizeof(cmds[0]));
 	if (near)
 		fprintf(stderr, "emu: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
 	else
-		fprintf(stderr, "emu: unknown command '%s'; expected run, check, bench or help "
-			"(emu --help)\n", argv[1]);
+		fprintf(stderr, "emu: unknown command '%s'; expected run, check, bench, compare "
+			"or help (emu --help)\n", argv[1]);
 	return 2;
 }
 
