@@ -17,6 +17,7 @@
 #   make fuzz            the libFuzzer targets, FUZZ_SECONDS (600) each (clang)
 #   make plots           figures of whatever runs exist under runs/
 #   make congestion      congestion loss of a queue limit against M/D/1/K (figure)
+#   make reference       regenerate tests/reference/ (the regression test's reference runs)
 #   make install PREFIX=/usr/local
 
 CC       ?= cc
@@ -87,7 +88,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 .SECONDARY:
 
 .PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
-	install clean help congestion
+	install clean help congestion reference
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -207,6 +208,13 @@ congestion: deps
 	@mkdir -p runs
 	$(BUILD)/emu bench limit >runs/congestion.csv
 	gnuplot -e "csv='runs/congestion.csv'; out='plots/figures/congestion.png'" plots/congestion.gp
+
+# The reference runs of tests/reference_runs.test.sh: each preset tests/reference/NAME.ini
+# rerun into tests/reference/NAME/ (README: "Regression testing").  Only for an intended
+# numerical change, which the commit that stores them says and explains.
+reference: deps
+	$(build_emu)
+	scripts/reference-runs --regenerate $(BUILD)/emu tests/reference
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

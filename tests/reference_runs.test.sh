@@ -1,0 +1,65 @@
+#!/bin/sh
+# emu's own regression test, the workflow of the README's "Regression testing": each
+# reference run tests/reference/NAME/ (made by `make reference` from the preset
+# tests/reference/NAME.ini: one per algorithm, loss on, 4 workers, an MLP on 2048
+# Fashion-MNIST samples, 40 steps) is rerun from its stored config.ini and compared
+# with `emu compare --tol`, so that a numerical change anywhere fails here and the
+# compare output says where (file, row, column, both values).
+#
+# The tolerance, 1e-9 (the CSVs' 9 digits): on this machine the runs are exact, in the
+# gcc -O2 -march=native build and in clang's -O1 sanitizer build alike (an MLP never
+# reaches emu's AVX-512 convolution, the kernel those two builds do not share: LeNet's
+# runs differ between them by up to 3e-3).  No tolerance carries them to another kind
+# of CPU: OpenBLAS chooses its sgemm kernels by CPU, and those of other CPUs (forced
+# here with OPENBLAS_CORETYPE=SkylakeX, Sandybridge, Nehalem) move every run by 1e-8 to
+# 1e-7 at first, then a ReLU that flips takes RPS's to 1e-4 within 40 steps, as large
+# as some real changes.  tests/reference/MACHINE says where the references were made; a
+# failure on another kind of machine says so (regenerate them there from a good commit).
+# env: EMU, SRCDIR
+. "$SRCDIR/tests/lib.sh"
+ref=$SRCDIR/tests/reference
+tol=1e-9
+n=0
+for ini in "$ref"/*.ini; do
+	name=$(basename "$ini" .ini)
+	for f in config.ini train.csv eval.csv net.csv; do
+		[ -s "$ref/$name/$f" ] ||
+			fail "$name: no tests/reference/$name/$f; make reference stores the runs"
+	done
+	# The stored run is still what its preset says, as this emu resolves both: a preset
+	# edited or a default changed since (the references then need regenerating).
+	# (each key with its section, comments left out: the lines diff shows say it all)
+	keys() { awk '/^#/ || !NF { next } /^\[/ { s = $0; next } { print s, $0 }'; }
+	"$EMU" check "$ini" 2>"$T/err" | keys >"$T/preset.ini" ||
+		{ cat "$T/err"; fail "$name: $ini"; }
+	"$EMU" check "$ref/$name/config.ini" 2>"$T/err" | keys >"$T/stored.ini" ||
+		{ cat "$T/err"; fail "$name: tests/reference/$name/config.ini no longer loads"; }
+	[ -s "$T/preset.ini" ] || { cat "$T/err"; fail "$name: emu check printed nothing"; }
+	if ! diff "$T/preset.ini" "$T/stored.ini" >"$T/diff"; then
+		grep '^[<>]' "$T/diff" | sed 's/^</preset:/; s/^>/stored:/'
+		fail "$name: tests/reference/$name/config.ini is not what $name.ini resolves to" \
+			"(above); if that is intended, make reference and say why in the commit"
+	fi
+	"$EMU" run "$ref/$name/config.ini" run.output="$T/$name" >/dev/null 2>"$T/err" ||
+		{ cat "$T/err"; fail "$name: the run failed"; }
+	rc=0
+	"$EMU" compare --tol "$tol" "$ref/$name" "$T/$name" >"$T/cmp" 2>&1 || rc=$?
+	sed "s/^/$name: /" "$T/cmp"
+	if [ $rc -ne 0 ]; then
+		"$SRCDIR/scripts/reference-runs" --machine "$EMU" >"$T/machine"
+		cmp -s "$T/machine" "$ref/MACHINE" || {
+			echo "The references were made on another kind of machine, whose last bits"
+			echo "differ (README: \"Regression testing\"); regenerate them here (make"
+			echo "reference) at a commit known to be good, then compare.  References:"
+			sed 's/^/    /' "$ref/MACHINE"
+			echo "This machine:"
+			sed 's/^/    /' "$T/machine"
+		}
+		fail "$name: not the reference run (emu compare exit $rc, above); an intended" \
+			"numerical change regenerates the references (make reference) and says" \
+			"why in its commit"
+	fi
+	n=$((n + 1))
+done
+[ $n -ge 5 ] || fail "$n reference runs in tests/reference; expected one per algorithm"
+echo "$n reference runs rerun and the same within $tol"
