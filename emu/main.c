@@ -27,6 +27,7 @@ static const char usage[] =
 	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
 	"  emu bench net|nn|train|jointspar|limit [ARGS]  benchmarks (emu help bench)\n"
 	"  emu help [run|check|bench|keys|SECTION]     this text, or more about one topic\n"
+	"  emu help keys --names|--json                every key, for programs\n"
 	"  emu help presets                            the presets emu run NAME.ini finds\n"
 	"  emu --version\n"
 	"\n"
@@ -99,6 +100,21 @@ static int load(struct cfg *c, int argc, char **argv, int file)
 	return 0;
 }
 
+/* emu help keys --markdown|--names|--json: the key table for the README and for programs
+ * (a failed write is found at exit); -EINVAL for another option. */
+static int help_keys_as(const char *opt)
+{
+	if (!strcmp(opt, "--markdown"))
+		cfg_help_markdown(stdout);
+	else if (!strcmp(opt, "--names"))
+		cfg_help_names(stdout);
+	else if (!strcmp(opt, "--json"))
+		cfg_help_json(stdout);
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	const char *topic = argc > 2 ? argv[2] : NULL;
@@ -107,9 +123,11 @@ static int cmd_help(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (argc > 4 || (argc == 4 && (strcmp(topic, "keys") || strcmp(argv[3], "--markdown")))) {
+	if (argc == 4 && !strcmp(topic, "keys") && help_keys_as(argv[3]) == 0)
+		return 0;
+	if (argc > 3) {
 		fprintf(stderr, "emu help: unexpected argument '%s'; expected emu help TOPIC "
-			"(or emu help keys --markdown)\n", argv[argc - 1]);
+			"(or emu help keys --markdown|--names|--json)\n", argv[argc - 1]);
 		return 2;
 	}
 	if (!strcmp(topic, "run"))
@@ -118,8 +136,6 @@ static int cmd_help(int argc, char **argv)
 		fputs(help_check, stdout);
 	else if (!strcmp(topic, "bench"))
 		fputs(help_bench, stdout);
-	else if (!strcmp(topic, "keys") && argc == 4)
-		cfg_help_markdown(stdout);
 	else if (!strcmp(topic, "presets"))
 		return preset_list(stdout) < 0;
 	else if (!strcmp(topic, "keys"))
