@@ -18,7 +18,8 @@
 #   make plots           figures of whatever runs exist under runs/
 #   make congestion      congestion loss of a queue limit against M/D/1/K (figure)
 #   make reference       regenerate tests/reference/ (the regression test's reference runs)
-#   make install PREFIX=/usr/local
+#   make install         PREFIX (/usr/local), DESTDIR: emu, its presets, plot scripts, man
+#                        page and bash completion; make uninstall removes them
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -88,7 +89,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 .SECONDARY:
 
 .PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
-	install clean help congestion reference
+	install uninstall clean help congestion reference
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -223,11 +224,34 @@ fuzz: deps
 plots:
 	@scripts/plots
 
+# What a user runs, where they would look for it (README: "Installing").  emu finds its
+# presets beside itself (BIN/../share/emu/ini), so any PREFIX works without a rebuild;
+# emu-plots (scripts/plots) finds the gnuplot scripts the same way.  The scripts that
+# reproduce the README (paper, algorithms, tta-grid) and the developers' ones stay in the
+# source tree: they run its ini/ files and write its figures.
+INST_BIN  := $(DESTDIR)$(PREFIX)/bin
+INST_DATA := $(DESTDIR)$(PREFIX)/share/emu
+INST_MAN  := $(DESTDIR)$(PREFIX)/share/man/man1
+INST_COMP := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+INI_FILES := $(notdir $(wildcard ini/*.ini))
+GP_FILES  := $(notdir $(wildcard plots/*.gp))
+
 install: $(BUILD)/emu
-	install -D -m 755 $(BUILD)/emu $(DESTDIR)$(PREFIX)/bin/emu
-	install -d $(DESTDIR)$(PREFIX)/share/emu/ini $(DESTDIR)$(PREFIX)/share/emu/plots
-	install -m 644 ini/*.ini $(DESTDIR)$(PREFIX)/share/emu/ini
-	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/emu/plots
+	install -d $(INST_BIN) $(INST_DATA)/ini $(INST_DATA)/plots $(INST_MAN) $(INST_COMP)
+	install -m 755 $(BUILD)/emu $(INST_BIN)/emu
+	install -m 755 scripts/plots $(INST_BIN)/emu-plots
+	install -m 644 $(addprefix ini/,$(INI_FILES)) $(INST_DATA)/ini
+	install -m 644 $(addprefix plots/,$(GP_FILES)) $(INST_DATA)/plots
+	install -m 644 man/emu.1 $(INST_MAN)/emu.1
+	install -m 644 completion/emu.bash $(INST_COMP)/emu
+
+# Removes what install put, by name: a file of the user's own in those folders stays, and
+# so do the folders emu does not own (bin, share/man/man1, ...).
+uninstall:
+	rm -f $(INST_BIN)/emu $(INST_BIN)/emu-plots $(INST_MAN)/emu.1 $(INST_COMP)/emu \
+		$(addprefix $(INST_DATA)/ini/,$(INI_FILES)) $(addprefix $(INST_DATA)/plots/,$(GP_FILES))
+	for d in $(INST_DATA)/ini $(INST_DATA)/plots $(INST_DATA); do \
+		[ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d; done
 
 clean:
 	rm -rf build build-san build-cuda build-san-cuda build-clang build-fuzz

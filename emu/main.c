@@ -10,6 +10,7 @@
 
 #include "emu/cfg/cfg.h"
 #include "emu/cfg/cfg_keys.h"
+#include "emu/cfg/preset_path.h"
 #include "emu/bench/bench.h"
 #include "emu/bench/bench_jointspar.h"
 #include "emu/commands.h"
@@ -27,6 +28,8 @@ static const char usage[] =
 	"  emu bench net|nn|train|jointspar|limit [ARGS]  benchmarks (emu help bench)\n"
 	"  emu compare [--tol REL] A B                 two runs' CSVs, cell by cell\n"
 	"  emu help [run|check|bench|compare|keys|SECTION]  this text, or more about one topic\n"
+	"  emu help keys --names|--json                every key, for programs\n"
+	"  emu help presets                            the presets emu run NAME.ini finds\n"
 	"  emu --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 the run failed (compare: the runs differ), 2 usage or\n"
@@ -41,7 +44,11 @@ static const char help_run[] =
 	"runs/NAME).  Arguments after the file override its keys, in order, e.g.\n"
 	"  emu run x.ini net.loss=bernoulli net.loss_p=1% 'link 0-1.latency=5ms'\n"
 	"A configuration error prints FILE:LINE: what is wrong, and exits 2 before anything\n"
-	"runs.  Same file, same overrides, same seed: same numbers.\n";
+	"runs.  Same file, same overrides, same seed: same numbers.\n"
+	"\n"
+	"A FILE.ini without a '/' that the current folder does not hold is a preset: emu\n"
+	"looks for it in PREFIX/share/emu/ini beside the binary (emu help presets lists them)\n"
+	"and says which file it uses.  emu check finds files the same way.\n";
 
 static const char help_check[] =
 	"usage: emu check [--links] FILE.ini [section.key=value ...]\n"
@@ -67,22 +74,46 @@ static const char help_bench[] =
 	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
 	"for --help.\n";
 
-/* argv[file] is FILE.ini, the overrides follow it. */
+/* argv[file] is FILE.ini, or the name of a preset (emu/cfg/preset_path.h); the
+ * overrides follow it. */
 static int load(struct cfg *c, int argc, char **argv, int file)
 {
-	char err[2048];
+	char err[2048], path[PATH_MAX];
+	int found;
 
 	if (argc <= file) {
 		fprintf(stderr, "emu %s: missing FILE.ini; expected emu %s FILE.ini "
 			"[section.key=value ...]\n", argv[1], argv[1]);
 		return 2;
 	}
-	if (cfg_load_args(c, argv[file], argc - file - 1, argv + file + 1, file + 1, err,
+	found = preset_path_find(argv[file], path, err, sizeof(err));
+	if (found < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	if (found)	/* on stderr: emu check's stdout stays the configuration */
+		fprintf(stderr, "emu: using preset %s\n", path);
+	if (cfg_load_args(c, path, argc - file - 1, argv + file + 1, file + 1, err,
 			  sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
 	fputs(c->warnings, stderr);
+	return 0;
+}
+
+/* emu help keys --markdown|--names|--json: the key table for the README and for programs
+ * (a failed write is found at exit); -EINVAL for another option. */
+static int help_keys_as(const char *opt)
+{
+	if (!strcmp(opt, "--markdown"))
+		cfg_help_markdown(stdout);
+	else if (!strcmp(opt, "--names"))
+		cfg_help_names(stdout);
+	else if (!strcmp(opt, "--json"))
+		cfg_help_json(stdout);
+	else
+		return -EINVAL;
 	return 0;
 }
 
@@ -94,9 +125,11 @@ static int cmd_help(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (argc > 4 || (argc == 4 && (strcmp(topic, "keys") || strcmp(argv[3], "--markdown")))) {
+	if (argc == 4 && !strcmp(topic, "keys") && help_keys_as(argv[3]) == 0)
+		return 0;
+	if (argc > 3) {
 		fprintf(stderr, "emu help: unexpected argument '%s'; expected emu help TOPIC "
-			"(or emu help keys --markdown)\n", argv[argc - 1]);
+			"(or emu help keys --markdown|--names|--json)\n", argv[argc - 1]);
 		return 2;
 	}
 	if (!strcmp(topic, "run"))
@@ -107,14 +140,14 @@ static int cmd_help(int argc, char **argv)
 		fputs(help_bench, stdout);
 	else if (!strcmp(topic, "compare"))
 		return cmd_compare(2, (char *[]){ "compare", "--help", NULL });
-	else if (!strcmp(topic, "keys") && argc == 4)
-		cfg_help_markdown(stdout);
+	else if (!strcmp(topic, "presets"))
+		return preset_list(stdout) < 0;
 	else if (!strcmp(topic, "keys"))
 		cfg_help(stdout, NULL);
 	else if (cfg_help(stdout, topic)) {
 		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, bench, compare, "
-			"keys or a section: run, net, link, train, worker, data, rps, allreduce, "
-			"signum, jointspar\n", topic);
+			"keys, presets or a section: run, net, link, train, worker, data, rps, "
+			"allreduce, signum, jointspar\n", topic);
 		return 2;
 	}
 	return 0;

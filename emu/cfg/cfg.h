@@ -193,5 +193,10 @@ int cfg_print_links(const struct cfg *c, FILE *f);
 int cfg_help(FILE *f, const char *section);
 /* The same reference as one Markdown table (README.md, between the keys markers). */
 void cfg_help_markdown(FILE *f);
+/* For programs (emu/cfg/cfg_help_tools.c): every override's name, one a line
+ * (section.key; link A-B.key and worker A-B.key for the sections of a link or worker);
+ * the whole key table as a JSON array of objects.  Both return 0 or -EIO. */
+int cfg_help_names(FILE *f);
+int cfg_help_json(FILE *f);
 
 #endif
