@@ -2,14 +2,16 @@
  *
  * Joins the workers' records into rows (summing in worker-id order, so the numbers never
  * depend on which worker reported first) and writes, in the run folder (rundir.h):
- *   train.csv   step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped
- *   eval.csv    epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent
- *   net.csv     src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes,mean_delay_ms
+ *   train.csv   a row per logged step: totals over the workers (README, Outputs)
+ *   workers.csv with run.worker_log, a row per worker per logged step, in id order
+ *   eval.csv    a row per evaluation
+ *   net.csv     a block of rows per evaluation: step, vtime_s, then every directed link
  *   config.ini  the resolved configuration (emu check output)
  *   status.json running, then done, failed or interrupted
  * Every write is checked.  CSV lines reach the file as they are written (a crash loses
- * nothing already logged); a write that fails cuts the file back to its last whole line
- * and fails the run.  net.csv and config.ini are replaced whole, never half-written.
+ * nothing already logged); a block of lines (a step of workers.csv, an evaluation of
+ * net.csv) goes in with one write; a write that fails cuts the file back to where it
+ * ended, its last whole line and block, and fails the run.  config.ini is replaced whole.
  * Progress goes to stderr: one updating line on a terminal, a line per evaluation
  * otherwise; stderr may be closed or a broken pipe, the logs do not depend on it.
  */
