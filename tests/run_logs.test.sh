@@ -1,5 +1,7 @@
-# The logs a researcher reads: net.csv as a time series (a block per evaluation) and
-# workers.csv (run.worker_log) with a straggler.
+# The logs a researcher reads: net.csv as a time series (a block per evaluation),
+# workers.csv (run.worker_log) with a straggler, the progress lines on a file and on a
+# terminal (no accuracy before the first evaluation, one every run.progress_every), and
+# the start banner when train.max_steps cuts the run.
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
 n=4 links=12
@@ -85,4 +87,51 @@ awk -F, -v n=$n 'FILENAME == ARGV[1] { st[FNR] = $1; vt[FNR] = $2; bs[FNR] = $3
 					st[r], c[r, 1], i, c[r, i]; bad = 1 } } }
 	      exit bad }' "$T/steps" "$w" || fail "workers.csv does not show the straggler"
 
-echo "net.csv $evals blocks x $links links; workers.csv $rows steps x $n workers"
+# --- the banner: the length that will run ---------------------------------------------------
+"$EMU" run "$T/s.ini" run.output="$T/cut" train.max_steps=20 2>"$T/cut.err" >/dev/null ||
+	{ cat "$T/cut.err"; fail "cut"; }
+grep -qx "emu: small: 4 workers, rps, model mlp (5380 parameters), 20 steps = 0.625 epochs (train.max_steps; 4 epochs would be 128), logs in $T/cut" "$T/cut.err" ||
+	{ cat "$T/cut.err"; fail "the banner of a run cut by train.max_steps"; }
+grep -q "^epoch 0.62/0.625  step 20/20  " "$T/cut.err" || { cat "$T/cut.err"; fail "progress line of a cut run"; }
+"$EMU" run "$T/s.ini" run.output="$T/whole" train.epochs=2 train.max_steps=64 2>"$T/whole.err" >/dev/null ||
+	{ cat "$T/whole.err"; fail "whole"; }
+grep -qx "emu: small: 4 workers, rps, model mlp (5380 parameters), 2 epochs (64 steps), logs in $T/whole" "$T/whole.err" ||
+	{ cat "$T/whole.err"; fail "the banner of a run that max_steps does not cut"; }
+
+# --- progress lines on a file: one every run.progress_every, no accuracy before the first
+# evaluation (none until the last step); stopped after 3 s (SIGTERM evaluates the last step)
+"$EMU" run "$T/s.ini" run.output="$T/prog" train.epochs=100000 train.eval_every=1000000000 \
+	run.progress_every=0.2s 2>"$T/prog.err" & sup=$!
+sleep 3
+kill -TERM $sup
+rc=0; wait $sup || rc=$?
+[ $rc = 143 ] || { cat "$T/prog.err"; fail "SIGTERM: exit $rc"; }
+grep '^epoch ' "$T/prog.err" >"$T/lines" || true
+[ "$(wc -l <"$T/prog/eval.csv")" = 2 ] ||
+	fail "expected one evaluation: $(cat "$T/prog/eval.csv")"
+head -n -1 "$T/lines" >"$T/before"
+[ "$(wc -l <"$T/before")" -ge 5 ] || { cat "$T/prog.err"; fail "fewer than 5 progress lines in 3 s at run.progress_every = 0.2s"; }
+! grep -v '  test acc -  ' "$T/before" || fail "an accuracy before the first evaluation"
+acc=$(last_col "$T/prog/eval.csv" test_acc)
+tail -n 1 "$T/lines" | grep -q "  test acc $(awk -v a="$acc" 'BEGIN { printf "%.2f", 100 * a }')%  " ||
+	fail "the evaluation's line does not show its accuracy $acc: $(tail -n 1 "$T/lines")"
+# the wall times of the lines: none more than a second apart (0.2 s, with room for a
+# loaded machine), none closer than 0.2 s (0.1 s of rounding) but at the evaluation
+sed 's/.*  wall \([0-9.]*\)s  .*/\1/' "$T/lines" >"$T/walls"
+awk 'NR == 1 && $1 > 1.0 { print "first line at " $1; exit 1 }
+	NR > 1 && $1 - w > 1.0 { print "gap " w " -> " $1; exit 1 } { w = $1 }' "$T/walls" ||
+	fail "progress lines too far apart: $(tr '\n' ' ' <"$T/walls")"
+head -n -1 "$T/walls" | awk 'NR > 1 && $1 - w < 0.1 { print "gap " w " -> " $1; exit 1 } { w = $1 }' ||
+	fail "progress lines closer than run.progress_every: $(tr '\n' ' ' <"$T/walls")"
+# run.progress_every = 0s: a line per evaluation only
+"$EMU" run "$T/s.ini" run.output="$T/quiet" train.max_steps=64 run.progress_every=0s 2>"$T/q.err" >/dev/null
+[ "$(grep -c '^epoch ' "$T/q.err")" = 2 ] || { cat "$T/q.err"; fail "progress_every = 0s: not a line per evaluation"; }
+
+# --- on a terminal: the line in place, no accuracy before the first evaluation -------------
+script -qec "'$EMU' run '$T/s.ini' run.output='$T/tty' train.max_steps=40 train.eval_every=1000" \
+	/dev/null >"$T/tty.out" </dev/null || { cat "$T/tty.out"; fail "a run on a terminal"; }
+tr '\r' '\n' <"$T/tty.out" | sed 's/\x1b\[K//' | grep '^epoch ' >"$T/tlines"
+[ "$(wc -l <"$T/tlines")" -ge 4 ] || { cat "$T/tty.out"; fail "no progress line per logged step on a terminal"; }
+head -n -1 "$T/tlines" | grep -v '  test acc -  ' && fail "an accuracy on a terminal before the first evaluation"
+tail -n 1 "$T/tlines" | grep -q '  test acc [0-9.]*%  ' || fail "the terminal's last line has no accuracy"
+echo "net.csv $evals blocks x $links links; workers.csv $rows steps x $n workers; $(wc -l <"$T/lines") progress lines in 3 s"

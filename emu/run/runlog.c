@@ -72,8 +72,13 @@ struct runlog {
 	struct rec_link *links_out, *links_in;
 	double t0;
 	int tty;
-	int64_t step, steps_total;
-	double loss, acc, epoch;
+	bool line_open;		/* a terminal's progress line waits for its newline */
+	double every, last_line;	/* run.progress_every (s); when a line was printed */
+	int64_t step, steps_total, spe;
+	double loss, epoch;
+	bool has_loss, has_acc;	/* no made-up number before the first row, evaluation */
+	double acc;
+	int64_t acc_step;
 	char error[512];		/* the first write that failed; the run stops there */
 };
 
@@ -231,7 +236,9 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	l->c = c;
 	l->n = c->run.workers;
 	l->t0 = now_s();
+	l->last_line = l->t0;
 	l->tty = isatty(STDERR_FILENO);
+	l->every = (double)c->run.progress_every * 1e-9;
 	l->train.fd = l->eval.fd = l->net.fd = l->workers.fd = -1;
 	for (int i = 0; i < l->n; i++) {
 		l->tq[i].size = sizeof(struct rec_train);
@@ -283,21 +290,50 @@ fail:
 	return NULL;
 }
 
-static void progress(struct runlog *l, int final)
+void runlog_length(struct runlog *l, int64_t steps_total, int64_t steps_per_epoch)
 {
-	double wall = now_s() - l->t0;
-	if (l->tty) {
-		double eta = l->step > 0 ? wall / (double)l->step * (double)(l->steps_total - l->step) : 0;
-		fprintf(stderr, "\r\033[Kepoch %.2f/%d  step %lld/%lld  loss %.4f  acc %.2f%%  ETA %d:%02d",
-			l->epoch, l->c->train.epochs, (long long)l->step, (long long)l->steps_total,
-			l->loss, 100 * l->acc, (int)eta / 60, (int)eta % 60);
-		if (final)
-			fputc('\n', stderr);
-	} else if (final) {
-		fprintf(stderr, "epoch %.2f  step %lld/%lld  loss %.4f  test acc %.2f%%  wall %.1fs\n",
-			l->epoch, (long long)l->step, (long long)l->steps_total, l->loss, 100 * l->acc,
-			wall);
+	l->steps_total = steps_total;
+	l->spe = steps_per_epoch > 0 ? steps_per_epoch : 1;
+}
+
+/* The progress line: where the run stands, with no number it does not have yet (no loss
+ * before the first train row, no accuracy before the first evaluation).  On a terminal
+ * it is one line rewritten in place (a newline after each evaluation keeps that line);
+ * otherwise a line at each evaluation (eval) and, with run.progress_every, one whenever
+ * that much wall time passed since the last: the heartbeat of a run under nohup or in a
+ * batch job.  An accuracy older than the line's step says which step it is of. */
+static void progress(struct runlog *l, bool eval)
+{
+	double now = now_s(), wall = now - l->t0;
+	double epochs = (double)l->steps_total / (double)(l->spe ? l->spe : 1);
+	char loss[32] = "-", acc[48] = "-", eta[32] = "-";
+
+	if (!l->tty && !eval && (l->every <= 0 || now - l->last_line < l->every))
+		return;
+	l->last_line = now;
+	if (l->has_loss)
+		snprintf(loss, sizeof(loss), "%.4f", l->loss);
+	if (l->has_acc && l->acc_step == l->step)
+		snprintf(acc, sizeof(acc), "%.2f%%", 100 * l->acc);
+	else if (l->has_acc)
+		snprintf(acc, sizeof(acc), "%.2f%% (step %lld)", 100 * l->acc,
+			 (long long)l->acc_step);
+	if (l->step > 0) {
+		int s = (int)(wall / (double)l->step * (double)(l->steps_total - l->step));
+		snprintf(eta, sizeof(eta), "%d:%02d", s / 60, s % 60);
 	}
+	/* (whole epochs as they are, a cut run's part of one to 3 digits) */
+	fprintf(stderr, "%sepoch %.2f/%.*g  step %lld/%lld  loss %s  test acc %s  wall %.1fs  "
+		"ETA %s%s", l->tty ? "\r\033[K" : "", l->epoch, epochs == floor(epochs) ? 10 : 3,
+		epochs, (long long)l->step, (long long)l->steps_total, loss, acc, wall, eta,
+		l->tty && !eval ? "" : "\n");
+	l->line_open = l->tty && !eval;
+}
+
+void runlog_tick(struct runlog *l)
+{
+	if (l && !l->tty && !l->error[0])
+		progress(l, false);
 }
 
 /* workers.csv: the row of every worker for this step, in worker-id order, as one block. */
@@ -344,8 +380,9 @@ static int train_row(struct runlog *l, const struct rec_train w[])
 	l->step = w[0].step;
 	l->steps_total = w[0].steps_total;
 	l->loss = loss;
+	l->has_loss = true;
 	l->epoch = w[0].epoch;
-	progress(l, 0);
+	progress(l, false);
 	return rundir_status(&l->dir, "running", -1, l->step, l->steps_total, NULL, l->error,
 			     sizeof(l->error));
 }
@@ -418,13 +455,15 @@ static int eval_row(struct runlog *l, const struct rec_eval w[])
 			vt = w[i].vclock_s;
 	}
 	l->acc = count ? (double)correct / (double)count : 0;
+	l->has_acc = true;
+	l->acc_step = w[0].step;
 	if (csv_line(l, &l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu,%llu\n", w[0].epoch,
 		     (long long)w[0].step, vt, now_s() - l->t0,
 		     count ? loss / (double)count : 0.0, l->acc, (unsigned long long)bytes,
 		     (unsigned long long)delivered) < 0 ||
 	    net_block(l, w[0].step, vt) < 0)
 		return -1;
-	progress(l, 1);
+	progress(l, true);
 	return 0;
 }
 
@@ -514,7 +553,7 @@ int runlog_close(struct runlog *l, int status, const char *why)
 		if (status == 0)
 			status = 1;
 	}
-	if (l->tty && l->step > 0)
+	if (l->line_open)
 		fputc('\n', stderr);
 	fprintf(stderr, "emu: %s: %s after %lld steps, %.1f s; logs in %s\n", l->c->run.name,
 		status == 0 ? "done" : status == 1 ? "failed" : "interrupted", (long long)l->step,

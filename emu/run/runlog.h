@@ -12,13 +12,15 @@
  * nothing already logged); a block of lines (a step of workers.csv, an evaluation of
  * net.csv) goes in with one write; a write that fails cuts the file back to where it
  * ended, its last whole line and block, and fails the run.  config.ini is replaced whole.
- * Progress goes to stderr: one updating line on a terminal, a line per evaluation
- * otherwise; stderr may be closed or a broken pipe, the logs do not depend on it.
+ * Progress goes to stderr: one updating line on a terminal; otherwise a line per
+ * evaluation and one every run.progress_every of wall time (runlog_tick); stderr may be
+ * closed or a broken pipe, the logs do not depend on it.
  */
 #ifndef EMU_RUNLOG_H
 #define EMU_RUNLOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "emu/cfg/cfg.h"
 
 struct runlog;
@@ -27,6 +29,12 @@ struct runlog;
  * with *status 2 (refused) or 1 (an I/O error) and the message in err. */
 struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char *const argv[],
 			   int *status, char *err, size_t errlen);
+/* The run's length, as the workers compute it (train_length): for the progress line
+ * before the first row and the epochs it will run. */
+void runlog_length(struct runlog *l, int64_t steps_total, int64_t steps_per_epoch);
+/* The time has come (or not) for a progress line off a terminal: call it now and then
+ * (the supervisor's wake-ups); it prints when run.progress_every has passed. */
+void runlog_tick(struct runlog *l);
 /* One record of worker.  0, or -1 once a write has failed (printed once): the run must
  * stop. */
 int runlog_record(struct runlog *l, int worker, const void *rec, size_t len);

@@ -211,12 +211,7 @@ static void progress_init(struct progress *p, const struct worker *w)
 {
 	const struct cfg *c = w->c;
 	memset(p, 0, sizeof(*p));
-	p->spe = w->train->n / w->n / c->train.batch;
-	if (p->spe < 1)
-		p->spe = 1;
-	p->total = p->spe * c->train.epochs;
-	if (c->train.max_steps > 0 && c->train.max_steps < p->total)
-		p->total = c->train.max_steps;
+	train_length(c, w->train->n, &p->spe, &p->total);
 	p->sched = (struct lr_schedule){
 		.base = c->train.lr, .nworkers = w->n,
 		.linear_scaling = c->train.lr_scaling == LR_SCALE_LINEAR,
