@@ -1,7 +1,7 @@
 # The figures: out's extension picks the format (PNG, PDF, SVG; anything else is refused),
 # legends carry run.label, else run.name, else a path below runs/ where two runs would
 # share one; the consensus axis label renders its subscripts; tta.gp's target line,
-# label and times to target.
+# label and times to target; scripts/plots draws every run under runs/, nested ones too.
 # Legends and labels are read from SVG output (gnuplot writes each plot's title there).
 . "$SRCDIR/tests/lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (scripts/install-deps test installs it)"
@@ -65,4 +65,17 @@ legend "$T/tta.svg" | grep -qx "b/same: 90% at $want s" ||
 plot tta "$T/tta2.svg" "$R/a/same" "target=100.5"
 legend "$T/tta2.svg" | grep -qx "small: never 100.5%" || fail "a run never at the target: $(legend "$T/tta2.svg")"
 
-echo "PNG, PDF, SVG by extension; labels $(legend "$T/l2.svg" | paste -sd' ')"
+# --- scripts/plots: every run under runs/, by its path, and a group figure ------------
+for f in train eval net; do mkdir -p "$R/rps-lenet-p0.1"; cp "$R/b/same/$f.csv" "$R/rps-lenet-p0.1/"; done
+RUNS=$R "$SRCDIR/scripts/plots" >"$T/plots.out" 2>"$T/plots.err" || { cat "$T/plots.err"; fail "scripts/plots"; }
+for f in a/same b/same lab other rps-lenet-p0.1; do
+	for k in accuracy loss; do
+		[ "$(magic "$R/figures/$f-$k.png" 4)" = 211PNG ] || fail "no $R/figures/$f-$k.png ($(cat "$T/plots.out"))"
+	done
+done
+[ "$(magic "$R/figures/rps-accuracy.png" 4)" = 211PNG ] || fail "no group figure rps-accuracy.png"
+[ "$(find "$R/figures" -type f | wc -l)" = $((5 * 2 + 4)) ] ||
+	fail "scripts/plots drew $(find "$R/figures" -type f | sort | paste -sd' ')"
+RUNS=$R FORMAT=svg "$SRCDIR/scripts/plots" >/dev/null 2>&1 || fail "scripts/plots, FORMAT=svg"
+grep -q '<svg' "$R/figures/lab-accuracy.svg" || fail "FORMAT=svg: no SVG"
+echo "PNG, PDF, SVG by extension; labels $(legend "$T/l2.svg" | paste -sd' '); $(wc -l <"$T/plots.out") figures from scripts/plots"
