@@ -97,7 +97,7 @@ struct cfg {
 		int64_t stop_grace;	/* ns from a stop signal to SIGKILL; 0 = never */
 		char label[CFG_STR];	/* legends' name of the run; empty = name */
 		int worker_log;		/* 1: workers.csv too */
-		int64_t progress_every;	/* ns between progress lines off a terminal; 0 = evals */
+		int64_t progress_every;	/* ns between lines off a terminal; 0 = evals */
 	} run;
 	struct net_cfg net;
 	uint64_t net_set;	/* bit k: key k of the net table was given in [net] (cfg_keys.h) */

@@ -128,8 +128,8 @@ static int csv_line(struct runlog *l, struct csv *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	len = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (len < 0 || (size_t)len >= sizeof(line))
-		return csv_failed(l, o, -EOVERFLOW);	/* cannot happen with the formats below */
+	if (len < 0 || (size_t)len >= sizeof(line))	/* not with the formats below */
+		return csv_failed(l, o, -EOVERFLOW);
 	return csv_write(l, o, line, (size_t)len);
 }
 
@@ -271,8 +271,8 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 		     "units_corrupted,units_overflow", err, errlen) < 0 ||
 	    (c->run.worker_log &&
 	     csv_open(l, &l->workers, "workers.csv",
-		      "step,worker,vtime_s,loss,compute_s,bytes_sent,bytes_delivered,units_dropped,"
-		      "units_late", err, errlen) < 0))
+		      "step,worker,vtime_s,loss,compute_s,bytes_sent,bytes_delivered,"
+		      "units_dropped,units_late", err, errlen) < 0))
 		goto fail;
 	*status = 0;
 	return l;
@@ -346,10 +346,12 @@ static int worker_rows(struct runlog *l, const struct rec_train w[])
 	if (block_open(l, &b) < 0)
 		return -1;
 	for (int i = 0; i < l->n; i++)
-		fprintf(b.f, "%lld,%d,%.9f,%.9g,%.9f,%llu,%llu,%llu,%llu\n", (long long)w[i].step,
-			i, w[i].vclock_s, w[i].loss, w[i].compute_s,
-			(unsigned long long)w[i].bytes_sent, (unsigned long long)w[i].bytes_delivered,
-			(unsigned long long)w[i].units_dropped, (unsigned long long)w[i].units_late);
+		fprintf(b.f, "%lld,%d,%.9f,%.9g,%.9f,%llu,%llu,%llu,%llu\n",
+			(long long)w[i].step, i, w[i].vclock_s, w[i].loss, w[i].compute_s,
+			(unsigned long long)w[i].bytes_sent,
+			(unsigned long long)w[i].bytes_delivered,
+			(unsigned long long)w[i].units_dropped,
+			(unsigned long long)w[i].units_late);
 	return block_write(l, &b, &l->workers);
 }
 
@@ -399,10 +401,11 @@ static void take_links(struct runlog *l, int64_t step)
 	for (int i = 0; i < l->n; i++)
 		while (l->lq[i].len) {
 			const struct rec_link *r = queue_front(&l->lq[i]);
+			struct rec_link *side = r->type == REC_LINK ? l->links_out : l->links_in;
 
 			if (r->step > step)
 				break;
-			(r->type == REC_LINK ? l->links_out : l->links_in)[r->src * l->n + r->dst] = *r;
+			side[r->src * l->n + r->dst] = *r;
 			queue_pop(&l->lq[i]);
 		}
 }
@@ -425,8 +428,8 @@ static int net_block(struct runlog *l, int64_t step, double vt)
 			if (s == d || (!k->type && !r->type))
 				continue;
 			uint64_t arrived = k->units - k->units_dropped;
-			fprintf(b.f, "%lld,%.9f,%d,%d,%llu,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,%llu,"
-				"%llu,%llu\n", (long long)step, vt,
+			fprintf(b.f, "%lld,%.9f,%d,%d,%llu,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,"
+				"%llu,%llu,%llu\n", (long long)step, vt,
 				s, d, (unsigned long long)k->messages, (unsigned long long)k->units,
 				(unsigned long long)k->units_dropped,
 				k->units ? (double)k->units_dropped / (double)k->units : 0.0,
@@ -516,7 +519,7 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 	} else if ((type == REC_LINK || type == REC_LINK_IN) && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
-			rc = queue_push(&l->lq[worker], rec);	/* until its evaluation's row */
+			rc = queue_push(&l->lq[worker], rec);	/* until its evaluation */
 	}
 	if (rc == -ENOMEM)
 		snprintf(l->error, sizeof(l->error), "out of memory joining the workers' records");
