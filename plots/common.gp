@@ -1,19 +1,62 @@
 # plots/common.gp — shared by every figure: terminal, CSV format, run labels.
 # Every script takes  runs='dir1 dir2 ...'  and  out='figure.png'  (gnuplot -e).
+# out's extension picks the format: .png (pngcairo), .pdf (pdfcairo), .svg; fig_w and
+# fig_h (set before loading this) are the size in pixels, 1000 x 600 by default.  A PDF
+# is that in points (1000 x 600 pt), its fonts at full scale (pdfcairo's default is
+# half), so that text takes the share of the figure it takes in the PNG.
 if (!exists("runs")) runs = "runs/quickstart"
 if (!exists("out")) out = "figure.png"
-set terminal pngcairo size 1000,600 font ",11"
+if (!exists("fig_w")) fig_w = 1000
+if (!exists("fig_h")) fig_h = 600
+out_ext = strlen(out) > 4 ? out[strlen(out) - 3:strlen(out)] : ""
+if (out_ext eq ".pdf" || out_ext eq ".PDF") {
+	set terminal pdfcairo size (fig_w / 72.0), (fig_h / 72.0) font ",11" fontscale 1
+} else { if (out_ext eq ".svg" || out_ext eq ".SVG") {
+	set terminal svg size fig_w, fig_h font ",11" background "white"
+} else { if (out_ext eq ".png" || out_ext eq ".PNG") {
+	set terminal pngcairo size fig_w, fig_h font ",11"
+} else {
+	exit error sprintf("out='%s': expected a file name ending in .png, .pdf or .svg", out)
+} } }
 set output out
 set datafile separator ","
 set key autotitle columnheader
 set grid
 set key bottom right
-# A run's label: the last part of its directory name.
-label(r) = system("basename " . r)
+# A run's label in the legends: its run.label, else its run.name, as its config.ini says
+# (what emu wrote there), else its folder's name.  Where another run of `runs` would get
+# the same label (two sweeps' seed=1, two copies of quickstart), the folder's path below
+# runs/ instead: runs/sweep/x -> sweep/x, /data/runs/a/b -> a/b (a path without runs/ as
+# given).  One awk reads the config.ini files (getline: a folder without one is no error).
+# Legends print it as it is (noenhanced: an _ is not a subscript).
+label_awk = 'BEGIN { n = split(runs, dir, " "); m = 0; \
+	for (j = 1; j <= n; j++) if (dir[j] == me) m = j; \
+	if (!m) dir[m = ++n] = me; \
+	for (j = 1; j <= n; j++) { \
+		d = dir[j]; sub(/\/+$/, "", d); f = d "/config.ini"; s = ""; lab = ""; nam = ""; \
+		while ((getline line < f) > 0) { \
+			if (line ~ /^\[/) { s = line; continue } \
+			if (s != "[run]" || !(i = index(line, " = "))) continue; \
+			k = substr(line, 1, i - 1); v = substr(line, i + 3); \
+			if (v ~ /^".*"$/) v = substr(v, 2, length(v) - 2); \
+			if (k == "label") lab = v; else if (k == "name") nam = v \
+		} \
+		close(f); \
+		if (lab == "") lab = nam; \
+		if (lab == "") { lab = d; sub(/.*\//, "", lab) } \
+		L[j] = lab \
+	} \
+	for (j = 1; j <= n; j++) if (j != m && L[j] == L[m]) dup = 1; \
+	if (!dup) { print L[m]; exit } \
+	p = dir[m]; sub(/\/+$/, "", p); while (substr(p, 1, 2) == "./") p = substr(p, 3); \
+	if (substr(p, 1, 5) == "runs/") p = substr(p, 6); \
+	else if (i = index(p, "/runs/")) p = substr(p, i + 6); \
+	print p }'
+label(r) = system(sprintf("awk -v me='%s' -v runs='%s' '%s' </dev/null", r, runs, label_awk))
 # Plots that more than one figure draws (`plot @acc_by_epoch`): test accuracy against
 # epoch, and against the bytes all workers put on the wire (eval.csv's bytes_sent:
 # headers, lost units and resends included, as a link carries them; bytes_delivered is
 # what arrived in time).
-acc_by_epoch = 'for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r)'
+acc_by_epoch = 'for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r) noenhanced'
 bytes_label = "bytes sent by all workers, on the wire (MiB)"
-acc_by_bytes = 'for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r)'
+acc_by_bytes = 'for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r) noenhanced'

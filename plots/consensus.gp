@@ -2,9 +2,9 @@
 load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
 set title "Consensus distance"
 set xlabel "epoch"
-set ylabel "(1/N) sum |x_i - x_mean|^2"
+set ylabel "(1/N) Σ_i |x_i − x_{mean}|^2"
 set logscale y
 set format y "10^{%T}"
 set key outside right top
 set rmargin at screen 0.72
-plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r)
+plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r) noenhanced

@@ -5,4 +5,4 @@ set xlabel "epoch"
 set ylabel "training loss"
 set logscale y
 set key top right
-plot for [r in runs] r."/train.csv" using "epoch":"loss" with lines title label(r)
+plot for [r in runs] r."/train.csv" using "epoch":"loss" with lines title label(r) noenhanced

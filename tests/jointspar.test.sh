@@ -52,16 +52,16 @@ done
 # header bytes per message, from allreduce's run: its payload is 8 (n - 1) P per step
 n=7; P=$((32 * 256 + 256 + 256 * 10 + 10))
 steps() { last_col "$T/$1/eval.csv" step; }
-h=$(awk -v b="$(sum "$T/ar/net.csv" bytes_sent)" -v m="$(sum "$T/ar/net.csv" messages)" \
+h=$(awk -v b="$(sum "$(last_block "$T/ar/net.csv")" bytes_sent)" -v m="$(sum "$(last_block "$T/ar/net.csv")" messages)" \
 	-v pa=$((8 * (n - 1) * P * $(steps ar))) 'BEGIN{print (b - pa) / m}')
 msgs_ok() {
-	[ "$(sum "$T/$1/net.csv" messages)" = $((2 * n * (n - 1) * $(steps "$1"))) ] ||
+	[ "$(sum "$(last_block "$T/$1/net.csv")" messages)" = $((2 * n * (n - 1) * $(steps "$1"))) ] ||
 		fail "$1: not one message to and from every other worker each step"
 }
 # payload of a run as a fraction of allreduce's over the same number of steps
 frac() {
 	msgs_ok "$1"
-	awk -v b="$(sum "$T/$1/net.csv" bytes_sent)" -v m="$(sum "$T/$1/net.csv" messages)" \
+	awk -v b="$(sum "$(last_block "$T/$1/net.csv")" bytes_sent)" -v m="$(sum "$(last_block "$T/$1/net.csv")" messages)" \
 		-v h="$h" -v pa=$((8 * (n - 1) * P * $(steps "$1"))) 'BEGIN{printf "%.8f\n", (b - m * h) / pa}'
 }
 msgs_ok ar
@@ -85,8 +85,9 @@ awk -v f="$f_indep" 'BEGIN{exit !(f > 0.65 && f < 0.85)}' ||
 # server a's reply to b) carries as many bytes as b->a over the whole run.  Independent
 # draws break that symmetry.
 asym() {
-	awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="bytes_sent") k=i; next} {b[$1","$2]=$k}
-		END{for (l in b) {split(l, e, ","); if (b[e[2]","e[1]] != b[l]) n++} print n+0}' "$1"
+	awk -F, 'NR==1{for(i=1;i<=NF;i++) {if($i=="bytes_sent") k=i; if($i=="src") s=i; if($i=="dst") d=i}; next}
+		{b[$s","$d]=$k}
+		END{for (l in b) {split(l, e, ","); if (b[e[2]","e[1]] != b[l]) n++} print n+0}' "$(last_block "$1")"
 }
 [ "$(asym "$T/half/net.csv")" = 0 ] || fail "shared draws: the workers did not all send the same layers"
 [ "$(asym "$T/indep/net.csv")" -gt 0 ] || fail "independent draws: links symmetric, as if the draws were shared"

@@ -78,6 +78,14 @@ last_col() { k=$(colnum "$1" "$2") && awk -F, -v k="$k" 'NR>1{v=$k} END{print v}
 col() { k=$(colnum "$1" "$2") && awk -F, -v k="$k" 'NR>1{print $k}' "$1"; }
 # Sum of column NAME over every line.
 sum() { k=$(colnum "$1" "$2") && awk -F, -v k="$k" 'NR>1{s+=$k} END{printf "%.0f\n", s}' "$1"; }
+# last_block NET_CSV: the rows of net.csv's last evaluation (its last block: every link's
+# counts at the end of the run), with the header, into a file of $T; prints its name:
+#   sum "$(last_block "$T/x/net.csv")" bytes_sent
+last_block() {
+	k=$(colnum "$1" step) && o="$T/last_block.$(printf %s "$1" | tr -c 'A-Za-z0-9.\n' _)" &&
+		awk -F, -v k="$k" 'NR==1{print; next} {if ($k != s) n=0; s=$k; r[++n]=$0}
+			END{for (i=1; i<=n; i++) print r[i]}' "$1" >"$o" && echo "$o"
+}
 # The CSV without the wall-clock column (what must be identical across runs).
-# (net.csv has none: it comes out whole)
+# (net.csv has none)
 no_wall() { awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="wall_s") k=i} {s=""; for(i=1;i<=NF;i++) if(i!=k) s=s (s==""?"":",") $i; print s}' "$1"; }

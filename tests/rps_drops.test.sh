@@ -25,7 +25,8 @@ awk -v n="$n" 'NR <= n/4 { a += $2; na++ } NR > 3*n/4 { b += $2; nb++ } END { pr
 # net.max_retries times, then given up and counted lost; nothing is delivered
 go rel1 train.algorithm=rps net.loss=bernoulli net.loss_p=1 net.transport=reliable \
 	net.max_retries=3 train.max_steps=5
-units=$(sum "$T/rel1/net.csv" units)
+net=$(last_block "$T/rel1/net.csv")
+units=$(sum "$net" units)
 [ "$units" -gt 0 ] || fail "no units sent"
-[ "$(sum "$T/rel1/net.csv" units_dropped)" = "$units" ] || fail "reliable at loss 1 delivered units: $(sum "$T/rel1/net.csv" units_dropped) of $units lost"
-[ "$(sum "$T/rel1/net.csv" retransmits)" = "$((3 * units))" ] || fail "retransmits $(sum "$T/rel1/net.csv" retransmits), expected 3 x $units"
+[ "$(sum "$net" units_dropped)" = "$units" ] || fail "reliable at loss 1 delivered units: $(sum "$net" units_dropped) of $units lost"
+[ "$(sum "$net" retransmits)" = "$((3 * units))" ] || fail "retransmits $(sum "$net" retransmits), expected 3 x $units"

@@ -40,10 +40,11 @@ awk -v a="$a4" 'BEGIN{exit !(a <= 0.1)}' || fail "4 of 7 inverting: accuracy $a4
 # bytes: n workers, P parameters, S steps: allreduce's payload is 8 (n-1) P bytes a step
 go sg0
 go ar0 train.algorithm=allreduce
-m_a=$(sum "$T/ar0/net.csv" messages)
-m_s=$(sum "$T/sg0/net.csv" messages)
-b_a=$(sum "$T/ar0/net.csv" bytes_sent)
-b_s=$(sum "$T/sg0/net.csv" bytes_sent)
+net_a=$(last_block "$T/ar0/net.csv") net_s=$(last_block "$T/sg0/net.csv")
+m_a=$(sum "$net_a" messages)
+m_s=$(sum "$net_s" messages)
+b_a=$(sum "$net_a" bytes_sent)
+b_s=$(sum "$net_s" bytes_sent)
 steps=$(last_col "$T/ar0/eval.csv" step)
 [ "$m_a" = "$m_s" ] || fail "allreduce sent $m_a messages, signum $m_s"
 awk -v ba="$b_a" -v bs="$b_s" -v m="$m_a" -v s="$steps" 'BEGIN {

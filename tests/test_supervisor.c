@@ -181,7 +181,7 @@ static int on_end(void *ctx, int status, const char *why)
 	return status;
 }
 
-static const struct supervisor_ops ops = { worker, on_record, on_end };
+static const struct supervisor_ops ops = { worker, on_record, on_end, NULL };
 
 struct run {
 	pid_t pid;

@@ -95,6 +95,9 @@ struct cfg {
 		int overwrite;		/* 1: an earlier run in the folder may be replaced */
 		int64_t stall_timeout;	/* ns without progress that end a run; 0 = never */
 		int64_t stop_grace;	/* ns from a stop signal to SIGKILL; 0 = never */
+		char label[CFG_STR];	/* legends' name of the run; empty = name */
+		int worker_log;		/* 1: workers.csv too */
+		int64_t progress_every;	/* ns between lines off a terminal; 0 = evals */
 	} run;
 	struct net_cfg net;
 	uint64_t net_set;	/* bit k: key k of the net table was given in [net] (cfg_keys.h) */

@@ -113,6 +113,15 @@
 	  "end the run when no worker makes progress for this long; 0s = never") \
 	X(run, stop_grace, DURATION, 0, "10s", 0, 86400e9, 0, \
 	  "after a stop signal, kill workers that have not stopped within this; 0s = wait") \
+	X(run, label, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, \
+	  "the run's name in figures' legends (plots/*.gp read it from config.ini); empty = " \
+	  "run.name") \
+	X(run, worker_log, ENUM, cfg_bool_names, "false", 0, 0, 0, \
+	  "true: also write workers.csv, a row per worker per logged step (its clock, loss, " \
+	  "compute time, bytes and drops: stragglers and faults)") \
+	X(run, progress_every, DURATION, 0, "10s", 0, 86400e9, 0, \
+	  "when stderr is not a terminal, a progress line every this much wall time; 0s = " \
+	  "only at evaluations") \
 	X(train, algorithm, ENUM, cfg_algo_names, "rps", 0, 0, 0, "distributed training algorithm") \
 	X(train, model, CHOICE, cfg_model_names, "lenet", 0, 0, 0, "model every worker trains") \
 	X(train, epochs, INT, 0, "5", 1, 1000000, 0, "passes over the training set") \

@@ -1,6 +1,8 @@
 /* emu/run/record.h — what workers tell the supervisor (through their log rings), and the
- * supervisor turns into train.csv, eval.csv and net.csv.  Plain structs: both ends are
- * the same binary. */
+ * supervisor turns into train.csv, workers.csv, eval.csv and net.csv.  Plain structs: both
+ * ends are the same binary.  A worker sends, per evaluation, its REC_LINK and REC_LINK_IN
+ * records, then its REC_EVAL: the supervisor writes the evaluation's block of net.csv when
+ * the REC_EVAL of every worker is in, from the link records of that step. */
 #ifndef EMU_RECORD_H
 #define EMU_RECORD_H
 
@@ -22,6 +24,7 @@ struct rec_train {		/* one per worker per logged step */
 	uint64_t units_dropped;	/* cumulative, units this worker sent that were lost */
 	uint64_t bytes_delivered;	/* cumulative, reached this worker in time */
 	uint64_t units_late;	/* cumulative, reached this worker after its deadline */
+	double compute_s;	/* modelled compute time of the steps since the last record */
 };
 
 struct rec_eval {		/* one per worker per evaluation: its share of the test set */
@@ -44,6 +47,7 @@ struct rec_eval {		/* one per worker per evaluation: its share of the test set *
 struct rec_link {
 	int32_t type;
 	int32_t src, dst;
+	int64_t step;		/* of the evaluation */
 	/* sender */
 	uint64_t messages, units, units_dropped, retransmits;
 	uint64_t units_duplicated, units_corrupted, units_overflow;

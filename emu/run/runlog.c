@@ -63,15 +63,22 @@ struct runlog {
 	const struct cfg *c;
 	int n;
 	struct rundir dir;
-	struct csv train, eval;
-	struct queue tq[CFG_MAX_WORKERS], eq[CFG_MAX_WORKERS];	/* train, eval records */
-	/* n*n each, latest per directed link src -> dst (at src * n + dst): its sender's
-	 * record (REC_LINK) and its receiver's (REC_LINK_IN), one row of net.csv */
+	struct csv train, eval, net, workers;	/* workers: fd -1 unless run.worker_log */
+	/* train, eval and link records per worker */
+	struct queue tq[CFG_MAX_WORKERS], eq[CFG_MAX_WORKERS], lq[CFG_MAX_WORKERS];
+	/* n*n each, per directed link src -> dst (at src * n + dst) at the evaluation being
+	 * written: its sender's record (REC_LINK) and its receiver's (REC_LINK_IN), one row
+	 * of net.csv */
 	struct rec_link *links_out, *links_in;
 	double t0;
 	int tty;
-	int64_t step, steps_total;
-	double loss, acc, epoch;
+	bool line_open;		/* a terminal's progress line waits for its newline */
+	double every, last_line;	/* run.progress_every (s); when a line was printed */
+	int64_t step, steps_total, spe;
+	double loss, epoch;
+	bool has_loss, has_acc;	/* no made-up number before the first row, evaluation */
+	double acc;
+	int64_t acc_step;
 	char error[512];		/* the first write that failed; the run stops there */
 };
 
@@ -82,33 +89,77 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Appends one line to o; on failure cuts o back to its last whole line, keeps the reason
- * in l->error and returns -1.  A file removed under the run (its folder deleted) is a
- * failure too: the lines would go nowhere. */
-static int csv_line(struct runlog *l, struct csv *o, const char *fmt, ...)
+/* Keeps the first failure of o in l->error (the run stops there); returns -1. */
+static int csv_failed(struct runlog *l, struct csv *o, int rc)
 {
-	char line[512];
-	va_list ap;
-	struct stat st;
-	int len, rc;
+	snprintf(l->error, sizeof(l->error), "%s/%s: %s%s", l->dir.path, o->name, strerror(-rc),
+		 rc == -ENOENT ? " (" RUNDIR_REMOVED ")" : "");
+	return -1;
+}
 
-	va_start(ap, fmt);
-	len = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (len < 0 || (size_t)len >= sizeof(line))
-		rc = -EOVERFLOW;	/* cannot happen with the formats below */
-	else
-		rc = write_all(o->fd, line, (size_t)len);
+/* Appends len bytes of whole lines to o in one write; on failure cuts o back to where it
+ * ended before (its last whole line: a block of lines goes in whole or not at all), keeps
+ * the reason in l->error and returns -1.  A file removed under the run (its folder
+ * deleted) is a failure too: the lines would go nowhere. */
+static int csv_write(struct runlog *l, struct csv *o, const char *buf, size_t len)
+{
+	struct stat st;
+	int rc = write_all(o->fd, buf, len);
+
 	if (rc == 0 && fstat(o->fd, &st) == 0 && st.st_nlink == 0)
 		rc = -ENOENT;
 	if (rc < 0) {
 		if (ftruncate(o->fd, o->whole) < 0) { /* the error below says enough */ }
-		snprintf(l->error, sizeof(l->error), "%s/%s: %s%s", l->dir.path, o->name,
-			 strerror(-rc), rc == -ENOENT ? " (" RUNDIR_REMOVED ")" : "");
-		return -1;
+		return csv_failed(l, o, rc);
 	}
-	o->whole += len;
+	o->whole += (off_t)len;
 	return 0;
+}
+
+/* Appends one line to o (csv_write). */
+static int csv_line(struct runlog *l, struct csv *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int csv_line(struct runlog *l, struct csv *o, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(line))	/* not with the formats below */
+		return csv_failed(l, o, -EOVERFLOW);
+	return csv_write(l, o, line, (size_t)len);
+}
+
+/* A block of lines being printed (a memory stream) and then appended whole to a CSV. */
+struct block {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static int block_open(struct runlog *l, struct block *b)
+{
+	b->buf = NULL;
+	b->f = open_memstream(&b->buf, &b->len);
+	if (!b->f)
+		snprintf(l->error, sizeof(l->error), "out of memory writing the logs");
+	return b->f ? 0 : -1;
+}
+
+/* Appends the block to o (csv_write) and frees it: 0 or -1 with l->error. */
+static int block_write(struct runlog *l, struct block *b, struct csv *o)
+{
+	int rc = -1;
+
+	if (fclose(b->f))
+		snprintf(l->error, sizeof(l->error), "out of memory writing the logs");
+	else
+		rc = csv_write(l, o, b->buf, b->len);
+	free(b->buf);
+	return rc;
 }
 
 static int csv_open(struct runlog *l, struct csv *o, const char *name, const char *header,
@@ -185,11 +236,14 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	l->c = c;
 	l->n = c->run.workers;
 	l->t0 = now_s();
+	l->last_line = l->t0;
 	l->tty = isatty(STDERR_FILENO);
-	l->train.fd = l->eval.fd = -1;
+	l->every = (double)c->run.progress_every * 1e-9;
+	l->train.fd = l->eval.fd = l->net.fd = l->workers.fd = -1;
 	for (int i = 0; i < l->n; i++) {
 		l->tq[i].size = sizeof(struct rec_train);
 		l->eq[i].size = sizeof(struct rec_eval);
+		l->lq[i].size = sizeof(struct rec_link);
 	}
 	l->links_out = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links_out));
 	l->links_in = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links_in));
@@ -210,7 +264,15 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 		     "bytes_delivered,units_late,vtime_min_s", err, errlen) < 0 ||
 	    csv_open(l, &l->eval, "eval.csv",
 		     "epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent,bytes_delivered", err,
-		     errlen) < 0)
+		     errlen) < 0 ||
+	    csv_open(l, &l->net, "net.csv",
+		     "step,vtime_s,src,dst,messages,units,units_dropped,drop_rate,retransmits,"
+		     "bytes_sent,mean_delay_ms,bytes_delivered,units_late,units_duplicated,"
+		     "units_corrupted,units_overflow", err, errlen) < 0 ||
+	    (c->run.worker_log &&
+	     csv_open(l, &l->workers, "workers.csv",
+		      "step,worker,vtime_s,loss,compute_s,bytes_sent,bytes_delivered,"
+		      "units_dropped,units_late", err, errlen) < 0))
 		goto fail;
 	*status = 0;
 	return l;
@@ -219,6 +281,8 @@ fail:
 		rundir_status(&l->dir, "failed", *status, 0, 0, err, l->error, sizeof(l->error));
 	csv_close(l, &l->train);
 	csv_close(l, &l->eval);
+	csv_close(l, &l->net);
+	csv_close(l, &l->workers);
 	rundir_close(&l->dir);
 	free(l->links_out);
 	free(l->links_in);
@@ -226,21 +290,69 @@ fail:
 	return NULL;
 }
 
-static void progress(struct runlog *l, int final)
+void runlog_length(struct runlog *l, int64_t steps_total, int64_t steps_per_epoch)
 {
-	double wall = now_s() - l->t0;
-	if (l->tty) {
-		double eta = l->step > 0 ? wall / (double)l->step * (double)(l->steps_total - l->step) : 0;
-		fprintf(stderr, "\r\033[Kepoch %.2f/%d  step %lld/%lld  loss %.4f  acc %.2f%%  ETA %d:%02d",
-			l->epoch, l->c->train.epochs, (long long)l->step, (long long)l->steps_total,
-			l->loss, 100 * l->acc, (int)eta / 60, (int)eta % 60);
-		if (final)
-			fputc('\n', stderr);
-	} else if (final) {
-		fprintf(stderr, "epoch %.2f  step %lld/%lld  loss %.4f  test acc %.2f%%  wall %.1fs\n",
-			l->epoch, (long long)l->step, (long long)l->steps_total, l->loss, 100 * l->acc,
-			wall);
+	l->steps_total = steps_total;
+	l->spe = steps_per_epoch > 0 ? steps_per_epoch : 1;
+}
+
+/* The progress line: where the run stands, with no number it does not have yet (no loss
+ * before the first train row, no accuracy before the first evaluation).  On a terminal
+ * it is one line rewritten in place (a newline after each evaluation keeps that line);
+ * otherwise a line at each evaluation (eval) and, with run.progress_every, one whenever
+ * that much wall time passed since the last: the heartbeat of a run under nohup or in a
+ * batch job.  An accuracy older than the line's step says which step it is of. */
+static void progress(struct runlog *l, bool eval)
+{
+	double now = now_s(), wall = now - l->t0;
+	double epochs = (double)l->steps_total / (double)(l->spe ? l->spe : 1);
+	char loss[32] = "-", acc[48] = "-", eta[32] = "-";
+
+	if (!l->tty && !eval && (l->every <= 0 || now - l->last_line < l->every))
+		return;
+	l->last_line = now;
+	if (l->has_loss)
+		snprintf(loss, sizeof(loss), "%.4f", l->loss);
+	if (l->has_acc && l->acc_step == l->step)
+		snprintf(acc, sizeof(acc), "%.2f%%", 100 * l->acc);
+	else if (l->has_acc)
+		snprintf(acc, sizeof(acc), "%.2f%% (step %lld)", 100 * l->acc,
+			 (long long)l->acc_step);
+	if (l->step > 0) {
+		int s = (int)(wall / (double)l->step * (double)(l->steps_total - l->step));
+		snprintf(eta, sizeof(eta), "%d:%02d", s / 60, s % 60);
 	}
+	/* (whole epochs as they are, a cut run's part of one to 3 digits) */
+	fprintf(stderr, "%sepoch %.2f/%.*g  step %lld/%lld  loss %s  test acc %s  wall %.1fs  "
+		"ETA %s%s", l->tty ? "\r\033[K" : "", l->epoch, epochs == floor(epochs) ? 10 : 3,
+		epochs, (long long)l->step, (long long)l->steps_total, loss, acc, wall, eta,
+		l->tty && !eval ? "" : "\n");
+	l->line_open = l->tty && !eval;
+}
+
+void runlog_tick(struct runlog *l)
+{
+	if (l && !l->tty && !l->error[0])
+		progress(l, false);
+}
+
+/* workers.csv: the row of every worker for this step, in worker-id order, as one block. */
+static int worker_rows(struct runlog *l, const struct rec_train w[])
+{
+	struct block b;
+
+	if (l->workers.fd < 0)
+		return 0;
+	if (block_open(l, &b) < 0)
+		return -1;
+	for (int i = 0; i < l->n; i++)
+		fprintf(b.f, "%lld,%d,%.9f,%.9g,%.9f,%llu,%llu,%llu,%llu\n",
+			(long long)w[i].step, i, w[i].vclock_s, w[i].loss, w[i].compute_s,
+			(unsigned long long)w[i].bytes_sent,
+			(unsigned long long)w[i].bytes_delivered,
+			(unsigned long long)w[i].units_dropped,
+			(unsigned long long)w[i].units_late);
+	return block_write(l, &b, &l->workers);
 }
 
 static int train_row(struct runlog *l, const struct rec_train w[])
@@ -264,25 +376,51 @@ static int train_row(struct runlog *l, const struct rec_train w[])
 	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu,%llu,%llu,%.9f\n",
 		     (long long)w[0].step, w[0].epoch, loss, w[0].lr, vt, now_s() - l->t0, cons,
 		     (unsigned long long)bytes, (unsigned long long)dropped,
-		     (unsigned long long)delivered, (unsigned long long)late, vt_min) < 0)
+		     (unsigned long long)delivered, (unsigned long long)late, vt_min) < 0 ||
+	    worker_rows(l, w) < 0)
 		return -1;
 	l->step = w[0].step;
 	l->steps_total = w[0].steps_total;
 	l->loss = loss;
+	l->has_loss = true;
 	l->epoch = w[0].epoch;
-	progress(l, 0);
+	progress(l, false);
 	return rundir_status(&l->dir, "running", -1, l->step, l->steps_total, NULL, l->error,
 			     sizeof(l->error));
 }
 
-/* net.csv: the latest statistics of every directed link, its sender's and its
- * receiver's records side by side (the columns after mean_delay_ms came later: appended,
- * so that readers by column number keep theirs). */
-static void print_net(const struct runlog *l, FILE *f)
+/* The link records of every worker up to this evaluation's step, into links_out and
+ * links_in (a worker sends them before its evaluation record; a fast worker's records of
+ * a later evaluation stay queued). */
+static void take_links(struct runlog *l, int64_t step)
 {
-	fprintf(f, "src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes_sent,"
-		"mean_delay_ms,bytes_delivered,units_late,units_duplicated,units_corrupted,"
-		"units_overflow\n");
+	size_t nn = (size_t)l->n * (size_t)l->n;
+
+	memset(l->links_out, 0, nn * sizeof(*l->links_out));
+	memset(l->links_in, 0, nn * sizeof(*l->links_in));
+	for (int i = 0; i < l->n; i++)
+		while (l->lq[i].len) {
+			const struct rec_link *r = queue_front(&l->lq[i]);
+			struct rec_link *side = r->type == REC_LINK ? l->links_out : l->links_in;
+
+			if (r->step > step)
+				break;
+			side[r->src * l->n + r->dst] = *r;
+			queue_pop(&l->lq[i]);
+		}
+}
+
+/* net.csv's block of one evaluation: every directed link, its sender's and its
+ * receiver's records side by side, counters cumulative since the start (the columns
+ * after mean_delay_ms came later: appended, so that readers by column number keep
+ * theirs), appended whole. */
+static int net_block(struct runlog *l, int64_t step, double vt)
+{
+	struct block b;
+
+	take_links(l, step);
+	if (block_open(l, &b) < 0)
+		return -1;
 	for (int s = 0; s < l->n; s++)
 		for (int d = 0; d < l->n; d++) {
 			const struct rec_link *k = &l->links_out[s * l->n + d];
@@ -290,7 +428,8 @@ static void print_net(const struct runlog *l, FILE *f)
 			if (s == d || (!k->type && !r->type))
 				continue;
 			uint64_t arrived = k->units - k->units_dropped;
-			fprintf(f, "%d,%d,%llu,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu\n",
+			fprintf(b.f, "%lld,%.9f,%d,%d,%llu,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,"
+				"%llu,%llu,%llu\n", (long long)step, vt,
 				s, d, (unsigned long long)k->messages, (unsigned long long)k->units,
 				(unsigned long long)k->units_dropped,
 				k->units ? (double)k->units_dropped / (double)k->units : 0.0,
@@ -301,12 +440,7 @@ static void print_net(const struct runlog *l, FILE *f)
 				(unsigned long long)k->units_corrupted,
 				(unsigned long long)k->units_overflow);
 		}
-}
-
-/* net.csv is replaced whole: a reader sees the last table or this one, never half. */
-static int write_net(struct runlog *l)
-{
-	return replace_printed(l, "net.csv", print_net, l->error, sizeof(l->error));
+	return block_write(l, &b, &l->net);
 }
 
 static int eval_row(struct runlog *l, const struct rec_eval w[])
@@ -324,13 +458,15 @@ static int eval_row(struct runlog *l, const struct rec_eval w[])
 			vt = w[i].vclock_s;
 	}
 	l->acc = count ? (double)correct / (double)count : 0;
+	l->has_acc = true;
+	l->acc_step = w[0].step;
 	if (csv_line(l, &l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu,%llu\n", w[0].epoch,
 		     (long long)w[0].step, vt, now_s() - l->t0,
 		     count ? loss / (double)count : 0.0, l->acc, (unsigned long long)bytes,
 		     (unsigned long long)delivered) < 0 ||
-	    write_net(l) < 0)
+	    net_block(l, w[0].step, vt) < 0)
 		return -1;
-	progress(l, 1);
+	progress(l, true);
 	return 0;
 }
 
@@ -383,7 +519,7 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 	} else if ((type == REC_LINK || type == REC_LINK_IN) && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
-			(type == REC_LINK ? l->links_out : l->links_in)[r->src * l->n + r->dst] = *r;
+			rc = queue_push(&l->lq[worker], rec);	/* until its evaluation */
 	}
 	if (rc == -ENOMEM)
 		snprintf(l->error, sizeof(l->error), "out of memory joining the workers' records");
@@ -398,14 +534,14 @@ int runlog_close(struct runlog *l, int status, const char *why)
 
 	if (!l)
 		return status;
-	/* The last table, then every file whole on the disk (csv_close keeps the first
-	 * error); a failure here fails a run that had succeeded. */
+	/* Every file whole on the disk (csv_close keeps the first error); a failure here
+	 * fails a run that had succeeded. */
 	bool failed_before = l->error[0] != 0;
 
-	if (!failed_before)
-		write_net(l);
 	csv_close(l, &l->train);
 	csv_close(l, &l->eval);
+	csv_close(l, &l->net);
+	csv_close(l, &l->workers);
 	if (!failed_before && l->error[0])
 		fprintf(stderr, "emu: %s\n", l->error);
 	if (l->error[0]) {
@@ -420,7 +556,7 @@ int runlog_close(struct runlog *l, int status, const char *why)
 		if (status == 0)
 			status = 1;
 	}
-	if (l->tty && l->step > 0)
+	if (l->line_open)
 		fputc('\n', stderr);
 	fprintf(stderr, "emu: %s: %s after %lld steps, %.1f s; logs in %s\n", l->c->run.name,
 		status == 0 ? "done" : status == 1 ? "failed" : "interrupted", (long long)l->step,
@@ -429,6 +565,7 @@ int runlog_close(struct runlog *l, int status, const char *why)
 	for (int i = 0; i < l->n; i++) {
 		free(l->tq[i].rec);
 		free(l->eq[i].rec);
+		free(l->lq[i].rec);
 	}
 	free(l->links_out);
 	free(l->links_in);

@@ -2,21 +2,25 @@
  *
  * Joins the workers' records into rows (summing in worker-id order, so the numbers never
  * depend on which worker reported first) and writes, in the run folder (rundir.h):
- *   train.csv   step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped
- *   eval.csv    epoch,step,vtime_s,wall_s,test_loss,test_acc,bytes_sent
- *   net.csv     src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes,mean_delay_ms
+ *   train.csv   a row per logged step: totals over the workers (README, Outputs)
+ *   workers.csv with run.worker_log, a row per worker per logged step, in id order
+ *   eval.csv    a row per evaluation
+ *   net.csv     a block of rows per evaluation: step, vtime_s, then every directed link
  *   config.ini  the resolved configuration (emu check output)
  *   status.json running, then done, failed or interrupted
  * Every write is checked.  CSV lines reach the file as they are written (a crash loses
- * nothing already logged); a write that fails cuts the file back to its last whole line
- * and fails the run.  net.csv and config.ini are replaced whole, never half-written.
- * Progress goes to stderr: one updating line on a terminal, a line per evaluation
- * otherwise; stderr may be closed or a broken pipe, the logs do not depend on it.
+ * nothing already logged); a block of lines (a step of workers.csv, an evaluation of
+ * net.csv) goes in with one write; a write that fails cuts the file back to where it
+ * ended, its last whole line and block, and fails the run.  config.ini is replaced whole.
+ * Progress goes to stderr: one updating line on a terminal; otherwise a line per
+ * evaluation and one every run.progress_every of wall time (runlog_tick); stderr may be
+ * closed or a broken pipe, the logs do not depend on it.
  */
 #ifndef EMU_RUNLOG_H
 #define EMU_RUNLOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "emu/cfg/cfg.h"
 
 struct runlog;
@@ -25,6 +29,12 @@ struct runlog;
  * with *status 2 (refused) or 1 (an I/O error) and the message in err. */
 struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char *const argv[],
 			   int *status, char *err, size_t errlen);
+/* The run's length, as the workers compute it (train_length): for the progress line
+ * before the first row and the epochs it will run. */
+void runlog_length(struct runlog *l, int64_t steps_total, int64_t steps_per_epoch);
+/* The time has come (or not) for a progress line off a terminal: call it now and then
+ * (the supervisor's wake-ups); it prints when run.progress_every has passed. */
+void runlog_tick(struct runlog *l);
 /* One record of worker.  0, or -1 once a write has failed (printed once): the run must
  * stop. */
 int runlog_record(struct runlog *l, int worker, const void *rec, size_t len);

@@ -51,6 +51,7 @@ struct sup {
 	char why[256];		/* what ended the run, when it did not end well */
 	bool failed;		/* why is a failure (not a stop): no later reason replaces it */
 	int64_t stall_ns, grace_ns;	/* run.stall_timeout, run.stop_grace; 0 = none */
+	int64_t tick_ns;	/* the longest wait: 1 s, or run.progress_every when shorter */
 	int64_t stop_at;	/* when the stop was asked for */
 	uint64_t beats;		/* the workers' beats at last_beat */
 	int64_t last_beat;	/* when a worker last made progress */
@@ -296,7 +297,8 @@ static void check_progress(struct sup *s)
 /* io_uring: one wait covers pidfds, the signalfd and every log ring's head word. */
 static int wait_uring(struct sup *s)
 {
-	struct __kernel_timespec ts = { .tv_sec = 1 };
+	struct __kernel_timespec ts = { .tv_sec = s->tick_ns / 1000000000,
+					.tv_nsec = s->tick_ns % 1000000000 };
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	int ret, nlog = s->n < SUP_MAX_LOG_WORDS ? s->n : SUP_MAX_LOG_WORDS;
@@ -321,8 +323,8 @@ static int wait_uring(struct sup *s)
 		sqe->user_data = TAG_LOGS;
 		s->logs_armed = true;
 	}
-	/* The timeout is the watchdog's tick (and bounds a wait for more than 128 log
-	 * rings); nothing polls. */
+	/* The timeout is the watchdog's and the progress line's tick (and bounds a wait for
+	 * more than 128 log rings); nothing polls. */
 	ret = io_uring_submit_and_wait_timeout(&s->ring, &cqe, 1, &ts, NULL);
 	if (ret < 0 && ret != -ETIME && ret != -EINTR)
 		return ret;
@@ -390,6 +392,8 @@ static int watch(struct sup *s)
 		if (s->nalive == 0)
 			return 0;
 		check_progress(s);
+		if (s->ops->on_tick)
+			s->ops->on_tick(s->ctx);
 		ret = s->uring_ok ? wait_uring(s) : wait_ppoll(s);
 		if (ret < 0)
 			return ret;
@@ -537,10 +541,13 @@ int supervise(const struct cfg *c, const struct region_params *p,
 	      const struct supervisor_ops *ops, void *ctx)
 {
 	struct sup s = { .ops = ops, .ctx = ctx, .n = p->nworkers, .sfd = -1,
-			 .stall_ns = c->run.stall_timeout, .grace_ns = c->run.stop_grace };
+			 .stall_ns = c->run.stall_timeout, .grace_ns = c->run.stop_grace,
+			 .tick_ns = 1000000000 };
 	sigset_t block, oldmask;
 	int rc = sup_alloc(&s, p);
 
+	if (c->run.progress_every > 0 && c->run.progress_every < s.tick_ns)
+		s.tick_ns = c->run.progress_every;
 	if (rc < 0) {
 		failure(&s, "cannot create the shared region for %d workers: %s", p->nworkers,
 			strerror(-rc));

@@ -34,6 +34,9 @@ struct supervisor_ops {
 	/* In the supervisor, last: status is the run's exit status so far and why what
 	 * ended it badly (NULL after success).  Returns what supervise returns. */
 	int (*on_end)(void *ctx, int status, const char *why);
+	/* In the supervisor, optional: at every wake-up, at least every run.progress_every
+	 * (and every second): what runs by the clock, such as a progress line. */
+	void (*on_tick)(void *ctx);
 };
 
 int supervise(const struct cfg *c, const struct region_params *p,

@@ -52,10 +52,26 @@ int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dat
 	return 0;
 }
 
+void train_length(const struct cfg *c, int ntrain, int64_t *spe, int64_t *total)
+{
+	*spe = ntrain / c->run.workers / c->train.batch;
+	if (*spe < 1)
+		*spe = 1;
+	*total = *spe * c->train.epochs;
+	if (c->train.max_steps > 0 && c->train.max_steps < *total)
+		*total = c->train.max_steps;
+}
+
 static int on_record(void *ctx, int id, const void *rec, size_t len)
 {
 	struct train_run *t = ctx;
 	return runlog_record(t->log, id, rec, len);
+}
+
+static void on_tick(void *ctx)
+{
+	struct train_run *t = ctx;
+	runlog_tick(t->log);
 }
 
 static int on_end(void *ctx, int status, const char *why)
@@ -141,16 +157,28 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 		data_free(&t.test);
 		return status;
 	}
-	fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %d epochs, logs in %s\n",
+	/* The length that will run: train.max_steps may cut the epochs short. */
+	int64_t spe, total;
+	char len[160];
+	train_length(c, t.train.n, &spe, &total);
+	if (total < spe * c->train.epochs)
+		snprintf(len, sizeof(len), "%lld steps = %.3g epochs (train.max_steps; %d epochs "
+			 "would be %lld)", (long long)total, (double)total / (double)spe,
+			 c->train.epochs, (long long)(spe * c->train.epochs));
+	else
+		snprintf(len, sizeof(len), "%d epochs (%lld steps)", c->train.epochs,
+			 (long long)total);
+	runlog_length(t.log, total, spe);
+	fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %s, logs in %s\n",
 		c->run.name, c->run.workers, cfg_algo_names[c->train.algorithm], c->train.model,
-		t.nparams, c->train.epochs, dir);
+		t.nparams, len, dir);
 	struct region_params rp = {
 		.nworkers = c->run.workers,
 		.ring_size = (size_t)c->run.ring_size,
 		.log_ring_size = 64 << 10,
 		.snapshot_bytes = (t.nparams + t.nstate) * sizeof(float),
 	};
-	struct supervisor_ops ops = { train_worker, on_record, on_end };
+	struct supervisor_ops ops = { train_worker, on_record, on_end, on_tick };
 	status = supervise(c, &rp, &ops, &t);
 	if (t.log)	/* supervise failed before it could end the run */
 		status = runlog_close(t.log, status, "the supervisor could not start");

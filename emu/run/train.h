@@ -18,6 +18,11 @@ struct train_run {
 /* The body of worker `id` (a supervisor_ops.worker).  Returns its exit status. */
 int train_worker(void *run, struct region *rg, int id);
 
+/* The run's length: steps per epoch (the training set of ntrain samples cut among the
+ * workers in batches; at least 1) and the steps that will run, epochs x that unless
+ * train.max_steps cuts it shorter.  The workers and the start banner agree on it. */
+void train_length(const struct cfg *c, int ntrain, int64_t *spe, int64_t *total);
+
 /* Load the data set the configuration names (with limits applied). */
 int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dataset *test,
 		    char *err, size_t errlen);

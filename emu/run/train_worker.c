@@ -47,6 +47,7 @@ struct progress {
 	struct lr_schedule sched;
 	double loss_acc;
 	int loss_n;
+	int64_t compute_ns;	/* modelled compute since the last train record (workers.csv) */
 	int shard_n;		/* samples in this epoch's shard */
 };
 
@@ -158,7 +159,7 @@ static int evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
 
 /* This worker's side of each of its links: what it sent to peer p (id -> p) and what
  * reached it from p (p -> id); the supervisor joins the two sides of a link. */
-static void log_links(struct worker *w)
+static void log_links(struct worker *w, int64_t step)
 {
 	for (int p = 0; p < w->n; p++) {
 		if (p == w->id)
@@ -166,7 +167,8 @@ static void log_links(struct worker *w)
 		struct xchg_link_stats st;
 		xchg_link_stats(&w->x, p, &st);
 		struct rec_link out = {
-			.type = REC_LINK, .src = w->id, .dst = p, .messages = st.messages,
+			.type = REC_LINK, .src = w->id, .dst = p, .step = step,
+			.messages = st.messages,
 			.units = st.units, .units_dropped = st.units_dropped,
 			.retransmits = st.retransmits, .units_duplicated = st.units_duplicated,
 			.units_corrupted = st.units_corrupted, .units_overflow = st.units_overflow,
@@ -175,8 +177,8 @@ static void log_links(struct worker *w)
 		worker_log(w->rg, w->id, &out, sizeof(out), &w->nt);
 		xchg_link_stats_in(&w->x, p, &st);
 		struct rec_link in = {
-			.type = REC_LINK_IN, .src = p, .dst = w->id, .units_late = st.units_late,
-			.bytes_delivered = st.bytes_delivered,
+			.type = REC_LINK_IN, .src = p, .dst = w->id, .step = step,
+			.units_late = st.units_late, .bytes_delivered = st.bytes_delivered,
 		};
 		worker_log(w->rg, w->id, &in, sizeof(in), &w->nt);
 	}
@@ -209,12 +211,7 @@ static void progress_init(struct progress *p, const struct worker *w)
 {
 	const struct cfg *c = w->c;
 	memset(p, 0, sizeof(*p));
-	p->spe = w->train->n / w->n / c->train.batch;
-	if (p->spe < 1)
-		p->spe = 1;
-	p->total = p->spe * c->train.epochs;
-	if (c->train.max_steps > 0 && c->train.max_steps < p->total)
-		p->total = c->train.max_steps;
+	train_length(c, w->train->n, &p->spe, &p->total);
 	p->sched = (struct lr_schedule){
 		.base = c->train.lr, .nworkers = w->n,
 		.linear_scaling = c->train.lr_scaling == LR_SCALE_LINEAR,
@@ -244,8 +241,9 @@ static int next_batch(struct worker *w, struct scratch *s, struct progress *p)
 }
 
 /* Advances the virtual clock by this step's modelled compute time (emu/run/compute.h):
- * secs measured, or the FLOPs and ops of the step's graph (need_wgrad as backward ran). */
-static int modelled_compute(struct worker *w, double secs)
+ * secs measured, or the FLOPs and ops of the step's graph (need_wgrad as backward ran);
+ * p keeps the sum for the next train record. */
+static int modelled_compute(struct worker *w, struct progress *p, double secs)
 {
 	const struct cfg *c = w->c;
 	double base;
@@ -261,7 +259,9 @@ static int modelled_compute(struct worker *w, double secs)
 		}
 		base = compute_flops_ns(c, flops, ops);
 	}
-	xchg_compute(&w->x, compute_step_ns(c, w->id, w->step, base));
+	int64_t ns = compute_step_ns(c, w->id, w->step, base);
+	xchg_compute(&w->x, ns);
+	p->compute_ns += ns;
 	return 0;
 }
 
@@ -291,7 +291,7 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 		fail(w, "backward", rc);
 		return rc;
 	}
-	rc = modelled_compute(w, secs);
+	rc = modelled_compute(w, p, secs);
 	if (rc < 0)
 		return rc;
 
@@ -326,10 +326,12 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 		.vclock_s = (double)w->x.clock * 1e-9, .consensus = consensus,
 		.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
 		.bytes_delivered = w->x.bytes_delivered, .units_late = w->x.units_late,
+		.compute_s = (double)p->compute_ns * 1e-9,
 	};
 	worker_log(w->rg, w->id, &tr, sizeof(tr), &w->nt);
 	p->loss_acc = 0;
 	p->loss_n = 0;
+	p->compute_ns = 0;
 	if (!eval)
 		return 0;
 	struct rec_eval er = {
@@ -342,7 +344,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 		fail(w, "evaluation", rc);
 		return rc;
 	}
-	log_links(w);
+	log_links(w, done);
 	worker_log(w->rg, w->id, &er, sizeof(er), &w->nt);
 	return 0;
 }
