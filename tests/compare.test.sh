@@ -97,7 +97,7 @@ set_cell "$T/text/train.csv" 1 wall_s 999.5
 cmp 0 "$T/a" "$T/text"
 set_cell "$T/text/net.csv" 2 drop_rate none
 cmp 1 --tol 1 "$T/a" "$T/text"
-has "net.csv: first difference at row 2 (line 3, src 0, dst 2), column drop_rate:"
+has "net.csv: first difference at row 2 (line 3, step $(col "$T/a/net.csv" step | sed -n 3p), src 0, dst 2), column drop_rate:"
 has "not comparable as numbers"
 has "differs: drop_rate (not numbers) in 1 row"
 
