@@ -24,8 +24,9 @@ static const char usage[] =
 	"\n"
 	"  emu run FILE.ini [section.key=value ...]    run the experiment FILE.ini describes\n"
 	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
+	"  emu sweep FILE.ini section.key=v1,v2 ...    a grid of runs, seeds (emu help sweep)\n"
 	"  emu bench net|nn|train|jointspar|limit [ARGS]  benchmarks (emu help bench)\n"
-	"  emu help [run|check|bench|keys|SECTION]     this text, or more about one topic\n"
+	"  emu help [run|check|sweep|bench|keys|SECTION]  this text, or more about one topic\n"
 	"  emu --version\n"
 	"\n"
 	"Exit codes: 0 ok, 1 the run failed, 2 usage or configuration error.\n";
@@ -103,12 +104,14 @@ static int cmd_help(int argc, char **argv)
 		fputs(help_check, stdout);
 	else if (!strcmp(topic, "bench"))
 		fputs(help_bench, stdout);
+	else if (!strcmp(topic, "sweep"))
+		fputs(help_sweep, stdout);
 	else if (!strcmp(topic, "keys") && argc == 4)
 		cfg_help_markdown(stdout);
 	else if (!strcmp(topic, "keys"))
 		cfg_help(stdout, NULL);
 	else if (cfg_help(stdout, topic)) {
-		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, bench, keys or "
+		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, sweep, bench, keys or "
 			"a section: run, net, link, train, worker, data, rps, allreduce, signum, "
 			"jointspar\n", topic);
 		return 2;
@@ -209,7 +212,7 @@ static void safe_stdio(void)
 
 static int dispatch(int argc, char **argv)
 {
-	static const char *const cmds[] = { "run", "check", "bench", "help" };
+	static const char *const cmds[] = { "run", "check", "sweep", "bench", "help" };
 	const char *near;
 
 	if (argc < 2) {
@@ -226,6 +229,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_with_config(argc, argv, 1);
 	if (!strcmp(argv[1], "check"))
 		return cmd_with_config(argc, argv, 0);
+	if (!strcmp(argv[1], "sweep"))
+		return cmd_sweep(argc, argv);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc, argv);
 	if (!strcmp(argv[1], "help"))
@@ -234,7 +239,7 @@ static int dispatch(int argc, char **argv)
 	if (near)
 		fprintf(stderr, "emu: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
 	else
-		fprintf(stderr, "emu: unknown command '%s'; expected run, check, bench or help "
+		fprintf(stderr, "emu: unknown command '%s'; expected run, check, sweep, bench or help "
 			"(emu --help)\n", argv[1]);
 	return 2;
 }
