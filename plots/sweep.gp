@@ -3,7 +3,8 @@
 # highest seed at each evaluation (min-max, as the key says).  gnuplot cannot average
 # across files: it draws the curves `emu sweep` writes, ROOT/curves/CONFIG.csv (one row
 # per evaluation: test_acc_mean, _std, _min, _max over the seeds), the configurations
-# listed in ROOT/curves/configs.txt (the order of summary.csv's rows).
+# listed in ROOT/curves/configs.txt (the order of summary.csv's rows).  Colours repeat
+# after eight configurations, dashed.
 #   gnuplot -e "sweep='runs/NAME'; out='x.png'" plots/sweep.gp                  by epoch
 #   gnuplot -e "sweep='runs/NAME'; out='x.png'; xcol='vtime_s'" plots/sweep.gp  by virtual time
 # xcol: a column of the curves: epoch (the default), step, vtime_s (the seeds' mean virtual
@@ -20,6 +21,7 @@ if (nconfigs < 1) {
 configs = system("cat '".list."'")	# names have no blanks: emu sweep spells them %20
 config(i) = word(configs, i)
 curve(i) = sweep."/curves/".config(i).".csv"
+dash(i) = (i - 1) / 8 + 1	# solid, then dashed: colours repeat after eight
 xscale = xcol eq "bytes_sent" ? 1048576.0 : 1
 set xlabel (xcol eq "vtime_s" ? "virtual time (s), mean over the seeds" : \
 	    xcol eq "bytes_sent" ? "bytes sent by all workers (MiB), mean over the seeds" : xcol)
@@ -31,5 +33,5 @@ plot for [i=1:nconfigs] curve(i) \
 	with filledcurves lc i notitle, \
      for [i=1:nconfigs] curve(i) \
 	using (column(xcol) / xscale):(100 * column("test_acc_mean")) \
-	with linespoints lc i pt 7 ps 0.6 title config(i) noenhanced, \
+	with linespoints lc i dt dash(i) pt 7 ps 0.6 title config(i) noenhanced, \
      keyentry with filledcurves lc rgb "gray50" title "band: min to max over the seeds"
