@@ -239,7 +239,7 @@ static int dispatch(int argc, char **argv)
 	if (near)
 		fprintf(stderr, "emu: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
 	else
-		fprintf(stderr, "emu: unknown command '%s'; expected run, check, sweep, bench or help "
+		fprintf(stderr, "emu: unknown command '%s'; expected run, check, bench or help "
 			"(emu --help)\n", argv[1]);
 	return 2;
 }
