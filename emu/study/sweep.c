@@ -63,7 +63,7 @@ struct job {
 struct sweeper {
 	struct sweep s;
 	char *todo;		/* [nruns]: 1 for a run still to run */
-	long ntodo, nstarted, nfinished, nfailed;
+	long ntodo, nfinished, nfailed;
 	struct job *jobs;	/* [s.jobs] */
 	int running;
 	int stop;		/* the first stop signal, or 0 */
@@ -108,7 +108,7 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-/* The whole of path (NUL-terminated) in *out, or NULL. */
+/* The whole of path, NUL-terminated, in memory to free; NULL when it cannot be read. */
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "re");
@@ -339,7 +339,6 @@ static int run_all(struct sweeper *w)
 
 			if (!w->todo[r])
 				continue;
-			w->nstarted++;
 			if (start(w, r, err, sizeof(err)) < 0) {
 				sweep_run_name(&w->s, r, name, sizeof(name));
 				fprintf(stderr, "emu sweep: [%ld/%ld] %s: failed to start: "
