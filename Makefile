@@ -6,7 +6,7 @@
 #   make test            install deps, build, run every test (tests/run.sh)
 #   make test-gpu CUDA=1 the GPU tests of the CUDA build (they skip without a GPU)
 #   make demo            install deps, run ini/quickstart.ini, draw its plot
-#   make paper           the RPS paper's drop-rate sweep and its figures
+#   make paper           the RPS paper's drop-rate sweep over 3 seeds (PAPER_QUICK=1)
 #   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
 #   make tta             time to accuracy against loss rate: RPS and all-reduce, unreliable
 #                        and reliable transport, one timer rule (TTA_TARGET, TTA_QUICK=1)
@@ -164,7 +164,10 @@ demo: deps
 	$(BUILD)/emu run ini/quickstart.ini run.overwrite=true
 	@scripts/plots
 
-# The RPS paper's sweep (a few minutes here) and the four algorithms compared.
+# The RPS paper's table as one emu sweep: RPS and all-reduce at 5 loss rates, 3 seeds each
+# (30 runs, about 10 minutes here) into runs/rps-paper/, its table.md and the figures in
+# plots/figures/ (scripts/paper says more); PAPER_QUICK=1: the pipeline on a tiny grid in
+# seconds, into runs/rps-paper-quick/.  And the four algorithms compared.
 paper: deps
 	$(build_emu)
 	scripts/paper $(BUILD)/emu

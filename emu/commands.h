@@ -13,5 +13,7 @@ int bench_nn(int argc, char **argv);		/* emu/bench/bench_nn.c: nn step against P
 int bench_limit(int argc, char **argv);		/* emu/bench/bench_limit.c: congestion loss */
 int bench_train(int argc, char **argv);		/* emu/bench/bench_train.c: harness overhead */
 int cmd_compare(int argc, char **argv);		/* emu/study/compare.c: two runs' CSVs */
+int cmd_sweep(int argc, char **argv);		/* emu/study/sweep.c: a grid of runs over seeds */
+extern const char help_sweep[];			/* emu help sweep */
 
 #endif

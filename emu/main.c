@@ -25,9 +25,10 @@ static const char usage[] =
 	"\n"
 	"  emu run FILE.ini [section.key=value ...]    run the experiment FILE.ini describes\n"
 	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
+	"  emu sweep FILE.ini section.key=v1,v2 ...    a grid of runs, seeds (emu help sweep)\n"
 	"  emu bench net|nn|train|jointspar|limit [ARGS]  benchmarks (emu help bench)\n"
 	"  emu compare [--tol REL] A B                 two runs' CSVs, cell by cell\n"
-	"  emu help [run|check|bench|compare|keys|SECTION]  this text, or more about one topic\n"
+	"  emu help [run|check|sweep|bench|compare|keys|SECTION]  this text, or more about one topic\n"
 	"  emu help keys --names|--json                every key, for programs\n"
 	"  emu help presets                            the presets emu run NAME.ini finds\n"
 	"  emu --version\n"
@@ -138,6 +139,8 @@ static int cmd_help(int argc, char **argv)
 		fputs(help_check, stdout);
 	else if (!strcmp(topic, "bench"))
 		fputs(help_bench, stdout);
+	else if (!strcmp(topic, "sweep"))
+		fputs(help_sweep, stdout);
 	else if (!strcmp(topic, "compare"))
 		return cmd_compare(2, (char *[]){ "compare", "--help", NULL });
 	else if (!strcmp(topic, "presets"))
@@ -145,8 +148,8 @@ static int cmd_help(int argc, char **argv)
 	else if (!strcmp(topic, "keys"))
 		cfg_help(stdout, NULL);
 	else if (cfg_help(stdout, topic)) {
-		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, bench, compare, "
-			"keys, presets or a section: run, net, link, train, worker, data, rps, "
+		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, sweep, bench, "
+			"compare, keys, presets or a section: run, net, link, train, worker, data, rps, "
 			"allreduce, signum, jointspar\n", topic);
 		return 2;
 	}
@@ -246,7 +249,7 @@ static void safe_stdio(void)
 
 static int dispatch(int argc, char **argv)
 {
-	static const char *const cmds[] = { "run", "check", "bench", "compare", "help" };
+	static const char *const cmds[] = { "run", "check", "sweep", "bench", "compare", "help" };
 	const char *near;
 
 	if (argc < 2) {
@@ -263,6 +266,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_with_config(argc, argv, 1);
 	if (!strcmp(argv[1], "check"))
 		return cmd_with_config(argc, argv, 0);
+	if (!strcmp(argv[1], "sweep"))
+		return cmd_sweep(argc, argv);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc, argv);
 	if (!strcmp(argv[1], "compare"))
@@ -273,8 +278,8 @@ static int dispatch(int argc, char **argv)
 	if (near)
 		fprintf(stderr, "emu: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
 	else
-		fprintf(stderr, "emu: unknown command '%s'; expected run, check, bench, compare "
-			"or help (emu --help)\n", argv[1]);
+		fprintf(stderr, "emu: unknown command '%s'; expected run, check, sweep, bench, "
+			"compare or help (emu --help)\n", argv[1]);
 	return 2;
 }
 

@@ -59,7 +59,7 @@ grep -q "unknown topic 'bogus'" "$tmp/err" || fail "emu help bogus: $(cat "$tmp/
 expect_rc 2 "emu (no command)" "$EMU"
 grep -q '^usage:' "$tmp/err" || fail "emu without arguments: no usage on stderr"
 expect_rc 2 "unknown command" "$EMU" frobnicate
-[ "$(cat "$tmp/err")" = "emu: unknown command 'frobnicate'; expected run, check, bench, compare or help (emu --help)" ] ||
+[ "$(cat "$tmp/err")" = "emu: unknown command 'frobnicate'; expected run, check, sweep, bench, compare or help (emu --help)" ] ||
 	fail "unknown command: $(cat "$tmp/err")"
 expect_rc 2 "near command" "$EMU" chek x.ini
 [ "$(cat "$tmp/err")" = "emu: unknown command 'chek'; did you mean 'check'?" ] || fail "chek: $(cat "$tmp/err")"
