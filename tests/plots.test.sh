@@ -65,16 +65,20 @@ legend "$T/tta.svg" | grep -qx "b/same: 90% at $want s" ||
 plot tta "$T/tta2.svg" "$R/a/same" "target=100.5"
 legend "$T/tta2.svg" | grep -qx "small: never 100.5%" || fail "a run never at the target: $(legend "$T/tta2.svg")"
 
-# --- scripts/plots: every run under runs/, by its path, and a group figure ------------
-for f in train eval net; do mkdir -p "$R/rps-lenet-p0.1"; cp "$R/b/same/$f.csv" "$R/rps-lenet-p0.1/"; done
+# --- scripts/plots: every run under runs/, by its path, and a sweep's group figures ----
+small_ini "$T/sw.ini"
+"$EMU" sweep "$T/sw.ini" train.lr=0.01,0.05 run.seed=1,2 train.max_steps=16 train.eval_every=8 \
+	run.output="$R/sw" >/dev/null 2>"$T/sweep.err" || { cat "$T/sweep.err"; fail "emu sweep"; }
 RUNS=$R "$SRCDIR/scripts/plots" >"$T/plots.out" 2>"$T/plots.err" || { cat "$T/plots.err"; fail "scripts/plots"; }
-for f in a/same b/same lab other rps-lenet-p0.1; do
+for f in a/same b/same lab other sw/train.lr=0.01,run.seed=1; do
 	for k in accuracy loss; do
 		[ "$(magic "$R/figures/$f-$k.png" 4)" = 211PNG ] || fail "no $R/figures/$f-$k.png ($(cat "$T/plots.out"))"
 	done
 done
-[ "$(magic "$R/figures/rps-accuracy.png" 4)" = 211PNG ] || fail "no group figure rps-accuracy.png"
-[ "$(find "$R/figures" -type f | wc -l)" = $((5 * 2 + 4)) ] ||
+for x in epoch vtime_s; do
+	[ "$(magic "$R/figures/sw-sweep-$x.png" 4)" = 211PNG ] || fail "no sweep figure sw-sweep-$x.png"
+done
+[ "$(find "$R/figures" -type f | wc -l)" = $((8 * 2 + 2)) ] ||
 	fail "scripts/plots drew $(find "$R/figures" -type f | sort | paste -sd' ')"
 RUNS=$R FORMAT=svg "$SRCDIR/scripts/plots" >/dev/null 2>&1 || fail "scripts/plots, FORMAT=svg"
 grep -q '<svg' "$R/figures/lab-accuracy.svg" || fail "FORMAT=svg: no SVG"
