@@ -61,8 +61,7 @@ static void failed(struct rundir *d, const char *name, int e, char *err, size_t 
 		say(err, errlen, "%s/%s: %s", d->path, name, strerror(e));
 }
 
-/* mkdir -p */
-static int make_dirs(const char *dir)
+int rundir_make_dirs(const char *dir)
 {
 	char p[CFG_STR];
 
@@ -296,7 +295,7 @@ int rundir_open(struct rundir *d, const struct cfg *c, const char *path, int arg
 
 	*d = (struct rundir){ .dirfd = -1, .statusfd = -1 };
 	snprintf(d->path, sizeof(d->path), "%s", path);
-	rc = make_dirs(path);
+	rc = rundir_make_dirs(path);
 	if (rc < 0) {
 		say(err, errlen, "%s: cannot create the run folder: %s", path, strerror(-rc));
 		return 1;

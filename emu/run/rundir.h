@@ -60,4 +60,7 @@ void rundir_close(struct rundir *d);
 /* A whole write (retried after short writes): 0 or -errno. */
 int write_all(int fd, const char *buf, size_t len);
 
+/* mkdir -p dir (at most CFG_STR bytes): 0 or -errno. */
+int rundir_make_dirs(const char *dir);
+
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "emu/commands.h"
+#include "emu/run/rundir.h"
 
 const char help_sweep[] =
 	"usage: emu sweep FILE.ini section.key=v1,v2,... [section.key=v1,v2,... ...]\n"
@@ -87,25 +88,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* mkdir -p */
-static int make_dirs(const char *dir)
-{
-	char p[CFG_STR];
-
-	snprintf(p, sizeof(p), "%s", dir);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, 0777) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
 /* The whole of path, NUL-terminated, in memory to free; NULL when it cannot be read. */
@@ -235,7 +217,7 @@ static int start(struct sweeper *w, long r, char *err, size_t n)
 	while (w->jobs[slot].pid)
 		slot++;
 	sweep_run_dir(&w->s, r, dir, sizeof(dir));
-	rc = nargs < 0 ? nargs : make_dirs(dir);
+	rc = nargs < 0 ? nargs : rundir_make_dirs(dir);
 	if (rc < 0) {
 		snprintf(err, n, "%s: %s", dir, strerror(-rc));
 		return -1;
@@ -386,7 +368,7 @@ static int plan(struct sweeper *w, char *err, size_t n)
  * would run the same runs): an fd, or -1 with the message. */
 static int lock_root(const char *root, char *err, size_t n)
 {
-	int rc = make_dirs(root), fd;
+	int rc = rundir_make_dirs(root), fd;
 
 	if (rc < 0) {
 		snprintf(err, n, "emu sweep: %s: %s", root, strerror(-rc));
