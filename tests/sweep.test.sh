@@ -43,12 +43,12 @@ done; done; done
 
 # summary.csv against the runs' own CSVs
 cat >"$T/header" <<CSV
-train.lr,net.loss_p,n,target,test_acc_mean,test_acc_std,test_acc_min,test_acc_max,train_loss_mean,train_loss_std,train_loss_min,train_loss_max,never,tta_s_mean,tta_s_std,tta_s_min,tta_s_max,bytes_sent_mean,bytes_sent_std,bytes_sent_min,bytes_sent_max,consensus_mean,consensus_std,consensus_min,consensus_max
+train.lr,net.loss_p,n,diverged,target,test_acc_mean,test_acc_std,test_acc_min,test_acc_max,train_loss_mean,train_loss_std,train_loss_min,train_loss_max,never,tta_s_mean,tta_s_std,tta_s_min,tta_s_max,bytes_sent_mean,bytes_sent_std,bytes_sent_min,bytes_sent_max,consensus_mean,consensus_std,consensus_min,consensus_max
 CSV
 head -n 1 "$sw/summary.csv" | cmp -s - "$T/header" || fail "summary.csv header: $(head -n 1 "$sw/summary.csv")"
-[ "$(awk -F, 'NR > 1 { print $1 "," $2 "," $3 "," $4 }' "$sw/summary.csv" | tr '\n' ' ')" = \
-  "0.01,0,2,0.6 0.01,0.3,2,0.6 0.05,0,2,0.6 0.05,0.3,2,0.6 " ] ||
-	fail "summary.csv rows: $(cut -d, -f1-4 "$sw/summary.csv" | tr '\n' ' ')"
+[ "$(awk -F, 'NR > 1 { print $1 "," $2 "," $3 "," $4 "," $5 }' "$sw/summary.csv" | tr '\n' ' ')" = \
+  "0.01,0,2,0,0.6 0.01,0.3,2,0,0.6 0.05,0,2,0,0.6 0.05,0.3,2,0,0.6 " ] ||
+	fail "summary.csv rows: $(cut -d, -f1-5 "$sw/summary.csv" | tr '\n' ' ')"
 # expected: one line per configuration, the same fields computed by awk from its two runs
 # (the time to 0.6: linear between the evaluations around the first crossing)
 expect() {
@@ -76,7 +76,7 @@ expect() {
 		}
 		{ n++; for (f = 3; f <= 7; f++) v[n, f] = $f }
 		n == 2 {
-			line = $1 "," $2 ",2,0.6"
+			line = $1 "," $2 ",2,0,0.6"
 			for (f = 3; f <= 7; f++) {
 				m = 0; never = 0
 				for (i = 1; i <= 2; i++) if (v[i, f] == "never") never++; else x[++m] = v[i, f]
@@ -103,7 +103,7 @@ paste -d'|' "$T/expect" "$T/got" | awk -F'|' '
 	}
 	END { exit bad }' || { cat "$T/expect"; fail "summary.csv differs from the runs (above: expected)"; }
 # the grid exercises what it should: a time to target between evaluations, and never
-awk -F, 'NR > 1 { never += $13; if ($14 != "") times++ } END { exit !(never > 0 && times > 0) }' \
+awk -F, 'NR > 1 { never += $14; if ($15 != "") times++ } END { exit !(never > 0 && times > 0) }' \
 	"$sw/summary.csv" || fail "the grid has no run that never reaches the target, or none that does"
 
 # curves: per evaluation, mean, min and max of the seeds' test accuracy
@@ -201,9 +201,9 @@ for s in 1 2; do
 	grep -q '"status": "done"' "$T/f/train.lr=0.05,run.seed=$s/status.json" ||
 		fail "a failing run: the sweep did not go on"
 done
-[ "$(cut -d, -f1-3 "$T/f/summary.csv" | tr '\n' ' ')" = "train.lr,n,target 0.05,2,0.8 -1,0,0.8 " ] ||
+[ "$(cut -d, -f1-4 "$T/f/summary.csv" | tr '\n' ' ')" = "train.lr,n,diverged,target 0.05,2,0,0.8 -1,0,0,0.8 " ] ||
 	fail "a failing run: summary.csv: $(cut -d, -f1-6 "$T/f/summary.csv")"
-awk -F, 'NR == 3 { for (i = 4; i <= NF; i++) if ($i != "" && i != 12) exit 1 }' "$T/f/summary.csv" ||
+awk -F, 'NR == 3 { for (i = 5; i <= NF; i++) if ($i != "" && i != 13) exit 1 }' "$T/f/summary.csv" ||
 	fail "a failing run: its row has statistics: $(sed -n 3p "$T/f/summary.csv")"
 
 # folder names: '/' is %2F, '%' stays; values that would share a folder are refused
@@ -244,4 +244,13 @@ bad "$T/s.ini" "$o" train.lr=0.1,0.2 train.epochs=0
 grep -q "argument 5 (train.epochs=0)" "$T/err" || { cat "$T/err"; fail "a bad plain override: not named by its argument"; }
 "$EMU" help sweep | grep -q "^usage: emu sweep FILE.ini" || fail "emu help sweep"
 "$EMU" sweep --help | grep -q "^usage: emu sweep FILE.ini" || fail "emu sweep --help"
+# a configuration whose runs diverge (a loss that is not a number): counted in `diverged`,
+# and its statistics read nan, not a mean over the seeds that did not diverge
+"$EMU" sweep "$T/s.ini" train.lr=0.05,1000 run.seed=1,2 train.max_steps=16 train.eval_every=8 \
+	run.output="$T/dv" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "the diverging sweep failed"; }
+row=$(grep "^1000," "$T/dv/summary.csv") || fail "no row for lr 1000: $(cat "$T/dv/summary.csv")"
+[ "$(echo "$row" | cut -d, -f2,3)" = "2,2" ] || fail "lr 1000: n,diverged $(echo "$row" | cut -d, -f2,3), expected 2,2"
+[ "$(echo "$row" | cut -d, -f9-12)" = "nan,nan,nan,nan" ] ||
+	fail "lr 1000: train loss statistics $(echo "$row" | cut -d, -f9-12), expected nan"
+[ "$(grep '^0.05,' "$T/dv/summary.csv" | cut -d, -f3)" = 0 ] || fail "lr 0.05 diverged"
 echo "sweep: summary, curves, --jobs, restart, signal, failure and arguments as expected"

@@ -157,11 +157,18 @@ static void field(FILE *f, double v)
 		fprintf(f, ",%.10g", v);
 }
 
-/* ",mean,std,min,max" of x[0..m), all empty for none. */
+/* ",mean,std,min,max" of x[0..m), all empty for none, all nan when one is not a
+ * number. */
 static void stats(FILE *f, const double *x, int m)
 {
 	double st[4] = { NAN, NAN, NAN, NAN };
 
+	for (int i = 0; i < m; i++) {
+		if (!isfinite(x[i])) {
+			fputs(",nan,nan,nan,nan", f);
+			return;
+		}
+	}
 	if (m > 0)
 		summarise(x, m, st);
 	for (int i = 0; i < 4; i++)
@@ -218,19 +225,27 @@ static void summary_row(FILE *f, struct config *c)
 {
 	const struct sweep *s = c->s;
 	long r = sweep_run_of(s, c->k, 0);
-	int never = 0, m;
+	int never = 0, diverged = 0, m;
 
 	for (int a = 0; a < s->naxes; a++)
 		if (a != s->seed_axis)
 			fprintf(f, "%s,", s->axis[a].vals[sweep_value(s, r, a)]);
-	fprintf(f, "%d,%g", c->n, s->target);
+	for (int j = 0; j < c->n; j++)
+		diverged += !isfinite(c->run[j].m[M_LOSS]);
+	fprintf(f, "%d,%d,%g", c->n, diverged, s->target);
 	for (int i = 0; i < NMETRICS; i++) {
 		m = 0;
-		for (int j = 0; j < c->n; j++)
-			if (!isnan(c->run[j].m[i]))
-				c->x[m++] = c->run[j].m[i];
-			else
+		for (int j = 0; j < c->n; j++) {
+			double v = c->run[j].m[i];
+
+			/* a time to target that does not exist is counted apart (never); any
+			 * other metric that is not a number (a diverged run's loss or consensus)
+			 * makes its statistics nan: a mean without that seed would hide it */
+			if (i == M_TTA && isnan(v))
 				never++;
+			else
+				c->x[m++] = v;
+		}
 		if (i == M_TTA)
 			fprintf(f, ",%d", never);
 		stats(f, c->x, m);
@@ -333,7 +348,7 @@ static int write_summary(FILE *f, void *arg)
 	for (int a = 0; a < s->naxes; a++)
 		if (a != s->seed_axis)
 			fprintf(f, "%s,", s->axis[a].key);
-	fputs("n,target", f);
+	fputs("n,diverged,target", f);
 	for (int i = 0; i < NMETRICS; i++)
 		fprintf(f, "%s,%s_mean,%s_std,%s_min,%s_max", i == M_TTA ? ",never" : "",
 			metric_names[i], metric_names[i], metric_names[i], metric_names[i]);
