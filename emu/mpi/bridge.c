@@ -41,6 +41,7 @@
 #define SPIN_NS 50000
 #define SLEEP_MIN_NS 20000
 #define SLEEP_MAX_NS 1000000
+#define FAIL_WAIT_NS 5000000000LL	/* bridge_fail: how long rank 0 has to end the job */
 
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_FULL };	/* FULL: received, not yet in the ring */
 
@@ -85,12 +86,22 @@ struct bridge {
 	int *counts, *displs;		/* per rank, in snapshot areas */
 	int arm_from;			/* out links armed first at the next sleep */
 	int64_t spin_ns, sleep_ns;
+	/* rank 0: another rank's failure, for its status.json (bridge_failed) */
+	MPI_Request freq;
+	char fail_msg[BRIDGE_WHY];
+	_Atomic bool failed;
 	_Atomic bool finish;		/* the supervisor: the local workers have exited */
 	_Atomic bool ended;
 	int efd;
 	bool started;
 	pthread_t thread;
 };
+
+/* Above every link's and log stream's tag. */
+static int fail_tag(const struct bridge *b)
+{
+	return b->n * b->n + b->n;
+}
 
 static int rank_of(const struct bridge *b, int worker)
 {
@@ -302,6 +313,22 @@ static bool pass_barrier(struct bridge *b)
 	return true;
 }
 
+/* Rank 0: another rank's failure came; the supervisor learns it through the eventfd. */
+static void pass_fail(struct bridge *b)
+{
+	uint64_t one = 1;
+	int done = 0;
+
+	if (b->freq == MPI_REQUEST_NULL)
+		return;
+	MPI_Test(&b->freq, &done, MPI_STATUS_IGNORE);
+	if (!done || atomic_load(&b->failed))
+		return;
+	b->fail_msg[sizeof(b->fail_msg) - 1] = '\0';
+	atomic_store(&b->failed, true);
+	if (write(b->efd, &one, sizeof(one)) < 0) { /* a counter: cannot overflow here */ }
+}
+
 static bool all_closed(const struct bridge *b)
 {
 	for (int i = 0; i < b->nout; i++)
@@ -382,7 +409,12 @@ static void *bridge_main(void *arg)
 		moved = pass_out(b);
 		moved |= pass_in(b);
 		moved |= pass_barrier(b);
+		pass_fail(b);
 		done = atomic_load(&b->finish) && all_closed(b);
+		if (done && b->freq != MPI_REQUEST_NULL) {	/* no failure will come now */
+			MPI_Cancel(&b->freq);
+			MPI_Wait(&b->freq, MPI_STATUS_IGNORE);
+		}
 		pthread_mutex_unlock(&b->w->lock);
 		if (done)
 			break;
@@ -452,6 +484,10 @@ static int bridge_setup(struct bridge *b)
 	for (int i = 0; i < b->nin; i++)
 		for (int si = 0; si < SLOTS; si++)
 			post_recv(b, i, si);
+	b->freq = MPI_REQUEST_NULL;
+	if (b->w->rank == 0)
+		MPI_Irecv(b->fail_msg, (int)sizeof(b->fail_msg), MPI_CHAR, MPI_ANY_SOURCE,
+			  fail_tag(b), MPI_COMM_WORLD, &b->freq);
 	return 0;
 }
 
@@ -504,6 +540,45 @@ int bridge_fd(const struct bridge *b)
 bool bridge_ended(const struct bridge *b)
 {
 	return !b || atomic_load(&b->ended);
+}
+
+bool bridge_failed(struct bridge *b, char *why, size_t len)
+{
+	uint64_t v;
+
+	if (!b)
+		return false;
+	if (read(b->efd, &v, sizeof(v)) < 0) { /* nothing new: the flags below say */ }
+	if (!atomic_load(&b->failed))
+		return false;
+	snprintf(why, len, "%s", b->fail_msg);
+	return true;
+}
+
+void bridge_fail(struct bridge *b, const char *why)
+{
+	char msg[BRIDGE_WHY];
+	MPI_Request req;
+	int64_t until = notify_now_ns() + FAIL_WAIT_NS;
+	int done = 0;
+
+	if (!b || b->w->rank == 0)
+		return;
+	snprintf(msg, sizeof(msg), "%s", why);
+	pthread_mutex_lock(&b->w->lock);
+	MPI_Isend(msg, (int)strlen(msg) + 1, MPI_CHAR, 0, fail_tag(b), MPI_COMM_WORLD, &req);
+	pthread_mutex_unlock(&b->w->lock);
+	/* rank 0 writes its logs and ends the job; if it cannot, the caller does */
+	while (notify_now_ns() < until) {
+		struct timespec ts = { .tv_nsec = 10000000 };
+
+		if (!done) {
+			pthread_mutex_lock(&b->w->lock);
+			MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+			pthread_mutex_unlock(&b->w->lock);
+		}
+		nanosleep(&ts, NULL);
+	}
 }
 
 void bridge_free(struct bridge *b)

@@ -27,7 +27,9 @@
  *    rank 0, whose bridge writes them into the same log rings of its region: rank 0's
  *    supervisor reads every worker's records as it reads its own workers'.
  * When its workers have exited, a rank sends what is left and closes each of its links
- * with an empty message; its bridge ends when every link into it is closed too.
+ * with an empty message; its bridge ends when every link into it is closed too.  A rank
+ * whose run fails tells rank 0 why (bridge_fail), so that the run folder's status.json
+ * says it, and rank 0 or itself ends the job (world_abort).
  */
 #ifndef EMU_WORLD_H
 #define EMU_WORLD_H
@@ -35,6 +37,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "emu/shm/notify.h"
@@ -86,6 +89,14 @@ void bridge_finish(struct bridge *b);
 /* Readable (an eventfd) once the bridge has ended: every link closed both ways. */
 int bridge_fd(const struct bridge *b);
 bool bridge_ended(const struct bridge *b);
+/* Rank 0: true once another rank has sent why its run failed (bridge_fail), with
+ * the reason in why; also takes the eventfd's count (bridge_fd is readable again only
+ * for news). */
+#define BRIDGE_WHY 256
+bool bridge_failed(struct bridge *b, char *why, size_t len);
+/* A rank > 0 whose run failed: tells rank 0 why (its status.json says it), then gives it
+ * a few seconds to end the job (world_abort) before returning. */
+void bridge_fail(struct bridge *b, const char *why);
 /* Joins an ended bridge and frees it. */
 void bridge_free(struct bridge *b);
 

@@ -64,6 +64,15 @@ bool bridge_ended(const struct bridge *b)
 	return true;
 }
 
+bool bridge_failed(struct bridge *b, char *why, size_t len)
+{
+	return false;
+}
+
+void bridge_fail(struct bridge *b, const char *why)
+{
+}
+
 void bridge_free(struct bridge *b)
 {
 }

@@ -393,6 +393,20 @@ static int wait_ppoll(struct sup *s)
 	return 0;
 }
 
+/* Rank 0: another rank's run failed (it printed why and sent it here): the reason goes
+ * into status.json, the workers here are killed, and world_abort follows on_end. */
+static void check_remote_failure(struct sup *s)
+{
+	char why[BRIDGE_WHY];
+
+	if (!s->br || s->failed || !bridge_failed(s->br, why, sizeof(why)))
+		return;
+	snprintf(s->why, sizeof(s->why), "%s", why);
+	s->failed = true;
+	s->status = 1;
+	kill_all(s);
+}
+
 static int watch(struct sup *s)
 {
 	int ret;
@@ -411,6 +425,7 @@ static int watch(struct sup *s)
 	}
 	for (;;) {
 		drain_logs(s);
+		check_remote_failure(s);
 		if (s->nalive == 0 && (!s->br || s->failed || s->killing))
 			return 0;	/* (a failure across hosts ends in world_abort) */
 		if (s->nalive == 0) {
@@ -631,8 +646,10 @@ int supervise_world(const struct cfg *c, const struct region_params *p,
 		s.status = ops->on_end(ctx, s.status, s.why[0] ? s.why : NULL);
 	/* Workers that did not end by themselves here leave the others' waiting for them:
 	 * the whole job ends (the bridge still runs: nothing is freed before). */
-	if (s.world && (s.failed || s.killing || rc < 0))
+	if (s.world && (s.failed || s.killing || rc < 0)) {
+		bridge_fail(s.br, s.why[0] ? s.why : "the run failed");	/* a rank > 0 */
 		world_abort(s.world, s.status ? s.status : 1);
+	}
 	bridge_free(s.br);
 	sup_free(&s);
 	return s.status;
