@@ -72,6 +72,12 @@ int world_place(struct world *w, int nworkers);
 int world_agree(struct world *w, int status);
 /* true when every rank passed the same hash (of the configuration and the data). */
 bool world_same(struct world *w, uint64_t hash);
+/* Every rank meets here, without spinning (a rank that waits sleeps 1 ms at a time,
+ * leaving the cores to one that measures). */
+void world_wait(struct world *w);
+/* Ranks 0 and 1: MPI's own bandwidth, iters round trips of `bytes` each way
+ * (MPI_Send/MPI_Recv); GB/s on rank 0, 0 elsewhere or on one rank. */
+double world_pingpong(struct world *w, size_t bytes, int iters);
 /* Ends every rank of the job with code (MPI_Abort); on one host, exit(code). */
 void world_abort(struct world *w, int code) __attribute__((noreturn));
 /* Leaves the job (MPI_Finalize) after the bridge has ended. */

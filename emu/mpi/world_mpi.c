@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <mpi.h>
 
@@ -85,6 +86,51 @@ bool world_same(struct world *w, uint64_t hash)
 		MPI_Allreduce(&mine, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
 	}
 	return lo == hi;
+}
+
+void world_wait(struct world *w)
+{
+	MPI_Request req;
+	int done = 0;
+
+	if (w->size < 2)
+		return;
+	MPI_Ibarrier(MPI_COMM_WORLD, &req);
+	for (;;) {
+		struct timespec ts = { .tv_nsec = 1000000 };
+
+		MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+		if (done)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+double world_pingpong(struct world *w, size_t bytes, int iters)
+{
+	uint8_t *buf;
+	double t0 = 0, t1;
+	int peer = 1 - w->rank;
+
+	if (w->size < 2 || w->rank > 1 || iters < 1 || bytes > INT32_MAX ||
+	    !(buf = calloc(1, bytes)))
+		return 0;
+	for (int it = -1; it < iters; it++) {	/* -1: the warm-up, untimed */
+		if (it == 0)
+			t0 = MPI_Wtime();
+		if (w->rank == 0) {
+			MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+			MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+		}
+	}
+	t1 = MPI_Wtime();
+	free(buf);
+	return w->rank == 0 ? 2.0 * (double)bytes * iters / (t1 - t0) / 1e9 : 0;
 }
 
 void world_abort(struct world *w, int code)
