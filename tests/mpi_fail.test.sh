@@ -25,10 +25,12 @@ secs=$(($(date +%s) - start))
 [ $secs -le 15 ] || fail "the job took ${secs}s to end"
 grep -Eq "^emu: worker [23] on $(hostname) \(rank 1\) died at step [0-9]+: SIGKILL" "$T/log" ||
 	{ cat "$T/log"; fail "no report naming the host, rank, worker and step"; }
-grep -q '"status": "failed"' "$out/status.json" || { cat "$out/status.json"; fail "status.json"; }
+grep -q '"status": "failed"' "$out/status.json" ||
+	{ cat "$out/status.json"; fail "status.json"; }
 grep -q '"error": "worker [23] on .* (rank 1) died at step' "$out/status.json" ||
 	{ cat "$out/status.json"; fail "status.json does not say why"; }
 sleep 1
 left=$(pgrep -f "run.output=$out" || true)
-[ -z "$left" ] || { ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ,)"; fail "emu left running"; }
+[ -z "$left" ] ||
+	{ ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ,)"; fail "emu left running"; }
 echo "ended in ${secs}s, exit $rc"

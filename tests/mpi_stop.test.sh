@@ -15,7 +15,8 @@ kill -USR1 $launcher
 rc=0
 wait $job || rc=$?
 [ $rc -eq 138 ] || { cat "$T/log"; fail "exit $rc, expected 138 (128 + SIGUSR1)"; }
-grep -q '"status": "interrupted"' "$out/status.json" || { cat "$out/status.json"; fail "status"; }
+grep -q '"status": "interrupted"' "$out/status.json" ||
+	{ cat "$out/status.json"; fail "status"; }
 grep -q '"error": "stopped by SIGUSR1"' "$out/status.json" || fail "status.json's reason"
 # the last evaluation is there, as after a stop on one host: the workers stopped together
 last=$(last_col "$out/train.csv" step)
@@ -23,5 +24,6 @@ last=$(last_col "$out/train.csv" step)
 	fail "eval.csv ends at $(last_col "$out/eval.csv" step), train.csv at $last"
 sleep 1
 left=$(pgrep -f "run.output=$out" || true)
-[ -z "$left" ] || { ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ,)"; fail "emu left running"; }
+[ -z "$left" ] ||
+	{ ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ,)"; fail "emu left running"; }
 echo "stopped after step $last"

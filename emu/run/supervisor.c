@@ -35,7 +35,8 @@
 #define LOG_MAX 4096
 #define SUP_MAX_LOG_WORDS NOTIFY_MAX_WORDS
 
-enum { TAG_SIGNAL = 16, TAG_LOGS = 17, TAG_BRIDGE = 18, TAG_PID = 1 << 20 };	/* TAG_PID + worker */
+/* io_uring user_data: TAG_PID + worker for a pidfd */
+enum { TAG_SIGNAL = 16, TAG_LOGS = 17, TAG_BRIDGE = 18, TAG_PID = 1 << 20 };
 
 struct logbuf {			/* one record being reassembled: u32 length, then bytes */
 	uint32_t got;		/* bytes of header + payload received */
