@@ -31,6 +31,15 @@ awk -F, -v k="$(colnum "$T/rps-4/train.csv" consensus)" 'NR>1 && $k+0 > 0 {f=1} 
 # the check can fail: another seed across hosts differs from the reference
 mpi 2 run "$T/s.ini" run.output="$T/seed" run.seed=8 "$@" >/dev/null 2>&1 || fail "seed 8"
 "$REF" compare "$T/rps-ref" "$T/seed" >/dev/null 2>&1 && fail "another seed compared identical"
+# messages many times a ring (4 KiB rings, blocks of 256 KiB): the bridges hold bytes
+# until the rings have space, and nothing stalls
+set -- run.workers=4 run.ring_size=4KiB data.dim=1024 train.epochs=1 train.log_every=4
+"$REF" run "$T/s.ini" run.output="$T/big-ref" "$@" 2>/dev/null || fail "4 KiB rings"
+mpi 2 run "$T/s.ini" run.output="$T/big-2" "$@" >"$T/err" 2>&1 ||
+	{ cat "$T/err"; fail "4 KiB rings, -n 2"; }
+grep -q "model mlp ([0-9]\{6,\} parameters)" "$T/err" ||
+	{ cat "$T/err"; fail "the model is small"; }
+"$REF" compare "$T/big-ref" "$T/big-2" || fail "4 KiB rings: mpirun -n 2 differs from one host"
 # linear regression on 8 workers, 4 ranks of 2
 "$REF" run "$T/s.ini" run.output="$T/lin-ref" run.workers=8 data.dataset=linreg \
 	train.model=linreg train.lr=0.01 net.loss=bernoulli net.loss_p=5% 2>/dev/null || fail "linreg"
