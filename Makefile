@@ -283,7 +283,7 @@ uninstall:
 		[ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d; done
 
 clean:
-	rm -rf build build-san build-cuda build-san-cuda build-clang build-fuzz build-mpi
+	rm -rf build build-san build-cuda build-san-cuda build-clang build-fuzz build-mpi build-san-mpi
 
 help:
 	@sed -n '1,/^$$/p' Makefile
