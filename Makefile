@@ -5,6 +5,9 @@
 #   make SANITIZE=1      ASan + UBSan build in build-san/
 #   make test            install deps, build, run every test (tests/run.sh)
 #   make test-gpu CUDA=1 the GPU tests of the CUDA build (they skip without a GPU)
+#   make MPI=1           build build-mpi/emu with Open MPI (mpicc): one experiment across
+#                        hosts under mpirun or srun (README: "Across servers with MPI")
+#   make test-mpi        the MPI build's tests: the same logs on 1, 2 and 4 ranks, failures
 #   make demo            install deps, run ini/quickstart.ini, draw its plot
 #   make paper           the RPS paper's drop-rate sweep over 3 seeds (PAPER_QUICK=1)
 #   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
@@ -25,8 +28,10 @@ CC       ?= cc
 PREFIX   ?= /usr/local
 SANITIZE ?= 0
 CUDA     ?= 0
+MPI      ?= 0
 
-BUILD    := build$(if $(filter 1,$(SANITIZE)),-san)$(if $(filter 1,$(CUDA)),-cuda)
+BUILD    := build$(if $(filter 1,$(SANITIZE)),-san)$(if $(filter 1,$(CUDA)),-cuda)$(if \
+            $(filter 1,$(MPI)),-mpi)
 CFLAGS_OPT := -O2 -march=native
 ifeq ($(SANITIZE),1)
 CFLAGS_OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -45,8 +50,21 @@ CFLAGS   += -DEMU_VERSION='"$(VERSION)"'
 CFLAGS   += $(EXTRA_CFLAGS)
 LDFLAGS  += $(EXTRA_LDFLAGS)
 
-# Every folder of emu/ and nn/ is one layer (README: "Source layout").
+# Every folder of emu/ and nn/ is one layer (README: "Source layout").  emu/mpi/: the
+# bridge between hosts with MPI=1, else a world of one rank that needs no MPI.
 EMU_SRC  := $(filter-out emu/main.c,$(wildcard emu/*.c emu/*/*.c))
+ifeq ($(MPI),1)
+EMU_SRC  := $(filter-out emu/mpi/world_none.c,$(EMU_SRC))
+# mpicc: Open MPI's wrapper of the same compiler, with its headers and libraries (a CC
+# given on the command line is kept, for a wrapper of another name)
+ifneq ($(origin CC),command line)
+CC       := mpicc
+endif
+CFLAGS   += -DEMU_MPI=1
+LDLIBS   += -lpthread
+else
+EMU_SRC  := $(filter-out emu/mpi/world_mpi.c emu/mpi/bridge.c,$(EMU_SRC))
+endif
 NN_SRC   := $(wildcard nn/*.c nn/*/*.c)
 EMU_OBJ  := $(EMU_SRC:%.c=$(BUILD)/obj/%.o)
 NN_OBJ   := $(NN_SRC:%.c=$(BUILD)/obj/%.o)
@@ -88,7 +106,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 # Objects built on the way to a test program are kept, not deleted as intermediates.
 .SECONDARY:
 
-.PHONY: all deps test test-gpu demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
+.PHONY: all deps test test-gpu test-mpi demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
 	install uninstall clean help congestion reference
 all: $(BUILD)/emu
 
@@ -154,6 +172,14 @@ test: deps
 test-gpu: deps
 	$(MAKE) --no-print-directory CUDA=1 build-cuda/emu build-cuda/tests/test_backend_ops
 	@BUILD=build-cuda tests/run.sh gpu_
+
+# The tests of the MPI build (tests/mpi_*.test.sh): the same experiments under mpirun -n
+# 1, 2 and 4 on this machine against the build without MPI (byte-identical logs), and a
+# worker killed on rank 1.  They need build/emu too, the reference.
+test-mpi: deps
+	$(MAKE) --no-print-directory build/emu
+	$(MAKE) --no-print-directory MPI=1 build-mpi/emu
+	@BUILD=build-mpi tests/run.sh mpi_
 
 # Targets that run emu install what they need first, then build it (not as parallel
 # prerequisites: the build needs the packages).
@@ -257,7 +283,7 @@ uninstall:
 		[ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d; done
 
 clean:
-	rm -rf build build-san build-cuda build-san-cuda build-clang build-fuzz
+	rm -rf build build-san build-cuda build-san-cuda build-clang build-fuzz build-mpi build-san-mpi
 
 help:
 	@sed -n '1,/^$$/p' Makefile

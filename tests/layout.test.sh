@@ -1,6 +1,6 @@
 #!/bin/sh
 # The tree keeps its layers: no header include cycle; shm/ and net/ know nothing of the
-# configuration or anything above them; nn/ knows nothing of emu/; only nn/'s backends
+# configuration or anything above them; mpi/ moves bytes and knows only shm/; nn/ knows nothing of emu/; only nn/'s backends
 # and their registry name a concrete op table or include a backend's private headers
 # (and the tests of the CUDA backend built for the host, which is in no registry).
 # env: SRCDIR (the repository)
@@ -24,6 +24,7 @@ layer() {	# layer FILES-PATTERN FORBIDDEN-HEADER-PATTERN WHAT
 }
 layer '^emu/(shm|net)/' '^emu/(cfg|algo|run|bench)/' "shm/ and net/ include a layer above them"
 layer '^emu/shm/' '^emu/net/' "shm/ includes the network model"
+layer '^emu/mpi/' '^emu/(cfg|algo|run|bench|net)/' "mpi/ (bytes between hosts) includes a layer above shm/"
 layer '^nn/' '^emu/' "nn/ includes emu/"
 layer '^(emu|tests)/' '^nn/(ref|cpu|cuda)/|^nn/backend_impl\.h' "a backend's private header outside nn/"
 layer '^nn/model/' '^nn/(ref|cpu|cuda)/|^nn/backend_impl\.h' "the model reaches into a backend"

@@ -89,3 +89,18 @@ last_block() {
 # The CSV without the wall-clock column (what must be identical across runs).
 # (net.csv has none)
 no_wall() { awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="wall_s") k=i} {s=""; for(i=1;i<=NF;i++) if(i!=k) s=s (s==""?"":",") $i; print s}' "$1"; }
+
+# The MPI tests (tests/mpi_*.test.sh) need the MPI build as EMU (make test-mpi:
+# BUILD=build-mpi) and mpirun; else they skip.  mpirun runs as root here and in CI, and
+# with more ranks than cores.  REF: the build without MPI where it is built (the one-host
+# reference), else the MPI build outside mpirun (one host, no MPI either).
+mpi_need() {
+	case "$EMU" in *-mpi/emu) ;; *) skip "EMU is not the MPI build (make test-mpi)" ;; esac
+	[ -x "$EMU" ] || skip "$EMU is not built (make MPI=1 build-mpi/emu)"
+	command -v mpirun >/dev/null 2>&1 || skip "mpirun is missing (apt-get install openmpi-bin)"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	REF=$SRCDIR/build/emu
+	[ -x "$REF" ] || REF=$EMU
+}
+# mpi H ARGS...: emu ARGS on H ranks of this machine
+mpi() { h=$1; shift; mpirun --oversubscribe -n "$h" "$EMU" "$@"; }

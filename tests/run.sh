@@ -2,7 +2,8 @@
 # Runs every test program (build/tests/test_*) and every shell test (tests/*.test.sh)
 # under a timeout, one at a time, and counts them: exit 0 passes, 77 skips (the test
 # prints why), anything else fails.  Output of failing and skipped tests is shown.  The
-# GPU tests (gpu_*) run only for a CUDA build (BUILD=build-cuda...).
+# GPU tests (gpu_*) run only for a CUDA build (BUILD=build-cuda...), the MPI tests
+# (mpi_*) only for the MPI build (BUILD=build-mpi: make test-mpi).
 # Usage: tests/run.sh [NAME-PATTERN]      env: BUILD (default build), TEST_TIMEOUT (s)
 BUILD=${BUILD:-build}
 pattern=${1:-}
@@ -17,6 +18,7 @@ for t in "$BUILD"/tests/test_* tests/*.test.sh; do
 	case "$name" in *"$pattern"*) ;; *) continue ;; esac
 	# the GPU tests belong to the CUDA build (make test-gpu); elsewhere they cannot apply
 	case "$name:$BUILD" in gpu_*:*cuda*) ;; gpu_*) continue ;; esac
+	case "$name:$BUILD" in mpi_*:*mpi*) ;; mpi_*) continue ;; esac
 	start=$(date +%s)
 	# each test in a process group of its own: whatever it leaves running (a test killed
 	# by the timeout leaves its emu behind) is found, reported and killed

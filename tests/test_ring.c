@@ -1,6 +1,7 @@
 /* tests/test_ring.c — the SPSC ring, in one process and between two, in both notify modes. */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -368,13 +369,71 @@ static void test_barrier(void **state)
 	region_destroy(rg);
 }
 
+/* The barrier across hosts (emu/mpi/world.h): one more party than workers, the bridge,
+ * which waits until barrier_arrived() says every worker is in, does its work (there the
+ * snapshots' gather; here a mark of the round) and arrives last without sleeping.  No
+ * worker leaves a round before the bridge's work of that round is done, and the
+ * default parties are still the workers. */
+static void test_barrier_bridge(void **state)
+{
+	enum notify_mode mode = *(enum notify_mode *)*state;
+	enum { N = 5, ROUNDS = 200 };
+	struct region_params p = { .nworkers = N, .ring_size = 4096, .log_ring_size = 4096,
+				   .snapshot_bytes = 100, .barrier_parties = N + 1 };
+	struct region *rg;
+	pid_t pids[N];
+	struct notify nt;
+
+	assert_int_equal(region_create(&rg, &p), 0);
+	assert_int_equal(region_barrier_parties(rg), N + 1);
+	_Atomic int32_t *done = region_snapshot(rg, 0);	/* the bridge's last round */
+	atomic_store(done, 0);
+	for (int w = 0; w < N; w++) {
+		pids[w] = fork();
+		assert_true(pids[w] >= 0);
+		if (pids[w] == 0) {
+			alarm(20);
+			if (notify_init(&nt, mode) < 0)
+				_exit(10);
+			for (int k = 1; k <= ROUNDS; k++) {
+				barrier_wait(region_barrier(rg), N + 1, &nt);
+				if (atomic_load(done) != k)
+					_exit(11);	/* left before the bridge's work */
+				barrier_wait(region_barrier(rg), N + 1, &nt);
+			}
+			_exit(0);
+		}
+	}
+	assert_int_equal(notify_init(&nt, mode), 0);
+	for (int k = 1; k <= 2 * ROUNDS; k++) {
+		while (barrier_arrived(region_barrier(rg)) != N)
+			sched_yield();
+		if (k % 2)
+			atomic_store(done, (k + 1) / 2);
+		barrier_wait(region_barrier(rg), N + 1, &nt);	/* the last: never sleeps */
+	}
+	for (int w = 0; w < N; w++) {
+		int status;
+
+		assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	notify_free(&nt);
+	region_destroy(rg);
+	rg = make_region(N, 4096);
+	assert_int_equal(region_barrier_parties(rg), N);
+	region_destroy(rg);
+}
+
 #define MODE_TESTS(m)                                                     \
 	cmocka_unit_test_prestate(test_random_messages, &modes[m]),        \
 	cmocka_unit_test_prestate(test_tiny_ring_backpressure, &modes[m]), \
 	cmocka_unit_test_prestate(test_huge_messages, &modes[m]),          \
 	cmocka_unit_test_prestate(test_sleep_only_pingpong, &modes[m]),    \
 	cmocka_unit_test_prestate(test_short_spin_pingpong, &modes[m]),    \
-	cmocka_unit_test_prestate(test_barrier, &modes[m])
+	cmocka_unit_test_prestate(test_barrier, &modes[m]),                \
+	cmocka_unit_test_prestate(test_barrier_bridge, &modes[m])
 
 int main(int argc, char **argv)
 {

@@ -26,6 +26,12 @@ int bench_cmp_i64(const void *a, const void *b);
  * to csv.  Returns 0 or -errno. */
 int bench_xchg(FILE *csv, int quick);
 
+/* emu/bench/bench_hosts.c: under mpirun -n 2 (w: the MPI world), the exchange across two
+ * ranks against the same exchange over shared memory, and MPI's ping-pong bandwidth;
+ * rank 0 prints and writes csv.  Every rank calls it; 0 or -errno. */
+struct world;
+int bench_hosts(FILE *csv, struct world *w, int quick);
+
 /* emu/bench/bench_limit.c: M/D/1/K's blocking probability at load rho, k = 1..64 (NAN
  * outside), and one measurement: the share of n Poisson-arriving single-unit messages
  * that a link with net.limit = limit tail-drops at load rho, and its sd (batch means).

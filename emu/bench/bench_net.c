@@ -2,7 +2,8 @@
  * measured in the same run: (a) one-way ring throughput against memcpy of the same bytes,
  * (b) 64-byte round trips through rings (io_uring and futex notifications, with and
  * without the spin phase) against a raw futex ping-pong and a pipe ping-pong, (c) the
- * 16-worker exchange (bench_xchg.c).
+ * 16-worker exchange (bench_xchg.c); (d) under mpirun -n 2 with the MPI build, the
+ * exchange across two ranks and MPI's own bandwidth (bench_hosts.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 
 #include "emu/bench/bench.h"
 #include "emu/commands.h"
+#include "emu/mpi/world.h"
 #include "emu/shm/notify.h"
 #include "emu/shm/region.h"
 #include "emu/shm/ring.h"
@@ -355,6 +357,8 @@ int bench_net(int argc, char **argv)
 	const char *path = "bench-net.csv";
 	int quick = 0, ret;
 	double load[1];
+	struct world w;
+	sigset_t none;
 	FILE *csv;
 
 	for (int i = 1; i < argc; i++) {
@@ -368,10 +372,21 @@ int bench_net(int argc, char **argv)
 					   "futex and pipes; CSV default: bench-net.csv\n");
 		}
 	}
+	/* Under mpirun (the MPI build), rank 0 measures (a)-(c) alone while the others wait,
+	 * then every rank takes part in (d). */
+	sigemptyset(&none);
+	if (world_init(&w, &none) < 0)
+		return 1;
+	if (w.rank != 0) {
+		world_wait(&w);
+		ret = bench_hosts(NULL, &w, quick);
+		world_finalize(&w);
+		return ret < 0 ? 1 : 0;
+	}
 	csv = fopen(path, "w");
 	if (!csv) {
 		fprintf(stderr, "emu: cannot write %s: %s\n", path, strerror(errno));
-		return 1;
+		world_abort(&w, 1);
 	}
 	fprintf(csv, "test,variant,bytes,value,unit,reference,reference_value,ratio\n");
 	/* Peers run in the same conditions, but the conditions belong with the numbers. */
@@ -388,6 +403,16 @@ int bench_net(int argc, char **argv)
 	ret = bench_xchg(csv, quick);
 	if (ret < 0)
 		fprintf(stderr, "emu: exchange benchmark failed: %s\n", strerror(-ret));
+	if (w.size > 1) {
+		printf("\n(d) across hosts: %d MPI ranks on this machine\n", w.size);
+		fflush(NULL);
+		world_wait(&w);
+		int r = bench_hosts(csv, &w, quick);
+		if (r < 0)
+			fprintf(stderr, "emu: the benchmark across hosts failed: %s\n", strerror(-r));
+		ret = ret < 0 ? ret : r;
+	}
+	world_finalize(&w);
 	if (fclose(csv) != 0) {
 		fprintf(stderr, "emu: cannot write %s: %s\n", path, strerror(errno));
 		return 1;

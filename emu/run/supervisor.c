@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu/mpi/world.h"
 #include "emu/shm/notify.h"
 #include "emu/shm/notify_uring.h"
 #include "emu/shm/ring.h"
@@ -34,7 +35,8 @@
 #define LOG_MAX 4096
 #define SUP_MAX_LOG_WORDS NOTIFY_MAX_WORDS
 
-enum { TAG_SIGNAL = 16, TAG_LOGS = 17, TAG_PID = 1 << 20 };	/* TAG_PID + worker */
+/* io_uring user_data: TAG_PID + worker for a pidfd */
+enum { TAG_SIGNAL = 16, TAG_LOGS = 17, TAG_BRIDGE = 18, TAG_PID = 1 << 20 };
 
 struct logbuf {			/* one record being reassembled: u32 length, then bytes */
 	uint32_t got;		/* bytes of header + payload received */
@@ -46,6 +48,11 @@ struct sup {
 	void *ctx;
 	struct region *rg;
 	int n, nalive, status, signo;
+	int lo, hi;		/* the workers this supervisor forks: all of them on one host */
+	struct world *world;	/* NULL on one host */
+	struct bridge *br;	/* across hosts: the links to the other ranks (world.h) */
+	bool reads_logs;	/* it reads the log rings: on one host, or as rank 0 */
+	char where[96];		/* across hosts, " on host H (rank R)" for reports */
 	bool killing;		/* we sent SIGKILL: deaths from now on are ours */
 	bool stopping;
 	char why[256];		/* what ended the run, when it did not end well */
@@ -64,7 +71,7 @@ struct sup {
 	bool uring_ok;
 	struct io_uring ring;
 	int sfd;
-	bool sig_armed, logs_armed;
+	bool sig_armed, logs_armed, bridge_armed;
 	struct futex_waitv waitv[SUP_MAX_LOG_WORDS];
 };
 
@@ -106,7 +113,7 @@ static int64_t now_ns(void)
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 #define NSTOP_SIGS (sizeof(stop_sigs) / sizeof(stop_sigs[0]))
 
-static void stop_signals(sigset_t *set)
+void supervisor_stop_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	for (size_t i = 0; i < NSTOP_SIGS; i++)
@@ -149,6 +156,8 @@ static void drain_one(struct sup *s, int w)
 
 static void drain_logs(struct sup *s)
 {
+	if (!s->reads_logs)
+		return;		/* a rank > 0: its bridge sends them to rank 0 */
 	for (int w = 0; w < s->n; w++)
 		drain_one(s, w);
 }
@@ -162,16 +171,18 @@ static void report(struct sup *s, int w, const siginfo_t *si)
 	memcpy(err, slot->error, sizeof(slot->error));
 	err[sizeof(slot->error)] = '\0';
 	if (si->si_code == CLD_EXITED && err[0]) {
-		failure(s, "worker %d failed at step %lld: %s", w, step, err);
+		failure(s, "worker %d%s failed at step %lld: %s", w, s->where, step, err);
 	} else if (si->si_code == CLD_EXITED) {
-		failure(s, "worker %d died at step %lld: exit status %d", w, step, si->si_status);
+		failure(s, "worker %d%s died at step %lld: exit status %d", w, s->where, step,
+			si->si_status);
 	} else {
 		const char *name = sigabbrev_np(si->si_status);
 
 		if (name)
-			failure(s, "worker %d died at step %lld: SIG%s", w, step, name);
+			failure(s, "worker %d%s died at step %lld: SIG%s", w, s->where, step, name);
 		else
-			failure(s, "worker %d died at step %lld: signal %d", w, step, si->si_status);
+			failure(s, "worker %d%s died at step %lld: signal %d", w, s->where, step,
+				si->si_status);
 	}
 }
 
@@ -191,7 +202,8 @@ static void reap(struct sup *s, int w)
 	atomic_store(&region_slot(s->rg, w)->state, WORKER_FAILED);
 	if (s->killing)
 		return;		/* killed by us, after the failure already reported */
-	drain_one(s, w);	/* its last records before the report */
+	if (s->reads_logs)
+		drain_one(s, w);	/* its last records before the report */
 	report(s, w, &si);
 	kill_all(s);
 }
@@ -286,8 +298,8 @@ static void check_progress(struct sup *s)
 
 		if (w < 0)
 			return;
-		failure(s, "worker %d not responding at step %lld (%s): no worker made progress "
-			"for %.3g s (run.stall_timeout)", w,
+		failure(s, "worker %d%s not responding at step %lld (%s): no worker made "
+			"progress for %.3g s (run.stall_timeout)", w, s->where,
 			(long long)atomic_load(&region_slot(s->rg, w)->step), state,
 			(double)s->stall_ns * 1e-9);
 		kill_all(s);
@@ -301,14 +313,19 @@ static int wait_uring(struct sup *s)
 					.tv_nsec = s->tick_ns % 1000000000 };
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
-	int ret, nlog = s->n < SUP_MAX_LOG_WORDS ? s->n : SUP_MAX_LOG_WORDS;
+	int ret, nlog = !s->reads_logs ? 0 : s->n < SUP_MAX_LOG_WORDS ? s->n : SUP_MAX_LOG_WORDS;
 
 	if (!s->sig_armed && (sqe = io_uring_get_sqe(&s->ring))) {
 		io_uring_prep_poll_add(sqe, s->sfd, POLLIN);
 		sqe->user_data = TAG_SIGNAL;
 		s->sig_armed = true;
 	}
-	if (!s->logs_armed && (sqe = io_uring_get_sqe(&s->ring))) {
+	if (s->br && !s->bridge_armed && (sqe = io_uring_get_sqe(&s->ring))) {
+		io_uring_prep_poll_add(sqe, bridge_fd(s->br), POLLIN);
+		sqe->user_data = TAG_BRIDGE;
+		s->bridge_armed = true;
+	}
+	if (nlog > 0 && !s->logs_armed && (sqe = io_uring_get_sqe(&s->ring))) {
 		/* Expect the tails: anything written since the drain ends the wait at once. */
 		for (int w = 0; w < nlog; w++) {
 			struct ring *r = region_log_ring(s->rg, w);
@@ -336,6 +353,8 @@ static int wait_uring(struct sup *s)
 			on_signal(s);
 		} else if (tag == TAG_LOGS) {
 			s->logs_armed = false;
+		} else if (tag == TAG_BRIDGE) {
+			s->bridge_armed = false;
 		} else if (tag >= TAG_PID && tag < TAG_PID + (uint64_t)s->n) {
 			reap(s, (int)(tag - TAG_PID));
 		}
@@ -353,6 +372,10 @@ static int wait_ppoll(struct sup *s)
 
 	pf[np] = (struct pollfd){ .fd = s->sfd, .events = POLLIN };
 	idx[np++] = -1;
+	if (s->br) {	/* its end only wakes the loop (watch) */
+		pf[np] = (struct pollfd){ .fd = bridge_fd(s->br), .events = POLLIN };
+		idx[np++] = -2;
+	}
 	for (int w = 0; w < s->n; w++)
 		if (s->pidfd[w] >= 0) {
 			pf[np] = (struct pollfd){ .fd = s->pidfd[w], .events = POLLIN };
@@ -363,12 +386,26 @@ static int wait_ppoll(struct sup *s)
 	for (int i = 0; i < np; i++) {
 		if (!pf[i].revents)
 			continue;
-		if (idx[i] < 0)
+		if (idx[i] == -1)
 			on_signal(s);
-		else
+		else if (idx[i] >= 0)
 			reap(s, idx[i]);
 	}
 	return 0;
+}
+
+/* Rank 0: another rank's run failed (it printed why and sent it here): the reason goes
+ * into status.json, the workers here are killed, and world_abort follows on_end. */
+static void check_remote_failure(struct sup *s)
+{
+	char why[BRIDGE_WHY];
+
+	if (!s->br || s->failed || !bridge_failed(s->br, why, sizeof(why)))
+		return;
+	snprintf(s->why, sizeof(s->why), "%s", why);
+	s->failed = true;
+	s->status = 1;
+	kill_all(s);
 }
 
 static int watch(struct sup *s)
@@ -376,7 +413,7 @@ static int watch(struct sup *s)
 	int ret;
 
 	if (s->uring_ok) {
-		for (int w = 0; w < s->n; w++) {
+		for (int w = s->lo; w < s->hi; w++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
 
 			if (!sqe) {
@@ -389,8 +426,17 @@ static int watch(struct sup *s)
 	}
 	for (;;) {
 		drain_logs(s);
-		if (s->nalive == 0)
-			return 0;
+		check_remote_failure(s);
+		if (s->nalive == 0 && (!s->br || s->failed || s->killing))
+			return 0;	/* (a failure across hosts ends in world_abort) */
+		if (s->nalive == 0) {
+			/* The workers here are done; rank 0 waits for the others' logs. */
+			bridge_finish(s->br);
+			if (bridge_ended(s->br)) {
+				drain_logs(s);
+				return 0;
+			}
+		}
 		check_progress(s);
 		if (s->ops->on_tick)
 			s->ops->on_tick(s->ctx);
@@ -427,11 +473,11 @@ static int setup_watchers(struct sup *s, enum notify_mode mode)
 	ret = notify_init(&s->nt, mode);
 	if (ret < 0)
 		return ret;
-	stop_signals(&set);
+	supervisor_stop_signals(&set);
 	s->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sfd < 0)
 		return -errno;
-	for (int w = 0; w < s->n; w++) {
+	for (int w = s->lo; w < s->hi; w++) {
 		s->pidfd[w] = (int)syscall(SYS_pidfd_open, s->pid[w], 0);
 		if (s->pidfd[w] < 0)
 			return -errno;
@@ -450,8 +496,8 @@ static int sup_alloc(struct sup *s, const struct region_params *p)
 	s->pid = calloc(n, sizeof(*s->pid));
 	s->pidfd = calloc(n, sizeof(*s->pidfd));
 	s->logs = calloc(n, sizeof(*s->logs));
-	s->pf = calloc(n + 1, sizeof(*s->pf));
-	s->pf_worker = calloc(n + 1, sizeof(*s->pf_worker));
+	s->pf = calloc(n + 2, sizeof(*s->pf));	/* signalfd, bridge, pidfds */
+	s->pf_worker = calloc(n + 2, sizeof(*s->pf_worker));
 	if (rc < 0)
 		return rc;
 	if (!s->pid || !s->pidfd || !s->logs || !s->pf || !s->pf_worker)
@@ -478,7 +524,7 @@ static void fork_workers(struct sup *s, const sigset_t *oldmask)
 	pid_t self = getpid();
 
 	fflush(NULL);
-	for (int w = 0; w < s->n; w++) {
+	for (int w = s->lo; w < s->hi; w++) {
 		pid_t pid = fork();
 
 		if (pid < 0) {
@@ -504,7 +550,13 @@ static void watch_workers(struct sup *s, enum notify_mode mode)
 		kill_all(s);
 		return;
 	}
-	fprintf(stderr, "emu: %d workers, notifications: %s\n", s->n, notify_mode_name(s->nt.mode));
+	if (s->world)
+		fprintf(stderr, "emu: rank %d of %d on %s: workers %d-%d of %d, notifications: %s\n",
+			s->world->rank, s->world->size, s->world->host, s->lo, s->hi - 1, s->n,
+			notify_mode_name(s->nt.mode));
+	else
+		fprintf(stderr, "emu: %d workers, notifications: %s\n", s->n,
+			notify_mode_name(s->nt.mode));
 	ret = watch(s);
 	if (ret < 0) {
 		failure(s, "watching the workers failed: %s", strerror(-ret));
@@ -540,21 +592,52 @@ static void end_all(struct sup *s)
 int supervise(const struct cfg *c, const struct region_params *p,
 	      const struct supervisor_ops *ops, void *ctx)
 {
+	return supervise_world(c, p, ops, ctx, NULL);
+}
+
+/* Across hosts: the bridge, once the workers are forked (no worker inherits its thread
+ * or fds).  A failure is reported and ends the run. */
+static void start_bridge(struct sup *s, enum notify_mode mode)
+{
+	int rc = bridge_start(&s->br, s->rg, s->world, mode);
+
+	if (rc < 0) {
+		failure(s, "cannot start the bridge to the other MPI ranks%s: %s", s->where,
+			strerror(-rc));
+		kill_all(s);
+	}
+}
+
+int supervise_world(const struct cfg *c, const struct region_params *p,
+		    const struct supervisor_ops *ops, void *ctx, struct world *w)
+{
 	struct sup s = { .ops = ops, .ctx = ctx, .n = p->nworkers, .sfd = -1,
 			 .stall_ns = c->run.stall_timeout, .grace_ns = c->run.stop_grace,
-			 .tick_ns = 1000000000 };
+			 .tick_ns = 1000000000, .lo = 0, .hi = p->nworkers, .reads_logs = true };
+	struct region_params rp = *p;
 	sigset_t block, oldmask;
-	int rc = sup_alloc(&s, p);
+	int rc;
 
+	if (w && w->size > 1) {
+		s.world = w;
+		s.lo = w->lo;
+		s.hi = w->hi;
+		s.reads_logs = w->rank == 0;
+		snprintf(s.where, sizeof(s.where), " on %s (rank %d)", w->host, w->rank);
+		rp.barrier_parties = w->hi - w->lo + 1;	/* and the bridge */
+	}
+	rc = sup_alloc(&s, &rp);
 	if (c->run.progress_every > 0 && c->run.progress_every < s.tick_ns)
 		s.tick_ns = c->run.progress_every;
 	if (rc < 0) {
-		failure(&s, "cannot create the shared region for %d workers: %s", p->nworkers,
-			strerror(-rc));
+		failure(&s, "cannot create the shared region for %d workers%s: %s", p->nworkers,
+			s.where, strerror(-rc));
 	} else {
-		stop_signals(&block);
+		supervisor_stop_signals(&block);
 		sigprocmask(SIG_BLOCK, &block, &oldmask);
 		fork_workers(&s, &oldmask);
+		if (!s.status && s.world)
+			start_bridge(&s, c->run.notify);
 		if (!s.status)	/* else a fork failed: already reported */
 			watch_workers(&s, c->run.notify);
 		end_all(&s);
@@ -562,6 +645,13 @@ int supervise(const struct cfg *c, const struct region_params *p,
 	}
 	if (ops->on_end)
 		s.status = ops->on_end(ctx, s.status, s.why[0] ? s.why : NULL);
+	/* Workers that did not end by themselves here leave the others' waiting for them:
+	 * the whole job ends (the bridge still runs: nothing is freed before). */
+	if (s.world && (s.failed || s.killing || rc < 0)) {
+		bridge_fail(s.br, s.why[0] ? s.why : "the run failed");	/* a rank > 0 */
+		world_abort(s.world, s.status ? s.status : 1);
+	}
+	bridge_free(s.br);
 	sup_free(&s);
 	return s.status;
 }

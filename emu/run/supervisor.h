@@ -21,6 +21,7 @@
 #ifndef EMU_SUPERVISOR_H
 #define EMU_SUPERVISOR_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "emu/cfg/cfg.h"
 #include "emu/shm/region.h"
@@ -41,6 +42,22 @@ struct supervisor_ops {
 
 int supervise(const struct cfg *c, const struct region_params *p,
 	      const struct supervisor_ops *ops, void *ctx);
+
+/* The same for rank w of an MPI job (emu/mpi/world.h; NULL or one rank: supervise):
+ * forks the workers [w->lo, w->hi) only, into a region for all of them whose barrier
+ * the bridge joins, and starts the bridge.  Rank 0 reads every worker's records (the
+ * others' through the bridge) and waits for the other ranks' last ones before on_end;
+ * a rank > 0 reads none (ops->on_record is not called).  Reports name the host and the
+ * rank ("worker 5 on node2 (rank 1) died at step 12: SIGKILL").  A failure, or workers
+ * killed here, ends every rank: world_abort after on_end, so supervise_world returns
+ * only when the run ended well or was stopped with every worker's agreement. */
+struct world;
+int supervise_world(const struct cfg *c, const struct region_params *p,
+		    const struct supervisor_ops *ops, void *ctx, struct world *w);
+
+/* The signals that stop a run (above), for a caller that must block them before it
+ * starts threads of its own (world_init: MPI's). */
+void supervisor_stop_signals(sigset_t *set);
 
 /* Worker side: send one record (at most 4 KiB; more is a programming error and aborts
  * the worker, which the supervisor then reports) to the supervisor; blocks on

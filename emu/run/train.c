@@ -1,10 +1,13 @@
 /* emu/run/train.c — `emu run`: load the data once, open the logs, supervise the workers. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "emu/algo/algo.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/commands.h"
+#include "emu/mpi/world.h"
 #include "emu/run/plan.h"
 #include "emu/run/runlog.h"
 #include "emu/run/supervisor.h"
@@ -118,45 +121,140 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 	return 0;
 }
 
-int cmd_run(const struct cfg *c, int argc, char *const argv[])
+/* A hash of what every rank must agree on: this build, the resolved configuration, the
+ * data as loaded.  Not a digest against malice: a check that the hosts got the same
+ * files (FNV-1a over the configuration's text, then the data a 64-bit word at a time). */
+static uint64_t run_hash(const struct cfg *c, const struct train_run *t)
 {
-	struct train_run t = { .c = c };	/* the workers get its address after fork */
-	char err[512];
-	char dir[CFG_STR];
-	if (c->run.output[0])
-		snprintf(dir, sizeof(dir), "%s", c->run.output);
-	else
-		snprintf(dir, sizeof(dir), "runs/%.240s", c->run.name);
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
-	if (choose_backend(c, &t))
+	if (f) {
+		fputs(EMU_VERSION "\n", f);
+		cfg_print(c, f);
+		fclose(f);
+	}
+	for (size_t i = 0; text && i < len; i++)
+		h = (h ^ (uint8_t)text[i]) * 0x100000001b3ULL;
+	free(text);
+	const struct nn_dataset *sets[] = { &t->train, &t->test };
+	for (int k = 0; k < 2; k++) {
+		const struct nn_dataset *d = sets[k];
+		size_t n = (size_t)d->n, feat = (size_t)d->in.C * d->in.H * d->in.W;
+		struct { const void *p; size_t bytes; } parts[] = {
+			{ d->x, d->x ? n * feat * sizeof(float) : 0 },
+			{ d->tokens, d->tokens ? n * (size_t)d->in.T * sizeof(int32_t) : 0 },
+			{ d->y, d->y ? n * sizeof(int32_t) : 0 },
+			{ d->target, d->target ? n * sizeof(float) : 0 },
+		};
+		h = (h ^ n) * 0x100000001b3ULL;
+		for (size_t p = 0; p < sizeof(parts) / sizeof(parts[0]); p++) {
+			const uint8_t *b = parts[p].p;
+			size_t i = 0;
+
+			for (; i + 8 <= parts[p].bytes; i += 8) {
+				uint64_t v;
+
+				memcpy(&v, b + i, 8);
+				h = (h ^ v) * 0x100000001b3ULL;
+			}
+			for (; i < parts[p].bytes; i++)
+				h = (h ^ b[i]) * 0x100000001b3ULL;
+		}
+	}
+	return h;
+}
+
+/* Everything before the logs: the backend, the checks, the data, the model's size.
+ * Returns 0, or 2 with the reason printed. */
+static int run_prepare(const struct cfg *c, struct train_run *t)
+{
+	char err[512];
+
+	if (choose_backend(c, t))
 		return 2;
 	if (plan_check_config(c, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;
 	}
-	if (train_load_data(c, &t.train, &t.test, err, sizeof(err)) < 0) {
+	if (train_load_data(c, &t->train, &t->test, err, sizeof(err)) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;
 	}
 	/* The model on the input as read (a text set's vocabulary); its size decides the
 	 * snapshot areas. */
-	if (plan_check_config(c, &t.train.in, err, sizeof(err)) < 0 ||
-	    plan_check_shards(c, &t.train, err, sizeof(err)) < 0 ||
-	    nn_model_size(c->train.model, &t.train.in, &t.nparams, &t.nstate, NULL) < 0) {
+	if (plan_check_config(c, &t->train.in, err, sizeof(err)) < 0 ||
+	    plan_check_shards(c, &t->train, err, sizeof(err)) < 0 ||
+	    nn_model_size(c->train.model, &t->train.in, &t->nparams, &t->nstate, NULL) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
-		data_free(&t.train);
-		data_free(&t.test);
 		return 2;
 	}
+	return 0;
+}
 
+/* Across hosts, every rank prepares on its own and they agree: any rank's failure
+ * (printed there) ends them all with its exit code, and so do hosts that differ in
+ * build, configuration or data.  Returns 0 or the exit code. */
+static int agree_prepared(const struct cfg *c, struct train_run *t, struct world *w, int status)
+{
+	status = world_agree(w, status);
+	if (status || w->size == 1)
+		return status;
+	if (!world_same(w, run_hash(c, t))) {
+		if (w->rank == 0)
+			fprintf(stderr, "emu: %s: the %d MPI ranks differ in emu's build, the "
+				"resolved configuration or the data; expected the same emu, INI file "
+				"and data files on every host\n", c->path, w->size);
+		return 2;
+	}
+	return 0;
+}
+
+/* Rank 0 (and a single host) owns the run folder; every rank learns whether it could. */
+static int open_logs(const struct cfg *c, struct train_run *t, struct world *w,
+		     const char *dir, int argc, char *const argv[])
+{
+	char err[512];
+	int status = 0;
+
+	if (w->rank == 0) {
+		t->log = runlog_open(c, dir, argc, argv, &status, err, sizeof(err));
+		if (!t->log)
+			fprintf(stderr, "emu: %s\n", err);
+	}
+	return world_agree(w, t->log || w->rank != 0 ? 0 : status);
+}
+
+int cmd_run(const struct cfg *c, int argc, char *const argv[])
+{
+	struct train_run t = { .c = c };	/* the workers get its address after fork */
+	struct world w;
+	sigset_t stops;
+	char dir[CFG_STR];
 	int status;
-	t.log = runlog_open(c, dir, argc, argv, &status, err, sizeof(err));
-	if (!t.log) {
-		fprintf(stderr, "emu: %s\n", err);
+
+	if (c->run.output[0])
+		snprintf(dir, sizeof(dir), "%s", c->run.output);
+	else
+		snprintf(dir, sizeof(dir), "runs/%.240s", c->run.name);
+	supervisor_stop_signals(&stops);
+	if (world_init(&w, &stops) < 0)
+		return 1;
+	status = world_place(&w, c->run.workers) < 0 ? 2 : 0;
+	if (!status)
+		status = run_prepare(c, &t);
+	status = agree_prepared(c, &t, &w, status);
+	if (!status)
+		status = open_logs(c, &t, &w, dir, argc, argv);
+	if (status) {		/* (only rank 0 opens the logs, and it opens them last) */
 		data_free(&t.train);
 		data_free(&t.test);
+		world_finalize(&w);
 		return status;
 	}
+	t.lo = w.lo;
 	/* The length that will run: train.max_steps may cut the epochs short. */
 	int64_t spe, total;
 	char len[160];
@@ -168,21 +266,27 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 	else
 		snprintf(len, sizeof(len), "%d epochs (%lld steps)", c->train.epochs,
 			 (long long)total);
-	runlog_length(t.log, total, spe);
-	fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %s, logs in %s\n",
-		c->run.name, c->run.workers, cfg_algo_names[c->train.algorithm], c->train.model,
-		t.nparams, len, dir);
+	if (t.log) {
+		runlog_length(t.log, total, spe);
+		fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %s, logs in "
+			"%s\n", c->run.name, c->run.workers, cfg_algo_names[c->train.algorithm],
+			c->train.model, t.nparams, len, dir);
+	}
 	struct region_params rp = {
 		.nworkers = c->run.workers,
 		.ring_size = (size_t)c->run.ring_size,
 		.log_ring_size = 64 << 10,
 		.snapshot_bytes = (t.nparams + t.nstate) * sizeof(float),
 	};
+	/* Only rank 0 writes logs: the others' supervisors get no record (supervisor.h). */
 	struct supervisor_ops ops = { train_worker, on_record, on_end, on_tick };
-	status = supervise(c, &rp, &ops, &t);
+	if (!t.log)
+		ops = (struct supervisor_ops){ .worker = train_worker };
+	status = supervise_world(c, &rp, &ops, &t, &w);
 	if (t.log)	/* supervise failed before it could end the run */
 		status = runlog_close(t.log, status, "the supervisor could not start");
 	data_free(&t.train);
 	data_free(&t.test);
+	world_finalize(&w);
 	return status;
 }

@@ -1,16 +1,17 @@
 /* emu/run/train_worker.c — one worker's training loop, in the child after fork.
  *
  * The worker opens its own nn backend (the supervisor never initialises a device) on
- * device id % ndevices.  Per step: batch of its shard -> forward -> algorithm
- * (before_backward, backward, the collective and the update) -> every log_every steps a
- * train record with the consensus distance -> at each epoch end (or every eval_every
- * steps) the evaluation of the mean of the replicas on this worker's share of the test
- * set.  The algorithms see only the model's host mirrors; they move at two points per
- * step: gradients to the host after backward, parameters to the device after the update
- * (no-ops on the CPU backends, whose mirrors are the buffers).  The virtual clock
- * advances by the modelled compute time (FLOPs over the device rate plus a launch
- * overhead per op: deterministic; or measured time times a scale: not deterministic),
- * made this worker's by its slowdown and jitter (emu/run/compute.h).  Stopping (Ctrl-C) is
+ * device (id - lo) % ndevices, lo being its host's first worker (0 on one host).  Per
+ * step: batch of its shard -> forward -> algorithm (before_backward, backward, the
+ * collective and the update) -> every log_every steps a train record with the
+ * consensus distance -> at each epoch end (or every eval_every steps) the evaluation
+ * of the mean of the replicas on this worker's share of the test set.  The algorithms
+ * see only the model's host mirrors; they move at two points per step: gradients to
+ * the host after backward, parameters to the device after the update (no-ops on the
+ * CPU backends, whose mirrors are the buffers).  The virtual clock advances by the
+ * modelled compute time (FLOPs over the device rate plus a launch overhead per op:
+ * deterministic; or measured time times a scale: not deterministic), made this
+ * worker's by its slowdown and jitter (emu/run/compute.h).  Stopping (Ctrl-C) is
  * agreed on through the collective's flags, so every worker ends after the same step.
  */
 #include <errno.h>
@@ -90,7 +91,9 @@ static void scratch_free(struct scratch *s)
 }
 
 /* Every worker publishes its replica; all compute the same mean (summed in worker-id
- * order) into s->mean, and their own squared distance to it (*dist). */
+ * order) into s->mean, and their own squared distance to it (*dist).  Across hosts the
+ * bridge is a party of both barriers: it copies the other hosts' snapshots in before it
+ * lets the first one go (emu/mpi/world.h), so this code is the same there. */
 static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
 {
 	size_t np = w->m.nparams, ns = w->m.nstate;
@@ -100,7 +103,7 @@ static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
 		return rc;
 	memcpy(mine, w->m.params, np * sizeof(float));
 	memcpy(mine + np, w->m.state, ns * sizeof(float));
-	barrier_wait(region_barrier(w->rg), w->n, &w->nt);
+	barrier_wait(region_barrier(w->rg), region_barrier_parties(w->rg), &w->nt);
 	/* double accumulators: replicas that agree average to exactly themselves */
 	const float *snap[CFG_MAX_WORKERS];
 	for (int k = 0; k < w->n; k++)
@@ -117,7 +120,7 @@ static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
 		}
 	}
 	/* nobody overwrites a snapshot until everybody has read them all */
-	barrier_wait(region_barrier(w->rg), w->n, &w->nt);
+	barrier_wait(region_barrier(w->rg), region_barrier_parties(w->rg), &w->nt);
 	return 0;
 }
 
@@ -403,7 +406,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	cpu_set_t cpus;
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && w->n > CPU_COUNT(&cpus))
 		w->nt.spin_ns = 0;
-	rc = nn_backend_open(&w->be, t->backend, id % t->ndevices);
+	rc = nn_backend_open(&w->be, t->backend, (id - t->lo) % t->ndevices);
 	if (rc < 0) {
 		fail(w, "backend", rc);
 		return rc;

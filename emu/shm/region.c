@@ -20,6 +20,7 @@ struct region {
 	uint64_t ring_size, log_ring_size, snapshot_bytes;
 	uint64_t off_slots, off_barrier, off_rings, ring_stride;
 	uint64_t off_logs, log_stride, off_snapshots, snapshot_stride;
+	uint32_t barrier_parties;
 	_Alignas(64) _Atomic uint32_t stop;
 };
 
@@ -46,9 +47,11 @@ int region_create(struct region **out, const struct region_params *p)
 
 	*out = NULL;
 	if (p->nworkers < 1 || p->nworkers > 1024 || p->ring_size > (1ULL << 31) ||
-	    p->log_ring_size > (1ULL << 31))
+	    p->log_ring_size > (1ULL << 31) || p->barrier_parties < 0 ||
+	    p->barrier_parties > p->nworkers + 1)
 		return -EINVAL;
 	h.nworkers = (uint32_t)n;
+	h.barrier_parties = (uint32_t)(p->barrier_parties ? p->barrier_parties : p->nworkers);
 	h.ring_size = pow2_at_least(p->ring_size ? p->ring_size : 4096);
 	h.log_ring_size = pow2_at_least(p->log_ring_size ? p->log_ring_size : LOG_RING_DEFAULT);
 	h.snapshot_bytes = p->snapshot_bytes;
@@ -145,11 +148,26 @@ size_t region_snapshot_bytes(const struct region *r)
 	return r->snapshot_bytes;
 }
 
-void barrier_wait(struct barrier *b, int nworkers, struct notify *nt)
+size_t region_snapshot_stride(const struct region *r)
+{
+	return r->snapshot_stride;
+}
+
+int region_barrier_parties(const struct region *r)
+{
+	return (int)r->barrier_parties;
+}
+
+uint32_t barrier_arrived(struct barrier *b)
+{
+	return atomic_load_explicit(&b->count, memory_order_acquire);
+}
+
+void barrier_wait(struct barrier *b, int parties, struct notify *nt)
 {
 	uint32_t gen = atomic_load_explicit(&b->generation, memory_order_acquire);
 
-	if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == (uint32_t)nworkers) {
+	if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == (uint32_t)parties) {
 		/* The last one resets count before anybody can see the new generation. */
 		atomic_store_explicit(&b->count, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->generation, gen + 1, memory_order_release);

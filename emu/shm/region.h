@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define REGION_MAGIC 0x454d5552454731ULL	/* "EMUREG1" */
-#define REGION_VERSION 2
+#define REGION_VERSION 3
 
 enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED };
 
@@ -36,6 +36,9 @@ struct region_params {
 	size_t ring_size;		/* per directed link */
 	size_t log_ring_size;		/* per worker, records to the supervisor */
 	size_t snapshot_bytes;		/* per worker */
+	int barrier_parties;		/* who meets at the barrier; 0 = nworkers (one host).
+					 * Across hosts: the rank's workers and its bridge
+					 * (emu/mpi/world.h) */
 };
 
 struct region;				/* opaque: the mapped header */
@@ -53,9 +56,16 @@ struct ring *region_ring(struct region *r, int src, int dst);	/* src != dst */
 struct ring *region_log_ring(struct region *r, int worker);
 void *region_snapshot(struct region *r, int worker);
 size_t region_snapshot_bytes(const struct region *r);
+/* Bytes from one worker's snapshot area to the next (the areas are one array). */
+size_t region_snapshot_stride(const struct region *r);
+int region_barrier_parties(const struct region *r);
 
 struct notify;
-/* All nworkers meet; sleeps through nt. */
-void barrier_wait(struct barrier *b, int nworkers, struct notify *nt);
+/* All `parties` meet (region_barrier_parties); sleeps through nt.  The last to arrive
+ * releases the others: a participant that waits until barrier_arrived() is parties - 1
+ * before it calls barrier_wait is that last one, and never sleeps (the bridge). */
+void barrier_wait(struct barrier *b, int parties, struct notify *nt);
+/* How many have arrived at the current round. */
+uint32_t barrier_arrived(struct barrier *b);
 
 #endif

@@ -1,0 +1,87 @@
+/* emu/mpi/world_none.c — the world of a build without MPI: one rank, no bridge (world.h). */
+#include "emu/mpi/world.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int world_init(struct world *w, const sigset_t *block)
+{
+	memset(w, 0, sizeof(*w));
+	w->size = 1;
+	pthread_mutex_init(&w->lock, NULL);
+	if (gethostname(w->host, sizeof(w->host)) < 0)
+		strcpy(w->host, "localhost");
+	w->host[sizeof(w->host) - 1] = '\0';
+	return 0;
+}
+
+int world_place(struct world *w, int nworkers)
+{
+	w->nworkers = nworkers;
+	w->lo = 0;
+	w->hi = nworkers;
+	return 0;
+}
+
+int world_agree(struct world *w, int status)
+{
+	return status;
+}
+
+bool world_same(struct world *w, uint64_t hash)
+{
+	return true;
+}
+
+void world_wait(struct world *w)
+{
+}
+
+double world_pingpong(struct world *w, size_t bytes, int iters)
+{
+	return 0;
+}
+
+void world_abort(struct world *w, int code)
+{
+	exit(code);
+}
+
+void world_finalize(struct world *w)
+{
+}
+
+int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum notify_mode mode)
+{
+	*out = NULL;
+	return -ENOSYS;
+}
+
+void bridge_finish(struct bridge *b)
+{
+}
+
+int bridge_fd(const struct bridge *b)
+{
+	return -1;
+}
+
+bool bridge_ended(const struct bridge *b)
+{
+	return true;
+}
+
+bool bridge_failed(struct bridge *b, char *why, size_t len)
+{
+	return false;
+}
+
+void bridge_fail(struct bridge *b, const char *why)
+{
+}
+
+void bridge_free(struct bridge *b)
+{
+}
