@@ -5,6 +5,7 @@
 #include "emu/algo/algo.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/commands.h"
+#include "emu/run/events.h"
 #include "emu/run/plan.h"
 #include "emu/run/runlog.h"
 #include "emu/run/supervisor.h"
@@ -169,6 +170,13 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 		snprintf(len, sizeof(len), "%d epochs (%lld steps)", c->train.epochs,
 			 (long long)total);
 	runlog_length(t.log, total, spe);
+	if (events_write(c, spe, total, dir, err, sizeof(err)) < 0) {	/* the schedule */
+		fprintf(stderr, "emu: %s\n", err);
+		status = runlog_close(t.log, 1, err);
+		data_free(&t.train);
+		data_free(&t.test);
+		return status;
+	}
 	fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %s, logs in %s\n",
 		c->run.name, c->run.workers, cfg_algo_names[c->train.algorithm], c->train.model,
 		t.nparams, len, dir);
