@@ -87,8 +87,8 @@ events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
 		for (r = 1; r <= nt; r++) if (tc(r, "vtime_s") + 0 >= vt + 0) return tc(r, x); \
 		return "" } \
 	BEGIN { n = split(runs, dir, " "); obj = 1000; \
-		fill["partition"] = "#f8dcd9"; fill["link_down"] = "#f8dcd9"; \
-		fill["net"] = "#fdefc6"; fill["slowdown"] = "#dae6fb"; \
+		fill["partition"] = "#f1b8b2"; fill["link_down"] = "#f1b8b2"; \
+		fill["net"] = "#fbdc8e"; fill["slowdown"] = "#b3cdf7"; \
 		for (j = 1; j <= n; j++) { d = dir[j]; sub(/\/+$/, "", d); \
 			nt = load(d "/train.csv", T); ne = load(d "/events.csv", E); \
 			if (!nt || !ne) continue; \
@@ -103,7 +103,7 @@ events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
 				if (a == "" || a + 0 > last + 0) continue; \
 				key = nm SUBSEP a SUBSEP b; \
 				if (key in seen) continue; seen[key] = 1; obj++; \
-				printf "set object %d rect from %s, graph 0 to %s, graph 1 behind fillcolor rgb \"%s\" fillstyle solid 1.0 noborder; ", \
+				printf "set object %d rect from %s, graph 0 to %s, graph 1 behind fillcolor rgb \"%s\" fillstyle transparent solid 0.6 noborder; ", \
 					obj, a, b, fill[K[nm]] ? fill[K[nm]] : "#dddddd"; \
 				printf "set label %d \"%s\" at %s, graph 0.97 left offset 0.4, 0 font \",9\" textcolor rgb \"#606060\" noenhanced; ", \
 					obj, nm, a } } }'

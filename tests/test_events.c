@@ -188,6 +188,16 @@ static void test_span(void **state)
 	cfg_event_span(&c->events[2], 117, &s);
 	assert_true(s.from == 7 && s.to == INT64_MAX);
 	free(c);
+	/* both in epochs: it ends where epoch at + for starts (round(292.5 + 58.5) would be
+	 * 352); a length in epochs after a step: round(0.5 * 117) steps */
+	c = load(ini, 2, (char *[]){ "event split.at=2.5 epoch", "event split.for=0.5 epoch" });
+	cfg_event_span(&c->events[0], 117, &s);
+	assert_true(s.from == 293 && s.to == 351);
+	free(c);
+	c = load(ini, 1, (char *[]){ "event slow.for=0.5 epoch" });
+	cfg_event_span(&c->events[3], 117, &s);
+	assert_true(s.from == 200 && s.to == 259);
+	free(c);
 }
 
 /* partition: links between groups, both ways; link groups; workers */

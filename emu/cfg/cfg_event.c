@@ -52,6 +52,13 @@ void cfg_event_span(const struct cfg_event *e, int64_t spe, struct cfg_span *s)
 		s->to = INT64_MAX;
 		return;
 	}
+	if (e->at.unit == WHEN_EPOCH && e->len.unit == WHEN_EPOCH) {
+		/* at 2.5 epoch for 0.5 epoch ends where epoch 3 starts, whatever the rounding */
+		struct cfg_when end = { .unit = WHEN_EPOCH, .epochs = e->at.epochs + e->len.epochs };
+
+		s->to = steps_of(&end, spe);
+		return;
+	}
 	len = s->by_time ? e->len.n : steps_of(&e->len, spe);
 	s->to = len > INT64_MAX - s->from ? INT64_MAX : s->from + len;
 }

@@ -37,7 +37,9 @@ extern const char *const cfg_event_kind_names[];	/* by enum cfg_event_kind */
 
 /* When an event is in effect in a run of spe steps per epoch: steps [from, to) of the
  * exchange (by_time false: at and for in steps or epochs; an epoch e is step
- * round(e * spe)), or virtual ns [from, to) (by_time).  to == INT64_MAX: to the end. */
+ * round(e * spe), a length of e epochs round(e * spe) steps, and at and for both in
+ * epochs end at step round((at + for) * spe)), or virtual ns [from, to) (by_time).
+ * to == INT64_MAX: to the end. */
 struct cfg_span {
 	int64_t from, to;
 	bool by_time;
