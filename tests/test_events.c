@@ -115,7 +115,8 @@ static void test_read_and_print(void **state)
 	assert_int_equal(e[1].len.n, 50000000);
 	assert_int_equal(e[1].nlinks, 2);
 	assert_true(e[1].links[1].src.first == 0 && e[1].links[1].dst.last == 2);
-	assert_true(e[1].net_set == ((uint64_t)1 << CFG_NETK_loss_p | (uint64_t)1 << CFG_NETK_jitter));
+	assert_true(e[1].net_set ==
+		    ((uint64_t)1 << CFG_NETK_loss_p | (uint64_t)1 << CFG_NETK_jitter));
 	assert_true(e[1].net.loss_p == 0.3 && e[1].net.jitter == 1000000);
 	assert_int_equal(e[2].at.unit, WHEN_STEP);
 	assert_int_equal(e[2].at.n, 7);

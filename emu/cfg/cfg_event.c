@@ -54,8 +54,9 @@ void cfg_event_span(const struct cfg_event *e, int64_t spe, struct cfg_span *s)
 	}
 	if (e->at.unit == WHEN_EPOCH && e->len.unit == WHEN_EPOCH) {
 		/* at 2.5 epoch for 0.5 epoch ends where epoch 3 starts, whatever the rounding */
-		struct cfg_when end = { .unit = WHEN_EPOCH, .epochs = e->at.epochs + e->len.epochs };
+		struct cfg_when end = { .unit = WHEN_EPOCH };
 
+		end.epochs = e->at.epochs + e->len.epochs;
 		s->to = steps_of(&end, spe);
 		return;
 	}

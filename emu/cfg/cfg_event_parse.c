@@ -3,6 +3,7 @@
  * what needs the whole configuration (run.workers, the kind against its targets, the
  * links' models) is cfg_validate_events.c's.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,7 @@ static int parse_when(const char *s, struct cfg_when *w, char *why, size_t n)
 	char num[64], unit[16];
 	double d;
 
-	while (k > 0 && ((s[k - 1] >= 'a' && s[k - 1] <= 'z') || (s[k - 1] >= 'A' && s[k - 1] <= 'Z')))
+	while (k > 0 && isalpha((unsigned char)s[k - 1]))
 		k--;
 	if (!trimmed(s + k, len - k, unit, sizeof(unit)) || !trimmed(s, k, num, sizeof(num)))
 		goto bad;
@@ -192,7 +193,7 @@ static int parse_links(const char *s, struct cfg_event *e, char *why, size_t n)
 		e->links[e->nlinks++] = (struct cfg_event_link){ .src = a, .dst = b };
 	}
 	if (bad || !e->nlinks) {
-		snprintf(why, n, "an empty link group; expected %s", LINK_FORMS);
+		snprintf(why, n, "an empty or overlong link group; expected %s", LINK_FORMS);
 		return -EINVAL;
 	}
 	return 0;
@@ -234,7 +235,7 @@ static int parse_ids(const char *s, uint64_t *mask, bool *any, char *why, size_t
 				*mask |= BIT(i);
 	}
 	if (bad || !(*mask || (any && *any))) {
-		snprintf(why, n, "an empty item; expected worker %s", forms);
+		snprintf(why, n, "an empty or overlong item; expected worker %s", forms);
 		return -EINVAL;
 	}
 	return 0;
@@ -256,7 +257,7 @@ static int parse_groups(const char *s, struct cfg_event *e, char *why, size_t n)
 			return -EINVAL;
 	}
 	if (bad || !e->ngroups) {
-		snprintf(why, n, "an empty group; expected groups of worker ids and ranges "
+		snprintf(why, n, "an empty or overlong group; expected groups of worker ids and ranges "
 			 "separated by |, such as 0-7 | 8-15");
 		return -EINVAL;
 	}
@@ -310,7 +311,7 @@ static int parse_set(const char *s, struct cfg_event *e, char *why, size_t n)
 		e->net_set |= BIT(ki);
 	}
 	if (bad || !e->net_set) {
-		snprintf(why, n, "an empty setting; expected key=value of [net] keys, comma "
+		snprintf(why, n, "an empty or overlong setting; expected key=value of [net] keys, comma "
 			 "separated, such as loss_p=0.3, latency=2ms");
 		return -EINVAL;
 	}

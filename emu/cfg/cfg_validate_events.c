@@ -108,10 +108,10 @@ static int check_ids(struct loader *L, int i)
 
 	for (int j = 0; j < e->nlinks; j++) {
 		const struct cfg_ids *s = &e->links[j].src, *d = &e->links[j].dst;
-		int w = !s->any && s->last >= nw ? s->last : !d->any && d->last >= nw ? d->last : -1;
-
-		if (w >= 0)
-			return beyond(L, i, CFG_EVK_links, w);
+		if (!s->any && s->last >= nw)
+			return beyond(L, i, CFG_EVK_links, s->last);
+		if (!d->any && d->last >= nw)
+			return beyond(L, i, CFG_EVK_links, d->last);
 	}
 	if (top(e->workers) >= nw)
 		return beyond(L, i, CFG_EVK_workers, top(e->workers));
