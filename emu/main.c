@@ -14,6 +14,7 @@
 #include "emu/bench/bench.h"
 #include "emu/bench/bench_jointspar.h"
 #include "emu/commands.h"
+#include "emu/run/events.h"
 #include "emu/run/plan.h"
 
 #ifndef EMU_VERSION
@@ -150,7 +151,7 @@ static int cmd_help(int argc, char **argv)
 	else if (cfg_help(stdout, topic)) {
 		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, sweep, bench, "
 			"compare, keys, presets or a section: run, net, link, train, worker, data, rps, "
-			"allreduce, signum, jointspar\n", topic);
+			"allreduce, signum, jointspar, event\n", topic);
 		return 2;
 	}
 	return 0;
@@ -184,6 +185,7 @@ static int cmd_with_config(int argc, char **argv, int run)
 		r = 2;
 	} else if (!r) {
 		cfg_print(c, stdout);	/* a failed write is found at exit (stdout_written) */
+		events_print(c, stdout);
 		if (links)
 			cfg_print_links(c, stdout);
 	}

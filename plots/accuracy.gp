@@ -3,4 +3,5 @@ load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is
 set title "Test accuracy"
 set xlabel "epoch"
 set ylabel "test accuracy (%)"
+eval shade_events("epoch")
 plot @acc_by_epoch

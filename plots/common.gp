@@ -60,3 +60,51 @@ label(r) = system(sprintf("awk -v me='%s' -v runs='%s' '%s' </dev/null", r, runs
 acc_by_epoch = 'for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r) noenhanced'
 bytes_label = "bytes sent by all workers, on the wire (MiB)"
 acc_by_bytes = 'for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r) noenhanced'
+# Each run's scheduled events (its events.csv, where there is one: README, "Scheduled
+# events") as shaded intervals [start, end) of the x axis, labelled with their names:
+# `eval shade_events("epoch")` before `plot` (x: "epoch", "step" or "vtime_s").  An
+# event in steps or epochs is placed by its step (its epoch); one in virtual time by its
+# vtime_s.  Across axes, train.csv maps one to the other: a step's virtual time is the
+# vtime_s of the last row at or before it, a time's step the first row at or after it
+# (exact where the step is a logged one).  No end: to the last row; an event that
+# starts after it is not drawn.  Partitions and
+# links down are shaded red, net changes orange, slowdowns blue; an interval that two
+# runs of the figure share is drawn once.
+events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
+		while ((getline line < f) > 0) { m = split(line, v, ","); \
+			if (!n++) { for (i = 1; i <= m; i++) a["#" v[i]] = i; continue } \
+			for (i = 1; i <= m; i++) a[n - 1, i] = v[i] } \
+		close(f); return n > 0 ? n - 1 : 0 } \
+	function tc(r, c) { return T[r, T["#" c]] } \
+	function ec(r, c) { return E[r, E["#" c]] } \
+	function xat(step, vt,   r, best) { \
+		if (step != "") { if (x == "step") return step; \
+			if (x == "epoch") return spe > 0 ? step / spe : ""; \
+			if (step + 0 > tc(nt, "step") + 0) return ""; \
+			best = 0; for (r = 1; r <= nt; r++) if (tc(r, "step") + 0 <= step + 0) best = tc(r, "vtime_s"); \
+			return best } \
+		if (x == "vtime_s") return vt; \
+		for (r = 1; r <= nt; r++) if (tc(r, "vtime_s") + 0 >= vt + 0) return tc(r, x); \
+		return "" } \
+	BEGIN { n = split(runs, dir, " "); obj = 1000; \
+		fill["partition"] = "#f1b8b2"; fill["link_down"] = "#f1b8b2"; \
+		fill["net"] = "#fbdc8e"; fill["slowdown"] = "#b3cdf7"; \
+		for (j = 1; j <= n; j++) { d = dir[j]; sub(/\/+$/, "", d); \
+			nt = load(d "/train.csv", T); ne = load(d "/events.csv", E); \
+			if (!nt || !ne) continue; \
+			spe = tc(nt, "epoch") > 0 ? tc(nt, "step") / tc(nt, "epoch") : 0; \
+			last = tc(nt, x); ns = 0; delete S; delete X1; delete K; \
+			for (r = 1; r <= ne; r++) { nm = ec(r, "event"); \
+				xv = xat(ec(r, "step"), ec(r, "vtime_s")); \
+				if (ec(r, "state") == "start") { S[++ns] = nm; X0[nm] = xv; K[nm] = ec(r, "kind") } \
+				else X1[nm] = xv } \
+			for (i = 1; i <= ns; i++) { nm = S[i]; a = X0[nm]; b = (nm in X1) ? X1[nm] : last; \
+				if (b == "") b = last; \
+				if (a == "" || a + 0 > last + 0) continue; \
+				key = nm SUBSEP a SUBSEP b; \
+				if (key in seen) continue; seen[key] = 1; obj++; \
+				printf "set object %d rect from %s, graph 0 to %s, graph 1 behind fillcolor rgb \"%s\" fillstyle transparent solid 0.6 noborder; ", \
+					obj, a, b, fill[K[nm]] ? fill[K[nm]] : "#dddddd"; \
+				printf "set label %d \"%s\" at %s, graph 0.97 left offset 0.4, 0 font \",9\" textcolor rgb \"#606060\" noenhanced; ", \
+					obj, nm, a } } }'
+shade_events(x) = system(sprintf("awk -v x='%s' -v runs='%s' '%s' </dev/null", x, runs, events_awk))

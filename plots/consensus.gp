@@ -7,4 +7,5 @@ set logscale y
 set format y "10^{%T}"
 set key outside right top
 set rmargin at screen 0.72
+eval shade_events("epoch")
 plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r) noenhanced

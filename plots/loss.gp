@@ -5,4 +5,5 @@ set xlabel "epoch"
 set ylabel "training loss"
 set logscale y
 set key top right
+eval shade_events("epoch")
 plot for [r in runs] r."/train.csv" using "epoch":"loss" with lines title label(r) noenhanced

@@ -5,4 +5,5 @@ set xlabel "virtual time (s)"
 set ylabel "training loss"
 set logscale y
 set key top right
+eval shade_events("vtime_s")
 plot for [r in runs] r."/train.csv" using "vtime_s":"loss" with lines title label(r) noenhanced

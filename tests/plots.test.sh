@@ -65,6 +65,33 @@ legend "$T/tta.svg" | grep -qx "b/same: 90% at $want s" ||
 plot tta "$T/tta2.svg" "$R/a/same" "target=100.5"
 legend "$T/tta2.svg" | grep -qx "small: never 100.5%" || fail "a run never at the target: $(legend "$T/tta2.svg")"
 
+# --- events: each run's events.csv shaded on the x axis, mapped through train.csv ------
+# a run of 8 logged steps (4 a epoch, 1 ms a step, from 0.5 ms), an event in steps that
+# ends, one in virtual time that does not, one past the data
+E=$T/ev && mkdir "$E"
+printf 'step,epoch,loss,vtime_s\n2,0.5,1,0.0015\n4,1,1,0.0035\n6,1.5,1,0.0055\n8,2,1,0.0075\n' \
+	>"$E/train.csv"
+printf '%s\n' 'step,vtime_s,event,kind,state,targets,epoch,detail' \
+	'3,,split,partition,start,0-1 | 2-3,0.75,' '6,,split,partition,end,0-1 | 2-3,1.5,' \
+	',0.004,burst,net,start,0-*,,loss_p=0.3' '100,,late,slowdown,start,3,25,factor=2' \
+	>"$E/events.csv"
+# shade X: the x ranges and names of the shaded intervals
+shade() {
+	gnuplot -e "runs='$E'; out='$T/x.png'" -e "load '$P/common.gp'; print shade_events('$1')" 2>&1 |
+		sed 's/; /\n/g' | sed -n 's/^set object [0-9]* rect from \([^,]*\), graph 0 to \([^,]*\),.*/\1 \2/p
+			s/^set label [0-9]* "\([^"]*\)".*/\1/p' | paste -sd ' '
+}
+[ "$(shade step)" = "3 6 split 6 8 burst" ] || fail "events by step: $(shade step)"
+[ "$(shade epoch)" = "0.75 1.5 split 1.5 2 burst" ] || fail "events by epoch: $(shade epoch)"
+[ "$(shade vtime_s)" = "0.0015 0.0055 split 0.004 0.0075 burst" ] ||
+	fail "events by virtual time: $(shade vtime_s)"
+printf 'epoch,step,vtime_s,test_acc\n0.5,2,0.0015,0.5\n1,4,0.0035,0.6\n2,8,0.0075,0.7\n' >"$E/eval.csv"
+plot accuracy "$T/ev.svg" "$E"
+grep -q '>split<' "$T/ev.svg" && grep -q '>burst<' "$T/ev.svg" && ! grep -q '>late<' "$T/ev.svg" ||
+	fail "accuracy.gp: the events' labels are not in the figure as expected"
+plot accuracy "$T/noev.svg" "$R/lab"
+! grep -q '>split<' "$T/noev.svg" || fail "a run without events.csv shaded"
+
 # --- scripts/plots: every run under runs/, by its path, and a sweep's group figures ----
 small_ini "$T/sw.ini"
 "$EMU" sweep "$T/sw.ini" train.lr=0.01,0.05 run.seed=1,2 train.max_steps=16 train.eval_every=8 \

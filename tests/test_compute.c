@@ -30,15 +30,15 @@ static void test_flops_and_ops(void **state)
 	struct cfg *c = cfg_new();
 	c->train.op_overhead = 0;
 	double flops = 1234567891.0;
-	assert_int_equal(compute_step_ns(c, 0, 0, compute_flops_ns(c, flops, 42)),
+	assert_int_equal(compute_step_ns(c, 0, 0, compute_flops_ns(c, flops, 42), 1),
 			 (int64_t)(flops / c->train.device_flops * 1e9));
 	c->train.op_overhead = 5000;
 	double t = compute_flops_ns(c, flops, 42);
 	assert_true(fabs(t - (flops / 1e13 * 1e9 + 42 * 5000.0)) < 1e-6);
 	for (int id = 0; id < 4; id++)	/* no jitter: every step and worker alike */
-		assert_int_equal(compute_step_ns(c, id, 99, t), (int64_t)t);
-	assert_int_equal(compute_step_ns(c, 0, 0, -5.0), 0);
-	assert_int_equal(compute_step_ns(c, 0, 0, NAN), 0);
+		assert_int_equal(compute_step_ns(c, id, 99, t, 1), (int64_t)t);
+	assert_int_equal(compute_step_ns(c, 0, 0, -5.0, 1), 0);
+	assert_int_equal(compute_step_ns(c, 0, 0, NAN, 1), 0);
 	free(c);
 }
 
@@ -46,8 +46,8 @@ static void test_slowdown(void **state)
 {
 	struct cfg *c = cfg_new();
 	c->worker[3].slowdown = 4;
-	assert_int_equal(compute_step_ns(c, 3, 5, 250000.0), 1000000);
-	assert_int_equal(compute_step_ns(c, 2, 5, 250000.0), 250000);
+	assert_int_equal(compute_step_ns(c, 3, 5, 250000.0, 1), 1000000);
+	assert_int_equal(compute_step_ns(c, 2, 5, 250000.0, 1), 250000);
 	free(c);
 }
 
@@ -64,18 +64,18 @@ static void jitter_moments(enum net_dist d, double mean_z, double sd_z)
 	double s = 0, s2 = 0;
 	int differ_seed = 0, differ_worker = 0, differ_step = 0;
 	for (int64_t k = 0; k < n; k++) {
-		int64_t t = compute_step_ns(c, 1, k, base);
-		assert_int_equal(compute_step_ns(c, 1, k, base), t);	/* a pure function */
+		int64_t t = compute_step_ns(c, 1, k, base, 1);
+		assert_int_equal(compute_step_ns(c, 1, k, base, 1), t);	/* a pure function */
 		double x = (double)t - base;
 		s += x;
 		s2 += x * x;
 		if (k < 1000) {
 			c->run.seed = 8;
-			differ_seed += compute_step_ns(c, 1, k, base) != t;
+			differ_seed += compute_step_ns(c, 1, k, base, 1) != t;
 			c->run.seed = 7;
 			c->worker[2] = c->worker[1];
-			differ_worker += compute_step_ns(c, 2, k, base) != t;
-			differ_step += compute_step_ns(c, 1, k + 1, base) != t;
+			differ_worker += compute_step_ns(c, 2, k, base, 1) != t;
+			differ_step += compute_step_ns(c, 1, k + 1, base, 1) != t;
 		}
 	}
 	double mean = s / n, sd = sqrt(s2 / n - mean * mean);
@@ -119,7 +119,7 @@ static void test_clamp(void **state)
 	c->worker[0].jitter_dist = DIST_UNIFORM;
 	int zeros = 0;
 	for (int64_t k = 0; k < 10000; k++) {
-		int64_t t = compute_step_ns(c, 0, k, 100000.0);
+		int64_t t = compute_step_ns(c, 0, k, 100000.0, 1);
 		assert_true(t >= 0 && t <= 1100000);
 		zeros += t == 0;
 	}

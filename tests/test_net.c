@@ -422,6 +422,132 @@ static void test_order_independence(void **state)
 	assert_true(differ);
 }
 
+/* Window w over [from, to) (steps, or ns with by_time); a net window sets the field at
+ * off (size bytes) to the value at v. */
+static struct net_window window(int64_t from, int64_t to, bool by_time, bool down)
+{
+	struct net_window w;
+
+	memset(&w, 0, sizeof(w));
+	w.from = from;
+	w.to = to;
+	w.by_time = by_time;
+	w.down = down;
+	return w;
+}
+
+static void set_field(struct net_window *w, size_t off, const void *v, size_t size)
+{
+	memcpy((char *)&w->model + off, v, size);
+	memset(w->mask + off, 1, size);
+}
+
+/* A link's schedule (net.h): a window down by step loses whole steps without a draw, the
+ * loss chain standing still; one in virtual time loses the units whose serialisation
+ * starts in it; a reliable sender resends across it until it ends; windows in effect
+ * together apply in order, key by key; the loss chain carries its state out of a
+ * window. */
+static void test_schedule(void **state)
+{
+	struct net_cfg c = cfg_base(), m;
+	struct net_link l, ref;
+	struct net_txq q = { 0 }, qr = { 0 };
+	struct net_msg msg, mr;
+	uint64_t bits[4], br[4];
+	int64_t arr[200];
+	struct net_window w[2];
+
+	/* down for the exchanges of steps 2 and 3, on a Gilbert link: the other steps draw
+	 * exactly what a link that never sent in steps 2 and 3 draws */
+	c.loss = LOSS_GILBERT;
+	c.loss_p = 0.3;
+	c.unit = UNIT_PACKET;
+	c.mtu = 100;
+	w[0] = window(2, 4, false, true);
+	assert_int_equal(net_link_init(&l, &c, 9, 1, 2), 0);
+	assert_int_equal(net_link_init(&ref, &c, 9, 1, 2), 0);
+	assert_int_equal(net_link_schedule(&l, w, 1), 0);
+	for (int64_t step = 0; step < 6; step++) {
+		assert_int_equal(net_send(&l, &q, 20000, step, 0, step * 1000000, bits, arr, NULL,
+					  &msg), 0);
+		if (step == 2 || step == 3) {
+			assert_int_equal(msg.narrived, 0);
+			assert_int_equal(msg.wire_bytes, 20000);	/* it left the NIC */
+			continue;
+		}
+		assert_int_equal(net_send(&ref, &qr, 20000, step, 0, step * 1000000, br, arr, NULL,
+					  &mr), 0);
+		assert_true(msg.narrived > 0 && msg.narrived < 200);
+		assert_int_equal(msg.narrived, mr.narrived);
+		assert_memory_equal(bits, br, sizeof(bits));
+	}
+
+	/* down in virtual time [3 ms, 6 ms): at 8 Mbit/s a 1000-byte packet serialises in 1
+	 * ms, so packets 3, 4 and 5 of a message leaving at 0 start in the window */
+	c = cfg_base();
+	c.unit = UNIT_PACKET;
+	c.mtu = 1000;
+	c.bandwidth = 8e6;
+	w[0] = window(3000000, 6000000, true, true);
+	assert_int_equal(net_link_init(&l, &c, 9, 1, 2), 0);
+	assert_int_equal(net_link_schedule(&l, w, 1), 0);
+	q.free_at = 0;
+	assert_int_equal(net_send(&l, &q, 10000, 0, 0, 0, bits, arr, NULL, &msg), 0);
+	assert_int_equal(msg.narrived, 7);
+	assert_int_equal(bits[0], 0x3ff & ~(uint64_t)0x38);
+
+	/* reliable, down [0, 2.5 ms): sent at 0 and resent at 1 ms (rto 1 ms) into the
+	 * window, the second resend at 1 + 2 ms gets through */
+	c = cfg_base();
+	c.transport = TRANSPORT_RELIABLE;
+	c.latency = 50000;
+	w[0] = window(0, 2500000, true, true);
+	assert_int_equal(net_link_init(&l, &c, 9, 1, 2), 0);
+	assert_int_equal(net_link_schedule(&l, w, 1), 0);
+	q.free_at = 0;
+	assert_int_equal(net_send(&l, &q, 10, 0, 0, 0, bits, arr, NULL, &msg), 0);
+	assert_int_equal(msg.narrived, 1);
+	assert_int_equal(msg.retransmits, 2);
+	assert_int_equal(arr[0], 3000000 + 50000);
+
+	/* two windows at once: each replaces its own key; the later one wins a key both set */
+	c = cfg_base();
+	double one = 1, half = 0.5;
+	int64_t lat = 2000000;
+
+	w[0] = window(0, 10, false, false);
+	set_field(&w[0], offsetof(struct net_cfg, loss_p), &one, sizeof(one));
+	w[1] = window(5, 10, false, false);
+	set_field(&w[1], offsetof(struct net_cfg, latency), &lat, sizeof(lat));
+	assert_false(net_model_at(&c, w, 2, 7, 0, &m));
+	assert_true(m.loss_p == 1 && m.latency == lat);
+	assert_false(net_model_at(&c, w, 2, 3, 0, &m));
+	assert_true(m.loss_p == 1 && m.latency == 0);
+	assert_false(net_model_at(&c, w, 2, 10, 0, &m));
+	assert_memory_equal(&m, &c, sizeof(m));
+	set_field(&w[1], offsetof(struct net_cfg, loss_p), &half, sizeof(half));
+	assert_false(net_model_at(&c, w, 2, 7, 0, &m));
+	assert_true(m.loss_p == 0.5);
+
+	/* the chain carries over: a Gilbert link that never leaves the good state (p = 0,
+	 * r = 1) goes bad in a window with p = 1 (step 0, nothing lost in the good state)
+	 * and loses its next unit after the window, in the bad state it was left in */
+	c = cfg_base();
+	c.loss = LOSS_GILBERT;
+	c.loss_p = 0;
+	c.ge_r = 1;
+	w[0] = window(0, 1, false, false);
+	set_field(&w[0], offsetof(struct net_cfg, loss_p), &one, sizeof(one));
+	assert_int_equal(net_link_init(&l, &c, 9, 1, 2), 0);
+	assert_int_equal(net_link_schedule(&l, w, 1), 0);
+	assert_int_equal(net_send(&l, &q, 10, 0, 0, 0, bits, arr, NULL, &msg), 0);
+	assert_int_equal(msg.narrived, 1);
+	assert_int_equal(l.state, NET_GE_BAD);
+	assert_int_equal(net_send(&l, &q, 10, 1, 0, 0, bits, arr, NULL, &msg), 0);
+	assert_int_equal(msg.narrived, 0);
+	assert_int_equal(l.state, NET_GE_GOOD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_serialisation_queue),
 		cmocka_unit_test(test_reliable),
 		cmocka_unit_test(test_order_independence),
+		cmocka_unit_test(test_schedule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

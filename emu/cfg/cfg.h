@@ -22,6 +22,10 @@
 #define CFG_MAX_DECAY 8
 #define CFG_STR 256
 #define CFG_KEY_SLOTS 128	/* room for the key table (cfg_keys.c checks) */
+#define CFG_MAX_EVENTS 32	/* [event NAME] sections */
+#define CFG_EVENT_NAME 32	/* bytes of an event's name, its NUL included */
+#define CFG_EVENT_LINKS 16	/* link groups in one event's links */
+#define CFG_EVENT_GROUPS 16	/* groups of one partition */
 
 enum cfg_device { DEV_CPU, DEV_REF, DEV_CUDA, DEV_AUTO };
 enum cfg_compute { COMPUTE_FLOPS, COMPUTE_MEASURED };
@@ -73,6 +77,39 @@ struct cfg_worker_section {
 	int line;		/* where the section starts, for messages */
 	unsigned set;		/* bit k: key k of the worker table was given (cfg_keys.h) */
 	struct cfg_worker_model m;	/* given keys */
+};
+
+/* [event NAME] sections (emu/cfg/cfg_event.h): something that happens to the network or
+ * the workers for an interval of the run.  When it starts (at) and how long it lasts
+ * (for) are counted in steps, epochs or virtual time. */
+enum cfg_event_kind { EVENT_NONE, EVENT_PARTITION, EVENT_LINK_DOWN, EVENT_NET, EVENT_SLOWDOWN };
+enum cfg_when_unit { WHEN_NONE, WHEN_STEP, WHEN_EPOCH, WHEN_TIME };
+
+struct cfg_when {
+	enum cfg_when_unit unit;	/* WHEN_NONE: not given */
+	int64_t n;		/* WHEN_STEP: steps; WHEN_TIME: virtual ns */
+	double epochs;		/* WHEN_EPOCH */
+};
+
+struct cfg_event_link {
+	struct cfg_ids src, dst;	/* as a [link ...] section names them */
+};
+
+struct cfg_event {
+	char name[CFG_EVENT_NAME];
+	int line;		/* where the section starts, for messages */
+	unsigned set;		/* bit k: event key k given (CFG_EVK_*, cfg_event.h) */
+	enum cfg_event_kind kind;
+	struct cfg_when at, len;	/* len is the key "for"; unit WHEN_NONE: to the end */
+	int nlinks;		/* links: link groups, any of which covers a link */
+	struct cfg_event_link links[CFG_EVENT_LINKS];
+	uint64_t workers;	/* workers: bit w; workers_any: '*' (every worker) */
+	bool workers_any;
+	int ngroups;		/* groups: bit w of groups[g], worker w in group g */
+	uint64_t groups[CFG_EVENT_GROUPS];
+	uint64_t net_set;	/* set: bit k, key k of the net table given */
+	struct net_cfg net;	/* set: the values of those keys */
+	double factor;		/* slowdown: factor on the compute time */
 };
 
 struct cfg {
@@ -160,6 +197,8 @@ struct cfg {
 		double lars_eps;
 		enum cfg_draws draws;	/* the same layers on every worker, or each its own */
 	} jointspar;
+	int nevents;
+	struct cfg_event events[CFG_MAX_EVENTS];	/* in the order of the file */
 };
 
 /* Load FILE, apply overrides ("section.key=value", in order; for a link or worker section
@@ -181,6 +220,11 @@ void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
 /* The links of worker id as its exchange sees them (emu/net/xchg.h). */
 struct xchg_links;
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);
+/* The schedules of worker id's links in a run of spe steps per epoch ([event] sections):
+ * out->win gets a window (emu/net/net.h) for each event and link in or out of id that it
+ * takes down or changes, in the events' order; allocated (free(out->win)).  0 or
+ * -ENOMEM. */
+int cfg_xchg_windows(const struct cfg *c, int64_t spe, int id, struct xchg_links *out);
 /* "FILE:LINE" or "argument N" of the key given last among keys ("section.name", NULL
  * terminated), or FILE when none was given: the place a message about them names. */
 void cfg_where(const struct cfg *c, const char *const keys[], char *buf, size_t n);

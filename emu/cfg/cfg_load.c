@@ -116,32 +116,14 @@ static const char *skip_blanks(const char *s)
 	return s;
 }
 
-/* The ids of "link A-B" (each an id or '*') or "link S -> D" (each an id, a range A-B or
- * '*'), blanks around the arrow optional. */
+/* The ids of "link A-B" or "link S -> D" (cfg_link_sides). */
 static int parse_link_name(const char *name, struct cfg_ids *src, struct cfg_ids *dst)
 {
-	const char *s = name + 4, *arrow, *e;
-	char left[64];
+	const char *s = name + 4;
 
 	if (*s != ' ' && *s != '\t')
 		return -EINVAL;
-	s = skip_blanks(s);
-	arrow = strstr(s, "->");
-	if (!arrow) {
-		e = cfg_ids_parse(s, false, src);
-		if (!e || *e != '-')
-			return -EINVAL;
-		e = cfg_ids_parse(e + 1, false, dst);
-		return e && !*skip_blanks(e) ? 0 : -EINVAL;
-	}
-	if ((size_t)(arrow - s) >= sizeof(left))
-		return -EINVAL;
-	snprintf(left, sizeof(left), "%.*s", (int)(arrow - s), s);
-	e = cfg_ids_parse(left, true, src);
-	if (!e || *skip_blanks(e))
-		return -EINVAL;
-	e = cfg_ids_parse(skip_blanks(arrow + 2), true, dst);
-	return e && !*skip_blanks(e) ? 0 : -EINVAL;
+	return cfg_link_sides(skip_blanks(s), src, dst);
 }
 
 /* "worker A", "worker A-B" or "worker *". */
@@ -158,14 +140,10 @@ static int parse_worker_name(const char *name, struct cfg_ids *ids)
 /* What no section may name: an empty range, or an id no run can have. */
 static int check_ids(struct loader *L, loc_t loc, const char *name, const struct cfg_ids *ids)
 {
-	if (ids->any)
-		return 0;
-	if (ids->first > ids->last)
-		return cfg_fail(L, loc, "[%s] names the empty range %d-%d; expected A-B with A <= "
-				"B", name, ids->first, ids->last);
-	if (ids->last >= CFG_MAX_WORKERS)
-		return cfg_fail(L, loc, "[%s] names worker %d; expected worker ids below %d", name,
-				ids->last, CFG_MAX_WORKERS);
+	char why[128];
+
+	if (cfg_ids_check(ids, why, sizeof(why)))
+		return cfg_fail(L, loc, "[%s] %s", name, why);
 	return 0;
 }
 
@@ -263,7 +241,7 @@ static int open_worker(struct loader *L, const char *name, loc_t loc)
 static int open_section(struct loader *L, const char *name, loc_t loc)
 {
 	static const char expect[] = "expected one of run, net, link A-B, train, worker A-B, "
-				     "data, rps, allreduce, signum, jointspar";
+				     "data, rps, allreduce, signum, jointspar, event NAME";
 	int s = sect_index(name);
 
 	if (s != SECT_NONE) {
@@ -279,6 +257,8 @@ static int open_section(struct loader *L, const char *name, loc_t loc)
 		return open_link(L, name, loc);
 	if (named(name, "worker"))
 		return open_worker(L, name, loc);
+	if (named(name, "event"))
+		return cfg_event_open(L, name, loc);
 	const char *near = cfg_suggest(name, cfg_sections, CFG_NSECTIONS);
 
 	if (near && strcmp(near, "link") && strcmp(near, "worker"))
@@ -311,7 +291,7 @@ static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char
 static int set_key(struct loader *L, loc_t loc, const char *name, const char *value)
 {
 	struct cfg *c = L->c;
-	const char *sname = cfg_sections[L->sect];
+	const char *sname = L->sect == SECT_EVENT ? "event" : cfg_sections[L->sect];
 	const struct cfg_key *k = cfg_key_find(sname, name);
 	struct cfg_link *lk = L->sect == SECT_LINK ? &c->links[L->link] : NULL;
 	struct cfg_worker_section *ws = L->sect == SECT_WORKER ? &c->worker_sections[L->wsect] :
@@ -321,6 +301,8 @@ static int set_key(struct loader *L, loc_t loc, const char *name, const char *va
 	loc_t *kl;
 	void *base;
 
+	if (L->sect == SECT_EVENT)
+		return cfg_event_key(L, loc, name, value);
 	if (!k)
 		return unknown_key(L, loc, sname, name);
 	ki = (size_t)(k - cfg_keys);
@@ -455,7 +437,8 @@ static char *ld_read(char *str, int num, void *user)
 		p = trim(p + 1);
 		if (open_section(L, p, L->lineno))
 			return NULL;
-		snprintf(str, (size_t)num, "[%s]\n", cfg_sections[L->sect]);
+		snprintf(str, (size_t)num, "[%s]\n",
+			 L->sect == SECT_EVENT ? "event" : cfg_sections[L->sect]);
 		return str;
 	}
 	strip_comment(p);
@@ -548,6 +531,8 @@ void cfg_defaults(struct cfg *c)
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 {
 	out->seed = c->run.seed;
+	out->win = NULL;	/* the schedules: cfg_xchg_windows */
+	out->nwin = 0;
 	for (int j = 0; j < c->run.workers; j++) {
 		cfg_link_net(c, id, j, &out->to[j]);
 		cfg_link_net(c, j, id, &out->from[j]);

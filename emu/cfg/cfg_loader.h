@@ -8,11 +8,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "emu/cfg/cfg.h"
+#include "emu/cfg/cfg_event.h"
 #include "emu/cfg/cfg_keys.h"
 
 #define SECT_NONE (-1)
 #define SECT_LINK CFG_SECTION_LINK
 #define SECT_WORKER CFG_SECTION_WORKER
+#define SECT_EVENT (-2)		/* an [event NAME] section: L->ev */
 /* Input that never ends (/dev/zero, a 1 GB line) is refused within these: a line is
  * read into LINE_CAP bytes at most (longer ones are errors anyway), a file into
  * FILE_CAP (an emu configuration is a few KiB). */
@@ -38,6 +40,9 @@ struct loader {
 	loc_t link_key_loc[CFG_MAX_LINKS][CFG_NNET];
 	loc_t wsect_loc[CFG_MAX_WORKER_SECTIONS];
 	loc_t wsect_key_loc[CFG_MAX_WORKER_SECTIONS][CFG_NWORKERK];
+	int ev;				/* current event when sect == SECT_EVENT */
+	loc_t ev_loc[CFG_MAX_EVENTS];
+	loc_t ev_key_loc[CFG_MAX_EVENTS][CFG_NEVK];
 	char *const *args;
 	int argbase;
 	char *err;
@@ -62,11 +67,32 @@ int cfg_validate(struct loader *L);
  * other; resolves c->worker[]. */
 int cfg_validate_sections(struct loader *L);
 
+/* --- [event NAME] sections (cfg_event_parse.c, cfg_validate_events.c) ----------------- */
+
+/* [event NAME]: a new section, or from an override (loc < 0) the one of that name. */
+int cfg_event_open(struct loader *L, const char *name, loc_t loc);
+/* name = value in the current event. */
+int cfg_event_key(struct loader *L, loc_t loc, const char *name, const char *value);
+/* The checks of every event once everything is read (run.workers known). */
+int cfg_validate_events(struct loader *L);
+/* check_link_model of cfg_validate.c on the model n of link src -> dst under an event:
+ * messages name label ("event burst") and, for the keys in set, the place loc. */
+int cfg_check_event_model(struct loader *L, const char *label, int src, int dst,
+			  const struct net_cfg *n, uint64_t set, loc_t loc);
+
 /* --- sections that name sets of workers (cfg_scope.c) ------------------------------- */
 
 /* Worker ids at s: '*', an id, or with range an id range A-B (A > B is left to the
  * caller).  The end of what was read, or NULL when s starts with neither. */
 const char *cfg_ids_parse(const char *s, bool range, struct cfg_ids *ids);
+/* 0 for ids a section may name, else -EINVAL with "names the empty range 5-3; expected
+ * ..." or "names worker 70; expected worker ids below 64" in why. */
+int cfg_ids_check(const struct cfg_ids *ids, char *why, size_t n);
+/* The sides of a link group, the whole of s: "A-B" (each an id or '*') or "S -> D" (each
+ * an id, a range A-B or '*'), blanks around the arrow optional.  0 or -EINVAL. */
+int cfg_link_sides(const char *s, struct cfg_ids *src, struct cfg_ids *dst);
+/* "0-1", "0-*", "0-7 -> 8-15": the sides as cfg_link_sides reads them back. */
+void cfg_link_sides_name(const struct cfg_ids *s, const struct cfg_ids *d, char *buf, size_t n);
 /* "*", "3" or "0-7" into buf. */
 void cfg_ids_name(const struct cfg_ids *ids, char *buf, size_t n);
 /* How many workers ids names; '*' counts as more than any range (least specific). */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "emu/cfg/cfg_event.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/cfg_loader.h"
 #include "emu/cfg/units.h"
@@ -156,6 +157,20 @@ static void print_worker(const struct cfg *c, const struct cfg_worker_section *w
 	print_keys(f, "worker", &ws->m, 0, ws->set, 0);
 }
 
+/* An [event NAME] section: the keys it gives (emu check prints it resolved, events.c). */
+static void print_event(const struct cfg_event *e, FILE *f)
+{
+	char val[1024];
+
+	fprintf(f, "\n# an event (README, \"Scheduled events\")\n[event %s]\n", e->name);
+	for (int k = 0; k < CFG_NEVK; k++) {
+		if (!(e->set & 1u << k))
+			continue;
+		cfg_event_format(e, k, val, sizeof(val));
+		fprintf(f, "%s = %s\n", cfg_event_keys[k], val);
+	}
+}
+
 int cfg_print(const struct cfg *c, FILE *f)
 {
 	fprintf(f, "# emu configuration as resolved by 'emu check': every key, with defaults\n"
@@ -182,6 +197,8 @@ int cfg_print(const struct cfg *c, FILE *f)
 		else
 			print_keys(f, sect, c, 1, ALL, 1);
 	}
+	for (int i = 0; i < c->nevents; i++)
+		print_event(&c->events[i], f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -320,11 +337,39 @@ static int section_index(const char *section)
 	return cfg_section_index(section);
 }
 
+static const char event_intro[] =
+	"[event NAME] (any number, NAME a plain word) is something that happens to the network "
+	"or the workers for an interval of the run, in virtual time or steps: a partition "
+	"(the links between groups of workers are down, both ways), links down, other [net] "
+	"values on some links (a loss burst, a slower link), or workers that compute slower. "
+	"A link that is down loses every unit sent on it; a reliable sender resends until "
+	"max_retries gives up. README, \"Scheduled events\", says which time decides";
+
+/* The keys of [event NAME]: what each takes, and the kinds that take it. */
+static void help_event(FILE *f)
+{
+	char line[1024];
+
+	fprintf(f, "\n[event NAME]\n");
+	wrap(f, "  ", event_intro, 100);
+	for (int k = 0; k < CFG_NEVK; k++) {
+		fprintf(f, "  %-15s %s\n", cfg_event_keys[k], !strcmp(cfg_event_kinds_of[k],
+			"every") ? "every kind" : cfg_event_kinds_of[k]);
+		snprintf(line, sizeof(line), "%s%s", cfg_event_help[k],
+			 k == CFG_EVK_for ? "" : "; required");
+		wrap(f, "      ", line, 100);
+	}
+}
+
 int cfg_help(FILE *f, const char *section)
 {
 	int only = section ? section_index(section) : -1;
 	char range[512], line[1024];
 
+	if (section && (!strcmp(section, "event") || !strcmp(section, "event NAME"))) {
+		help_event(f);
+		return 0;
+	}
 	if (section && only < 0)
 		return -EINVAL;
 	if (!section)
@@ -356,6 +401,8 @@ int cfg_help(FILE *f, const char *section)
 			wrap(f, "      ", line, 100);
 		}
 	}
+	if (!section)
+		help_event(f);
 	return 0;
 }
 
@@ -384,4 +431,5 @@ void cfg_help_markdown(FILE *f)
 				k->help);
 		}
 	}
+	fprintf(f, "| event NAME | (see Scheduled events) | | | | | %s |\n", event_intro);
 }

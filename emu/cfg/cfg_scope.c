@@ -9,6 +9,7 @@
  * Two sections equally specific that give the same key for the same worker (link) are
  * refused by cfg_validate, so the order of sections never matters.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,65 @@ const char *cfg_ids_parse(const char *s, bool range, struct cfg_ids *ids)
 		return NULL;
 	*ids = (struct cfg_ids){ .first = (int)a, .last = (int)b };
 	return e;
+}
+
+int cfg_ids_check(const struct cfg_ids *ids, char *why, size_t n)
+{
+	if (ids->any)
+		return 0;
+	if (ids->first > ids->last) {
+		snprintf(why, n, "names the empty range %d-%d; expected A-B with A <= B",
+			 ids->first, ids->last);
+		return -EINVAL;
+	}
+	if (ids->last >= CFG_MAX_WORKERS) {
+		snprintf(why, n, "names worker %d; expected worker ids below %d", ids->last,
+			 CFG_MAX_WORKERS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+int cfg_link_sides(const char *s, struct cfg_ids *src, struct cfg_ids *dst)
+{
+	const char *arrow = strstr(s, "->"), *e;
+	char left[64];
+
+	if (!arrow) {
+		e = cfg_ids_parse(s, false, src);
+		if (!e || *e != '-')
+			return -EINVAL;
+		e = cfg_ids_parse(e + 1, false, dst);
+		return e && !*skip_blanks(e) ? 0 : -EINVAL;
+	}
+	if ((size_t)(arrow - s) >= sizeof(left))
+		return -EINVAL;
+	snprintf(left, sizeof(left), "%.*s", (int)(arrow - s), s);
+	e = cfg_ids_parse(left, true, src);
+	if (!e || *skip_blanks(e))
+		return -EINVAL;
+	e = cfg_ids_parse(skip_blanks(arrow + 2), true, dst);
+	return e && !*skip_blanks(e) ? 0 : -EINVAL;
+}
+
+void cfg_link_sides_name(const struct cfg_ids *s, const struct cfg_ids *d, char *buf, size_t n)
+{
+	char a[16], b[16];
+
+	cfg_ids_name(s, a, sizeof(a));
+	cfg_ids_name(d, b, sizeof(b));
+	/* a range needs the arrow: 0-7-8 would not say which '-' splits */
+	if ((s->any || s->first == s->last) && (d->any || d->first == d->last))
+		snprintf(buf, n, "%s-%s", a, b);
+	else
+		snprintf(buf, n, "%s -> %s", a, b);
 }
 
 void cfg_ids_name(const struct cfg_ids *ids, char *buf, size_t n)
@@ -94,16 +154,11 @@ void cfg_link_set_ids(struct cfg_link *lk, const struct cfg_ids *src,
 void cfg_link_name(const struct cfg_link *lk, char *buf, size_t n)
 {
 	struct cfg_ids s, d;
-	char a[16], b[16];
+	char sides[48];
 
 	cfg_link_ids(lk, &s, &d);
-	cfg_ids_name(&s, a, sizeof(a));
-	cfg_ids_name(&d, b, sizeof(b));
-	/* a range needs the arrow: 0-7-8 would not say which '-' splits */
-	if ((s.any || s.first == s.last) && (d.any || d.first == d.last))
-		snprintf(buf, n, "link %s-%s", a, b);
-	else
-		snprintf(buf, n, "link %s -> %s", a, b);
+	cfg_link_sides_name(&s, &d, sides, sizeof(sides));
+	snprintf(buf, n, "link %s", sides);
 }
 
 int64_t cfg_link_weight(const struct cfg_link *lk)

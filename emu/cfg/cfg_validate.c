@@ -47,12 +47,16 @@ struct scope {
 	const int *win;		/* per key, the section its value came from (-1: [net]); NULL
 				 * for [net] itself */
 	struct net_cfg n;
+	uint64_t ev_set;	/* an event's model: the keys its set gives, at ev_loc */
+	loc_t ev_loc;
 };
 
 /* Where the value of key k in scope s came from: the line of the section that decided
  * it, else [net]'s. */
 static loc_t scope_loc(const struct loader *L, const struct scope *s, int k)
 {
+	if (s->ev_set & BIT(k))
+		return s->ev_loc;
 	if (s->win && s->win[k] >= 0)
 		return L->link_key_loc[s->win[k]][k];
 	return L->key_loc[k];
@@ -450,6 +454,17 @@ static int check_link_model(struct loader *L, const struct scope *s)
 	return 0;
 }
 
+int cfg_check_event_model(struct loader *L, const char *label, int src, int dst,
+			  const struct net_cfg *n, uint64_t set, loc_t loc)
+{
+	int win[CFG_NNET], tie[CFG_NNET];
+	struct scope s = { .link = -1, .win = win, .n = *n, .ev_set = set, .ev_loc = loc };
+
+	snprintf(s.label, sizeof(s.label), "%s", label);
+	cfg_link_winners(L->c, src, dst, win, tie);
+	return check_link_model(L, &s);
+}
+
 /* [net], then each [link ...] section in order: the model of every link it is the most
  * specific section for, then its keys' effects. */
 static int check_links(struct loader *L, const struct linktab *t)
@@ -585,7 +600,7 @@ int cfg_validate(struct loader *L)
 		return cfg_fail(L, cfg_loc_later(L->key_loc[iw], L->key_loc[ia]),
 				"signum.adversaries = %d with run.workers = %d; expected fewer "
 				"adversaries than workers", c->signum.adversaries, c->run.workers);
-	if (check_net(L))
+	if (check_net(L) || cfg_validate_events(L))
 		return -EINVAL;
 	check_other_effects(L);
 	return 0;

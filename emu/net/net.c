@@ -73,6 +73,14 @@ int net_cfg_check(const struct net_cfg *c)
 	return 0;
 }
 
+/* bandwidth in bit/s, rounded, at least 1 when set; 0 = unlimited */
+static uint64_t bw_of(const struct net_cfg *c)
+{
+	uint64_t bw = c->bandwidth > 0 ? (uint64_t)llround(c->bandwidth) : 0;
+
+	return c->bandwidth > 0 && bw == 0 ? 1 : bw;
+}
+
 int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, int src, int dst)
 {
 	int rc;
@@ -87,10 +95,46 @@ int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, in
 	l->id = net_link_id(src, dst);
 	/* sch_netem.c get_loss_clg: GE starts in GOOD_STATE, 4-state in TX_IN_GAP_PERIOD. */
 	l->state = c->loss == LOSS_GILBERT ? NET_GE_GOOD : NET_TX_IN_GAP;
-	l->bw = c->bandwidth > 0 ? (uint64_t)llround(c->bandwidth) : 0;
-	if (c->bandwidth > 0 && l->bw == 0)
-		l->bw = 1;
+	l->chain = c->loss;
+	l->bw = bw_of(c);
+	l->base = l->cfg;
 	return 0;
+}
+
+int net_link_schedule(struct net_link *l, const struct net_window *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct net_cfg m;
+
+		net_model_at(&l->base, &w[i], 1, w[i].from, w[i].from, &m);
+		if (!w[i].down && net_cfg_check(&m))
+			return -EINVAL;
+	}
+	l->win = n > 0 ? w : NULL;
+	l->nwin = n > 0 ? n : 0;
+	return 0;
+}
+
+bool net_model_at(const struct net_cfg *base, const struct net_window *w, int n, int64_t step,
+		  int64_t t, struct net_cfg *out)
+{
+	bool down = false;
+
+	*out = *base;
+	for (int i = 0; i < n; i++) {
+		int64_t x = w[i].by_time ? t : step;
+
+		if (x < w[i].from || x >= w[i].to)
+			continue;
+		down |= w[i].down;
+		if (w[i].down)
+			continue;
+		/* byte by byte: a window knows which bytes its keys are, not what they mean */
+		for (size_t b = 0; b < sizeof(*out); b++)
+			if (w[i].mask[b])
+				((uint8_t *)out)[b] = ((const uint8_t *)&w[i].model)[b];
+	}
+	return down;
 }
 
 size_t net_unit_bytes(const struct net_cfg *c, size_t len)
@@ -188,6 +232,11 @@ static bool unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit
 
 	if (c->loss == LOSS_NONE)
 		return false;
+	if ((c->loss == LOSS_GILBERT || c->loss == LOSS_STATE) && l->chain != c->loss) {
+		/* a window switched chains (net.h): the other chain starts where netem does */
+		l->state = c->loss == LOSS_GILBERT ? NET_GE_GOOD : NET_TX_IN_GAP;
+		l->chain = c->loss;
+	}
 	k = net_key(l, step, phase, unit, attempt, stream);
 	rng_uniform2(&k, u);
 	switch (c->loss) {
@@ -425,6 +474,20 @@ static bool copy_out(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int6
 	return true;
 }
 
+/* A link with a schedule: the model of this transmission into l->cfg, by its step and its
+ * start (net.h); when the link is down there, the copy serialises and is lost, without
+ * a draw (returns true). */
+static bool transmit_down(struct tx *t, uint32_t a, int64_t at, size_t b, struct copy *cp)
+{
+	struct net_link *l = t->l;
+	int64_t start = a == 0 ? t->out->depart + net_serialise_ns(l, t->burst) : at;
+
+	if (!net_model_at(&l->base, l->win, l->nwin, t->step, start, &l->cfg))
+		return false;
+	serialise(t, cp, a, at, b);
+	return true;
+}
+
 /* One transmission (attempt a, at time `at`) of unit u of b bytes, in netem_enqueue's
  * order of draws: duplicate, loss, then for a surviving packet corrupt, the limit, the
  * copy's own pass (its loss, corrupt, limit, reorder, delay), reorder and delay.  Unlike
@@ -438,6 +501,10 @@ static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
 	struct copy cp[2] = { { .flip = -1 }, { .flip = -1 } };
 	int ncopies = 1;
 
+	if (t->l->nwin && transmit_down(t, a, at, b, &cp[0])) {
+		*last_fin = cp[0].wire && cp[0].fin > at ? cp[0].fin : at;
+		return false;
+	}
 	if (c->duplicate > 0) {
 		struct rng_key k = net_key(t->l, t->step, t->phase, u, a, RNG_STREAM_DUP);
 		double r[2];
@@ -475,6 +542,14 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 	     int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip, struct net_msg *out)
 {
 	const struct net_cfg *c = &l->cfg;
+	int64_t depart = now > q->free_at ? now : q->free_at;
+	struct net_cfg msg;	/* with a schedule: the model at the departure (net.h) */
+
+	if (l->nwin) {
+		net_model_at(&l->base, l->win, l->nwin, step, depart, &msg);
+		c = &msg;
+		l->bw = bw_of(c);
+	}
 	int nu = net_nunits(c, len);
 	size_t ub = net_unit_bytes(c, len);
 	bool reliable = c->transport == TRANSPORT_RELIABLE;
@@ -486,7 +561,7 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 	memset(arrived, 0, (size_t)(nu + 63) / 64 * sizeof(uint64_t));
 	out->nunits = nu;
 	out->unit = ub;
-	out->depart = now > q->free_at ? now : q->free_at;
+	out->depart = depart;
 	out->last_arrival = out->depart;
 	for (int u = 0; u < nu; u++) {
 		size_t off = (size_t)u * ub;

@@ -47,6 +47,21 @@
  *            complete (for the receiver's clock) when the last timer runs out.
  *   unreliable  lost units are gone; the receiver's deadline is the caller's business
  *            (xchg.c).
+ *
+ * A link may have a schedule: windows (an [event] section each, emu/cfg/cfg_event.h) in
+ * which it is down or takes other values of some keys.  Whether a window is in effect is
+ * decided per transmission, by the step of the exchange or, for a window in virtual
+ * time, by the transmission's start: a first transmission starts when its unit starts
+ * serialising (the message's departure plus the units before it), a resend when its
+ * timer fires.  What a message is (its units: unit, mtu), how fast it serialises
+ * (bandwidth) and how its sender resends (transport, rto, rto_max, max_retries) is
+ * decided once, at its departure; loss, duplicate, corrupt, reorder, delay and the
+ * limit per transmission.  Down: the copy serialises and is lost past the sender's NIC,
+ * with no draw; a reliable sender resends it as any lost unit, up to max_retries.  The
+ * loss chain is the link's one chain throughout: a window's model continues it in the
+ * state the link's own model (or an earlier window) left it, and the link's model takes
+ * it back after the window as the window left it; a chain of another model (gilbert
+ * after state) restarts in netem's initial state.  A down window does not advance it.
  */
 #ifndef EMU_NET_H
 #define EMU_NET_H
@@ -74,14 +89,33 @@ struct net_txq {
 	uint32_t cap, head, count;
 };
 
-/* One directed link.  Plain data, no heap: init, use, forget. */
+/* A window of a link's schedule: in effect for a transmission when from <= x < to, x
+ * being the step of the exchange, or with by_time the virtual ns the transmission
+ * starts.  While it is, the link is down (down), or the transmission takes the bytes of
+ * model that mask marks (the keys the window sets, and what derives from them) over the
+ * link's own model; windows in effect together apply in their order. */
+struct net_window {
+	int src, dst;		/* the directed link */
+	int64_t from, to;	/* to == INT64_MAX: to the end */
+	bool by_time, down;
+	struct net_cfg model;
+	uint8_t mask[sizeof(struct net_cfg)];
+};
+
+/* One directed link.  Plain data, no heap: init, use, forget.  With a schedule, cfg is
+ * the model of the transmission under way (base under the windows in effect), and bw
+ * the bandwidth of the message under way. */
 struct net_link {
 	struct net_cfg cfg;
 	uint64_t seed;
 	uint32_t id;		/* net_link_id(src, dst), part of every RNG key */
 	int state;		/* loss chain state (enum net_ge_state / net_4_state) */
+	enum net_loss chain;	/* the loss model whose chain state is in state */
 	uint64_t bw;		/* bandwidth in bit/s, rounded; 0 = unlimited */
 	int64_t reorder_count;	/* netem's q->counter: units delayed since the last reorder */
+	struct net_cfg base;	/* the link's own model */
+	const struct net_window *win;	/* its schedule, in order; not owned */
+	int nwin;
 };
 
 /* The result of sending one message. */
@@ -119,6 +153,16 @@ int net_cfg_check(const struct net_cfg *c);
  * returns 0 or -EINVAL.  The chain starts where netem starts it (good /
  * TX_IN_GAP), the queue is the caller's. */
 int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, int src, int dst);
+
+/* Gives l the windows w[0..n) as its schedule (the caller keeps them for l's lifetime):
+ * 0, or -EINVAL when a window's model fails net_cfg_check. */
+int net_link_schedule(struct net_link *l, const struct net_window *w, int n);
+
+/* The model in effect for a transmission of step's exchange starting at virtual time t,
+ * on a link of model base with windows w[0..n): base under every window in effect, in
+ * order, into out.  Returns whether one of them is down. */
+bool net_model_at(const struct net_cfg *base, const struct net_window *w, int n, int64_t step,
+		  int64_t t, struct net_cfg *out);
 
 /* Loss units of a message of len bytes, and bytes per unit (>= 1). */
 int net_nunits(const struct net_cfg *c, size_t len);

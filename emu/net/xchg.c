@@ -26,6 +26,10 @@
  * is complete, else at T + timeout (unreliable) or at the last arrival or give-up time
  * (reliable).  Its clock becomes the max over peers (and T).
  *
+ * Schedules ([event] sections, net.h): the sender's net_send decides per transmission
+ * whether a window is in effect; the receiver takes each phase's timeout of a link from
+ * the windows in effect for the step and the time it began to wait (phase_timeouts).
+ *
  * Corruption: the sender writes the byte holding a flipped bit flipped into the ring
  * (out_progress stops at it), so the receiver gets what an unreliable transport without
  * an end-to-end checksum delivers.
@@ -85,6 +89,11 @@ struct xpriv {
 	int32_t *flip;			/* [max_units] scratch for net_send */
 	struct net_link *link;		/* [n]: id -> j */
 	int64_t *timeout_in;		/* [n]: j -> id, unreliable timeout; -1 reliable */
+	/* the schedules (net.h): the windows of id -> j, then of j -> id, for each j */
+	struct net_window *win;		/* own copy, nwin of them */
+	int nwin;
+	int *win_out, *win_in, *nwin_out, *nwin_in;	/* [n]: first index, count */
+	struct net_cfg *from;		/* [n]: the model of j -> id (its timeout) */
 	struct xchg_link_stats *stats;	/* [n]: sender side of id -> j */
 	struct xchg_link_stats *stats_in;	/* [n]: receiver side of j -> id */
 	struct xflow *out, *in;		/* [n] */
@@ -514,6 +523,21 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 	}
 }
 
+/* The receiver's deadlines of a phase of `step` that it begins to wait for at t0: the
+ * timeout of each link j -> id in effect then (a schedule may change it). */
+static void phase_timeouts(struct xchg *x, int64_t step, int64_t t0)
+{
+	struct xpriv *p = x->priv;
+	struct net_cfg m;
+
+	for (int j = 0; j < x->n; j++) {
+		if (!p->nwin_in[j])
+			continue;
+		net_model_at(&p->from[j], p->win + p->win_in[j], p->nwin_in[j], step, t0, &m);
+		p->timeout_in[j] = m.transport == TRANSPORT_RELIABLE ? -1 : m.timeout;
+	}
+}
+
 /* The receiver's clock after waiting from t0 for every peer's message. */
 static int64_t wait_clock(const struct xchg *x, int64_t t0)
 {
@@ -664,6 +688,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	rc = run_phase(x, step, PHASE_SCATTER, flags, scatter_iov, NULL, len);
 	if (rc)
 		return rc;
+	phase_timeouts(x, step, x->clock);
 	apply_deadline(x, x->clock);
 	int64_t t1 = wait_clock(x, x->clock);
 
@@ -682,6 +707,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	rc = run_phase(x, step, PHASE_BCAST, or_flags, reply_iov, &riov, rlen);
 	if (rc)
 		return rc;
+	phase_timeouts(x, step, t1);
 	apply_deadline(x, t1);
 	x->clock = wait_clock(x, t1);
 
@@ -704,6 +730,12 @@ static int alloc_arrays(struct xpriv *p, int n)
 	} part[] = {
 		{ (void **)&p->link, nn * sizeof(struct net_link) },
 		{ (void **)&p->timeout_in, nn * sizeof(int64_t) },
+		{ (void **)&p->win, (size_t)p->nwin * sizeof(struct net_window) },
+		{ (void **)&p->win_out, nn * sizeof(int) },
+		{ (void **)&p->win_in, nn * sizeof(int) },
+		{ (void **)&p->nwin_out, nn * sizeof(int) },
+		{ (void **)&p->nwin_in, nn * sizeof(int) },
+		{ (void **)&p->from, nn * sizeof(struct net_cfg) },
 		{ (void **)&p->stats, nn * sizeof(struct xchg_link_stats) },
 		{ (void **)&p->stats_in, nn * sizeof(struct xchg_link_stats) },
 		{ (void **)&p->flip, (size_t)p->max_units * sizeof(int32_t) },
@@ -737,8 +769,25 @@ static int alloc_arrays(struct xpriv *p, int n)
 	return 0;
 }
 
-/* Units per message: the most any link in or out of worker id cuts max_msg into. */
-static int max_units(const struct xchg_links *l, int n, size_t max_msg)
+/* Whether window w belongs to a link in or out of worker id of n. */
+static bool window_ours(const struct net_window *w, int n, int id)
+{
+	return w->src >= 0 && w->src < n && w->dst >= 0 && w->dst < n && w->src != w->dst &&
+	       (w->src == id || w->dst == id);
+}
+
+/* The model of link src -> dst under window w alone: what it may take in the run. */
+static void window_model(const struct xchg_links *l, int id, const struct net_window *w,
+			 struct net_cfg *out)
+{
+	const struct net_cfg *base = w->src == id ? &l->to[w->dst] : &l->from[w->src];
+
+	net_model_at(base, w, 1, w->from, w->from, out);
+}
+
+/* Units per message: the most any link in or out of worker id cuts max_msg into, under
+ * its own model or any window of its schedule. */
+static int max_units(const struct xchg_links *l, int n, int id, size_t max_msg)
 {
 	int most = 1;
 
@@ -750,10 +799,23 @@ static int max_units(const struct xchg_links *l, int n, size_t max_msg)
 		most = u > most ? u : most;
 		most = v > most ? v : most;
 	}
+	for (int i = 0; i < l->nwin; i++) {
+		struct net_cfg m;
+		int u;
+
+		if (!window_ours(&l->win[i], n, id))
+			continue;
+		window_model(l, id, &l->win[i], &m);
+		u = link_units(&m, max_msg);
+		if (u < 0)
+			return -EINVAL;
+		most = u > most ? u : most;
+	}
 	return most;
 }
 
-/* The largest limit of worker id's outgoing links: its queue's capacity. */
+/* The largest limit of worker id's outgoing links, windows included: its queue's
+ * capacity. */
 static uint32_t max_limit(const struct xchg_links *l, int n, int id)
 {
 	int64_t most = 0;
@@ -761,7 +823,37 @@ static uint32_t max_limit(const struct xchg_links *l, int n, int id)
 	for (int j = 0; j < n; j++)
 		if (j != id && l->to[j].limit > most)
 			most = l->to[j].limit;
+	for (int i = 0; i < l->nwin; i++) {
+		struct net_cfg m;
+
+		if (!window_ours(&l->win[i], n, id) || l->win[i].src != id)
+			continue;
+		window_model(l, id, &l->win[i], &m);
+		most = m.limit > most ? m.limit : most;
+	}
 	return most > UINT32_MAX ? UINT32_MAX : (uint32_t)most;
+}
+
+/* Worker id's copy of the windows of its links, grouped by link in their order: those of
+ * id -> j from win_out[j], those of j -> id from win_in[j]. */
+static void copy_windows(struct xpriv *p, const struct xchg_links *l, int n, int id)
+{
+	int k = 0;
+
+	for (int j = 0; j < n; j++) {
+		p->win_out[j] = k;
+		for (int i = 0; i < l->nwin; i++)
+			if (window_ours(&l->win[i], n, id) && l->win[i].src == id &&
+			    l->win[i].dst == j)
+				p->win[k++] = l->win[i];
+		p->nwin_out[j] = k - p->win_out[j];
+		p->win_in[j] = k;
+		for (int i = 0; i < l->nwin; i++)
+			if (window_ours(&l->win[i], n, id) && l->win[i].dst == id &&
+			    l->win[i].src == j)
+				p->win[k++] = l->win[i];
+		p->nwin_in[j] = k - p->win_in[j];
+	}
 }
 
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
@@ -775,13 +867,15 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		return -EINVAL;
 	if (2 * (n - 1) > NOTIFY_MAX_WORDS)
 		return -EINVAL;
-	int units = max_units(l, n, max_msg);
+	int units = max_units(l, n, id, max_msg);
 
 	if (units < 0)
 		return units;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	for (int i = 0; i < l->nwin; i++)
+		p->nwin += window_ours(&l->win[i], n, id);
 	p->max_units = units;
 	p->words = (units + 63) / 64;
 	p->buf_stride = align64(max_msg > 0 ? max_msg : 1);
@@ -796,6 +890,7 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	if (rc)
 		goto err;
 	memset(p->bits_all, 0xff, (size_t)p->words * sizeof(uint64_t));
+	copy_windows(p, l, n, id);
 
 	for (int j = 0; j < n; j++) {
 		if (j == id) {
@@ -803,12 +898,15 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 			continue;
 		}
 		rc = net_link_init(&p->link[j], &l->to[j], l->seed, id, j);
+		if (!rc)
+			rc = net_link_schedule(&p->link[j], p->win + p->win_out[j], p->nwin_out[j]);
 		if (rc) {
 			fprintf(stderr, "emu: worker %d: invalid network model for link %d -> %d\n",
 				id, id, j);
 			goto err;
 		}
 		p->timeout_in[j] = l->from[j].transport == TRANSPORT_RELIABLE ? -1 : l->from[j].timeout;
+		p->from[j] = l->from[j];
 		p->in[j].stage = p->out[j].stage = ST_DONE;
 	}
 	if (p->self_cfg.unit == UNIT_PACKET && p->self_cfg.mtu <= 0)

@@ -103,10 +103,17 @@ struct xchg {
 
 /* The network as one worker's exchange sees it: the run's seed and the model of every
  * directed link that touches the worker: to[j] of id -> j, from[j] of j -> id (to[id]
- * cuts the worker's own message into units, as the [net] default link does). */
+ * cuts the worker's own message into units, as the [net] default link does).  win:
+ * nwin windows of the links' schedules (net.h), in order, those of links id -> j for
+ * the sender, those of j -> id for the receiver's deadline (a window that sets timeout
+ * decides it by the step, or by the virtual time the receiver begins to wait); xchg_init
+ * copies the ones it needs. */
+struct net_window;
 struct xchg_links {
 	uint64_t seed;
 	struct net_cfg to[NET_MAX_WORKERS], from[NET_MAX_WORKERS];
+	const struct net_window *win;
+	int nwin;
 };
 
 /* max_msg: the largest message or reply any algorithm will send. Returns 0 or -errno. */

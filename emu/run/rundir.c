@@ -19,7 +19,7 @@
 
 /* What a run writes: an earlier run's are removed (run.overwrite) and none may be a link. */
 static const char *const outputs[] = { "config.ini", "train.csv", "eval.csv", "net.csv",
-	"workers.csv", "status.json" };
+	"workers.csv", "events.csv", "status.json" };
 #define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
 #define OPEN_FLAGS (O_NOFOLLOW | O_CLOEXEC)
 #define STATUS_MAX 4096

@@ -8,6 +8,7 @@
 #include "emu/cfg/cfg_keys.h"
 #include "emu/commands.h"
 #include "emu/mpi/world.h"
+#include "emu/run/events.h"
 #include "emu/run/plan.h"
 #include "emu/run/runlog.h"
 #include "emu/run/supervisor.h"
@@ -212,17 +213,23 @@ static int agree_prepared(const struct cfg *c, struct train_run *t, struct world
 	return 0;
 }
 
-/* Rank 0 (and a single host) owns the run folder; every rank learns whether it could. */
+/* Rank 0 (and a single host) owns the run folder and writes the events' schedule into it
+ * (spe steps an epoch, total steps); every rank learns whether it could. */
 static int open_logs(const struct cfg *c, struct train_run *t, struct world *w,
-		     const char *dir, int argc, char *const argv[])
+		     const char *dir, int argc, char *const argv[], int64_t spe, int64_t total)
 {
 	char err[512];
 	int status = 0;
 
 	if (w->rank == 0) {
 		t->log = runlog_open(c, dir, argc, argv, &status, err, sizeof(err));
-		if (!t->log)
+		if (!t->log) {
 			fprintf(stderr, "emu: %s\n", err);
+		} else if (events_write(c, spe, total, dir, err, sizeof(err)) < 0) {
+			fprintf(stderr, "emu: %s\n", err);
+			status = runlog_close(t->log, 1, err);
+			t->log = NULL;
+		}
 	}
 	return world_agree(w, t->log || w->rank != 0 ? 0 : status);
 }
@@ -246,8 +253,13 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 	if (!status)
 		status = run_prepare(c, &t);
 	status = agree_prepared(c, &t, &w, status);
+	/* The length that will run: train.max_steps may cut the epochs short. */
+	int64_t spe = 0, total = 0;
+	char len[160];
 	if (!status)
-		status = open_logs(c, &t, &w, dir, argc, argv);
+		train_length(c, t.train.n, &spe, &total);
+	if (!status)
+		status = open_logs(c, &t, &w, dir, argc, argv, spe, total);
 	if (status) {		/* (only rank 0 opens the logs, and it opens them last) */
 		data_free(&t.train);
 		data_free(&t.test);
@@ -255,10 +267,6 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 		return status;
 	}
 	t.lo = w.lo;
-	/* The length that will run: train.max_steps may cut the epochs short. */
-	int64_t spe, total;
-	char len[160];
-	train_length(c, t.train.n, &spe, &total);
 	if (total < spe * c->train.epochs)
 		snprintf(len, sizeof(len), "%lld steps = %.3g epochs (train.max_steps; %d epochs "
 			 "would be %lld)", (long long)total, (double)total / (double)spe,

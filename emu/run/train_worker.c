@@ -262,7 +262,8 @@ static int modelled_compute(struct worker *w, struct progress *p, double secs)
 		}
 		base = compute_flops_ns(c, flops, ops);
 	}
-	int64_t ns = compute_step_ns(c, w->id, w->step, base);
+	int64_t ns = compute_step_ns(c, w->id, w->step, base,
+				     compute_events_factor(c, p->spe, w->id, w->step, w->x.clock));
 	xchg_compute(&w->x, ns);
 	p->compute_ns += ns;
 	return 0;
@@ -429,8 +430,13 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 		return rc;
 	}
 	struct xchg_links links;
+	int64_t spe, total;
 	cfg_xchg_links(c, id, &links);
-	rc = xchg_init(&w->x, &links, rg, &w->nt, id, max_msg);
+	train_length(c, t->train.n, &spe, &total);
+	rc = cfg_xchg_windows(c, spe, id, &links);	/* the links' schedules ([event]) */
+	if (rc == 0)
+		rc = xchg_init(&w->x, &links, rg, &w->nt, id, max_msg);
+	free((void *)links.win);
 	if (rc < 0)
 		fail(w, "exchange", rc);
 	return rc;

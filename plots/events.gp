@@ -1,0 +1,28 @@
+# Runs through scheduled events (scripts/events-demo): test accuracy and consensus
+# distance against epoch, test accuracy against virtual time (log scale: a synchronous
+# algorithm's stall and an asynchronous one's hundreds of steps share the axis), each
+# run's events shaded (common.gp's shade_events).
+if (!exists("fig_h")) fig_h = 1100
+load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+set multiplot layout 3,1 title "Through a partition and a loss burst"
+set lmargin 12	# the three panels' axes aligned
+set xlabel "epoch"
+set ylabel "test accuracy (%)"
+eval shade_events("epoch")
+plot @acc_by_epoch
+set ylabel "consensus (1/N) Σ_i |x_i − x_{mean}|^2"
+set logscale y
+set format y "10^{%T}"
+set key top right
+plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r) noenhanced
+unset logscale y
+set format y "%g"
+set key bottom right
+unset object
+unset label
+set xlabel "virtual time (s)"
+set ylabel "test accuracy (%)"
+set logscale x
+eval shade_events("vtime_s")
+plot for [r in runs] r."/eval.csv" using "vtime_s":(100*column("test_acc")) with linespoints title label(r) noenhanced
+unset multiplot
