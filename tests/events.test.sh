@@ -207,3 +207,43 @@ cmp -s "$T/all1/workers.csv" "$T/all2/workers.csv" && cmp -s "$T/all1/events.csv
 	fail "workers.csv or events.csv differ between two runs"
 "$EMU" compare "$T/base" "$T/all1" >/dev/null && fail "the events changed nothing"
 echo "every kind at once: two runs identical (emu compare, workers.csv, events.csv)"
+
+# Two net events that overlap combine: one cuts packets, the other makes them 64 bytes.
+# The exchange's buffers are sized for the combination (they were for each alone, and a
+# worker wrote past them): the run ends, and link 0 -> 1 sends many units a message.
+cat >"$T/ov.ini" <<'INI'
+[run]
+name = ov
+workers = 4
+seed = 3
+[net]
+latency = 1ms
+[train]
+algorithm = rps
+model = mlp
+epochs = 2
+max_steps = 6
+batch = 16
+log_every = 2
+[data]
+dataset = gaussian
+synthetic_size = 2048
+dim = 16
+classes = 4
+[event a]
+kind = net
+at = 1
+set = unit=packet
+links = 0-*
+[event b]
+kind = net
+at = 1
+set = mtu=64B
+links = 0-*
+INI
+"$EMU" run "$T/ov.ini" run.output="$T/ov" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "overlapping net events: the run failed"; }
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["src"] == 0 && $c["dst"] == 1 { m = $c["messages"]; u = $c["units"] }
+	END { exit !(u > 20 * m) }' "$T/ov/net.csv" ||
+	fail "overlapping net events: link 0 -> 1 did not cut 64-byte packets ($(tail -n 1 "$T/ov/net.csv"))"
+echo "overlapping net events combine, within the exchange's buffers"

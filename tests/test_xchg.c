@@ -756,6 +756,34 @@ static void test_clock_timeout(void **state)
 	unrun(&sc, r);
 }
 
+/* The deadline caps the wait for a straggler: worker i computes i x 10 ms, latency 1 ms,
+ * timeout 5 ms, one message unit.  Server j (waiting from j x 10 ms) keeps the messages
+ * of workers i <= j and drops the later ones (they arrive at i x 10 + 1 ms); servers 0, 1,
+ * 2 are ready at their deadline (5, 15, 25 ms), server 3 complete at 30 ms.  Their replies
+ * arrive at 6, 16, 26, 31 ms; worker w waits from those times + 5: worker 0 ends at
+ * 10 ms, 1 at 20 ms, 2 at 30 ms, 3 (everything in time) at 30 ms.  Not at the
+ * straggler's 31 ms: a message none of whose units is kept does not hold the clock. */
+static void test_clock_straggler_deadline(void **state)
+{
+	struct scen sc;
+	static const int64_t want[4] = { 10000000, 20000000, 30000000, 30000000 };
+	static const uint64_t late[4] = { 6, 4, 2, 0 };
+
+	scen_base(&sc, 4);
+	sc.steps = 1;
+	sc.reply = REPLY_PATTERN;
+	sc.compute_per_id = 10000000;
+	sc.c.net.latency = 1000000;
+	sc.c.net.timeout = 5000000;
+	struct rec *r = run(&sc);
+
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(r[i].clock, want[i]);
+		assert_int_equal(r[i].units_late, late[i]);
+	}
+	unrun(&sc, r);
+}
+
 /* Reliable, and link 1 -> 0 loses everything: worker 1 gives its unit for server 0 up
  * after max_retries = 2 resends, when its last timer runs out (resends at 1 and 3 ms,
  * rtos 1, 2, 4 ms: 7 ms), and server 0 waits that long; its replies arrive at 8 ms.
@@ -800,6 +828,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_clock_timeout),
 		cmocka_unit_test(test_clock_deadline),
 		cmocka_unit_test(test_clock_give_up),
+		cmocka_unit_test(test_clock_straggler_deadline),
 		cmocka_unit_test(test_total_loss),
 		cmocka_unit_test(test_corrupt_delivery),
 		cmocka_unit_test(test_loss_masks_determinism),

@@ -115,12 +115,6 @@ static size_t align64(size_t x)
 	return (x + 63) & ~(size_t)63;
 }
 
-/* Units a message of max_msg bytes is cut into on a link (1 unless packets). */
-static int link_units(const struct net_cfg *nc, size_t max_msg)
-{
-	return nc->unit == UNIT_PACKET && nc->mtu > 0 ? net_nunits(nc, max_msg) : 1;
-}
-
 /* The next run of arrived units at or after flow->next_unit; false when there is none. */
 static bool next_run(struct xflow *f)
 {
@@ -417,8 +411,8 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 }
 
 /* Prepare the outgoing message to peer j: run the network model, fill the header. */
-static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flags,
-		      const struct xchg_iov *iov, size_t len)
+static int start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flags,
+		     const struct xchg_iov *iov, size_t len)
 {
 	struct xpriv *p = x->priv;
 	struct xflow *f = &p->out[j];
@@ -432,9 +426,17 @@ static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t f
 	f->times = p->times_out + (size_t)j * p->max_units;
 	f->flips = p->flips + (size_t)j * p->max_units;
 	f->iov = iov;
-	/* len <= max_msg was checked, so nunits <= max_units, and the queue was sized for
-	 * every link's limit: net_send cannot fail */
-	net_send(&p->link[j], &p->txq, len, step, phase, x->clock, f->bits, f->times, p->flip, &m);
+	/* len <= max_msg was checked, so nunits <= max_units (sized for every model the link
+	 * may take), and the queue was sized for every link's limit: net_send cannot fail */
+	int rc = net_send(&p->link[j], &p->txq, len, step, phase, x->clock, f->bits, f->times,
+			  p->flip, &m);
+
+	if (rc < 0 || m.nunits > p->max_units) {
+		fprintf(stderr, "emu: worker %d: xchg step %lld: the network model of link %d -> %d "
+			"could not send %zu bytes (%s)\n", x->id, (long long)step, x->id, j, len,
+			rc < 0 ? strerror(-rc) : "more units than sized for");
+		return -EPROTO;
+	}
 	for (int u = 0; u < m.nunits; u++)
 		if (p->flip[u] >= 0)
 			f->flips[f->nflips++] = (struct xflip){
@@ -461,6 +463,7 @@ static void start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t f
 	st->delay_sum_ns += m.delay_sum_ns;
 	x->bytes_sent += bytes;
 	x->units_dropped += (uint64_t)(m.nunits - m.narrived);
+	return 0;
 }
 
 static void start_in(struct xchg *x, int j)
@@ -495,9 +498,12 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 		bool unreliable = p->timeout_in[j] >= 0;
 		int64_t deadline = unreliable ? t0 + p->timeout_in[j] : INT64_MAX;
 
-		/* a reliable sender's arrive may be when it gave a unit up: keep it */
+		/* a reliable sender's arrive may be when it gave a unit up: keep it.  An
+		 * unreliable one's becomes the last unit kept, or t0 when none was: the
+		 * sender's departure may lie past the deadline, and waiting for it would undo
+		 * the timeout */
 		if (unreliable)
-			h->arrive = h->depart;
+			h->arrive = t0;
 		for (int u = 0; u < h->nunits; u++) {
 			if (!xchg_bit(f->bits, u))
 				continue;
@@ -641,8 +647,10 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 {
 	for (int k = 1; k < x->n; k++) {
 		int j = (x->id + k) % x->n;
+		int rc = start_out(x, j, step, phase, flags, iov(x, j, arg), len[j]);
 
-		start_out(x, j, step, phase, flags, iov(x, j, arg), len[j]);
+		if (rc)
+			return rc;
 		start_in(x, j);
 	}
 	return run_flows(x, step, phase);
@@ -785,33 +793,28 @@ static void window_model(const struct xchg_links *l, int id, const struct net_wi
 	net_model_at(base, w, 1, w->from, w->from, out);
 }
 
-/* Units per message: the most any link in or out of worker id cuts max_msg into, under
- * its own model or any window of its schedule. */
+/* Units per message: the most any link in or out of worker id may cut max_msg into.
+ * Overlapping windows combine (one may set unit = packet, another a small mtu), so the
+ * bound takes the smallest mtu of any model the worker's links may use, whenever any of
+ * them cuts packets. */
 static int max_units(const struct xchg_links *l, int n, int id, size_t max_msg)
 {
-	int most = 1;
+	struct net_cfg worst = { .unit = UNIT_MESSAGE, .mtu = INT64_MAX };
+	struct net_cfg m;
 
-	for (int j = 0; j < n; j++) {
-		int u = link_units(&l->to[j], max_msg), v = link_units(&l->from[j], max_msg);
-
-		if (u < 0 || v < 0)
-			return -EINVAL;
-		most = u > most ? u : most;
-		most = v > most ? v : most;
-	}
-	for (int i = 0; i < l->nwin; i++) {
-		struct net_cfg m;
-		int u;
-
-		if (!window_ours(&l->win[i], n, id))
+	for (int k = 0; k < 2 * n + l->nwin; k++) {
+		if (k < 2 * n)
+			m = k < n ? l->to[k] : l->from[k - n];
+		else if (window_ours(&l->win[k - 2 * n], n, id))
+			window_model(l, id, &l->win[k - 2 * n], &m);
+		else
 			continue;
-		window_model(l, id, &l->win[i], &m);
-		u = link_units(&m, max_msg);
-		if (u < 0)
-			return -EINVAL;
-		most = u > most ? u : most;
+		if (m.unit == UNIT_PACKET)
+			worst.unit = UNIT_PACKET;
+		if (m.mtu > 0 && m.mtu < worst.mtu)
+			worst.mtu = m.mtu;
 	}
-	return most;
+	return worst.unit == UNIT_PACKET ? net_nunits(&worst, max_msg) : 1;
 }
 
 /* The largest limit of worker id's outgoing links, windows included: its queue's
