@@ -224,6 +224,27 @@ static void test_reorder(void **state)
 	assert_int_equal(net_link_init(&l, &c, 9, 0, 3), 0);
 	assert_int_equal(net_send(&l, &q, 100, 0, 0, 5, bits, NULL, NULL, &m), 0);
 	assert_int_equal(m.last_arrival, 5);
+
+	/* netem's order with a duplicate: the copy's whole pass (its reorder draw included)
+	 * comes before the original's reorder and delay.  Every unit twice, reorder 1, gap 3,
+	 * 100-byte packets at 8 Mbit/s (100 us each; the original, then its copy): the
+	 * counter goes copy 0 delayed, original 0 delayed, copy 1 at once, original 1
+	 * delayed, copy 2 delayed, original 2 at once.  Unit 1 arrives with its copy's
+	 * serialisation (400 us), unit 2 with its original's (500 us); the other order would
+	 * give 300 and 600 us. */
+	int64_t arr[3];
+
+	c.duplicate = 1;
+	c.reorder_gap = 3;
+	c.bandwidth = 8e6;
+	c.unit = UNIT_PACKET;
+	c.mtu = 100;
+	assert_int_equal(net_link_init(&l, &c, 9, 0, 3), 0);
+	q.free_at = 0;
+	assert_int_equal(net_send(&l, &q, 300, 0, 0, 0, bits, arr, NULL, &m), 0);
+	assert_int_equal(arr[0], 100000 + 1000000);
+	assert_int_equal(arr[1], 400000);
+	assert_int_equal(arr[2], 500000);
 }
 
 /* corrupt c: a share c of the arrived units has one flipped bit, of a uniform byte and a

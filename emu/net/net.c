@@ -455,10 +455,10 @@ static bool reorder_draw(const struct tx *t, uint32_t u, uint32_t a, uint32_t st
 	return true;
 }
 
-/* What follows netem's loss step for one copy that the network does not lose: corrupt,
- * limit, serialisation, reorder, delay. */
-static bool copy_out(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int64_t at, size_t b,
-		     bool dup)
+/* What follows netem's loss step for a copy the network does not lose, up to the limit:
+ * corrupt and the queue.  false when the queue tail-drops it. */
+static bool copy_enqueue(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int64_t at,
+			 size_t b, bool dup)
 {
 	cp->flip = corrupt_draw(t, u, a, b, dup ? RNG_STREAM_COPY_CORRUPT : RNG_STREAM_CORRUPT);
 	if (!serialise(t, cp, a, at, b))
@@ -467,11 +467,16 @@ static bool copy_out(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int6
 	cp->usable = cp->flip < 0 || t->l->cfg.corrupt_detect != CORRUPT_DETECT_CHECKSUM;
 	if (cp->flip >= 0)
 		t->out->corrupted++;
+	return true;
+}
+
+/* ... and the rest for a copy the queue took: reorder, then the delay unless reordered. */
+static void copy_delay(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, bool dup)
+{
 	cp->arrival = cp->fin;
 	if (!reorder_draw(t, u, a, dup ? RNG_STREAM_COPY_REORDER : RNG_STREAM_REORDER))
 		cp->arrival += delay_of(t->l, t->step, t->phase, u, a,
 					dup ? RNG_STREAM_COPY_DELAY : RNG_STREAM_DELAY);
-	return true;
 }
 
 /* A link with a schedule: the model of this transmission into l->cfg, by its step and its
@@ -516,12 +521,18 @@ static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
 		ncopies--;	/* netem: --count; a duplicate's first copy survives */
 	if (ncopies == 0) {
 		serialise(t, &cp[0], a, at, b);	/* lost on the way: no further draws */
-	} else if (copy_out(t, &cp[0], u, a, at, b, false) && ncopies == 2) {
-		t->out->duplicated++;
-		if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_COPY_LOSS))
-			serialise(t, &cp[1], a, at, b);
-		else
-			copy_out(t, &cp[1], u, a, at, b, true);
+	} else if (copy_enqueue(t, &cp[0], u, a, at, b, false)) {
+		/* netem enqueues the duplicate at the root before the original's reorder
+		 * and delay: the copy's whole pass comes in between (the reorder counter
+		 * sees the copy first) */
+		if (ncopies == 2) {
+			t->out->duplicated++;
+			if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_COPY_LOSS))
+				serialise(t, &cp[1], a, at, b);
+			else if (copy_enqueue(t, &cp[1], u, a, at, b, true))
+				copy_delay(t, &cp[1], u, a, true);
+		}
+		copy_delay(t, &cp[0], u, a, false);
 	}
 	*last_fin = at;
 	for (int i = 0; i < 2; i++)
