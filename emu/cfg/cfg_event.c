@@ -166,8 +166,22 @@ static void mask_format(uint64_t mask, const char *sep, char *buf, size_t n)
 	}
 }
 
-/* Each target of an event, items joined by sep (and groups by " | "). */
-static void targets(const struct cfg_event *e, int k, const char *sep, char *buf, size_t n)
+/* Without blanks: the printed form of a value is never longer than what was read. */
+static void squeeze(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++)
+		if (*s != ' ')
+			*d++ = *s;
+	*d = 0;
+}
+
+/* Each target of an event, items joined by sep (groups by " | "); compact: without
+ * blanks, as config.ini prints them (it must read back within inih's line limit whatever
+ * the input's spacing). */
+static void targets(const struct cfg_event *e, int k, const char *sep, bool compact, char *buf,
+		    size_t n)
 {
 	size_t len = 0;
 	char item[CFG_STR];
@@ -176,6 +190,8 @@ static void targets(const struct cfg_event *e, int k, const char *sep, char *buf
 	if (k == CFG_EVK_links) {
 		for (int i = 0; i < e->nlinks && len < n; i++) {
 			cfg_link_sides_name(&e->links[i].src, &e->links[i].dst, item, sizeof(item));
+			if (compact)
+				squeeze(item);
 			len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? sep : "", item);
 		}
 	} else if (k == CFG_EVK_workers) {
@@ -186,7 +202,8 @@ static void targets(const struct cfg_event *e, int k, const char *sep, char *buf
 	} else {
 		for (int g = 0; g < e->ngroups && len < n; g++) {
 			mask_format(e->groups[g], sep, item, sizeof(item));
-			len += (size_t)snprintf(buf + len, n - len, "%s%s", g ? " | " : "", item);
+			len += (size_t)snprintf(buf + len, n - len, "%s%s",
+						g ? (compact ? "|" : " | ") : "", item);
 		}
 	}
 }
@@ -211,7 +228,7 @@ void cfg_event_format(const struct cfg_event *e, int k, char *buf, size_t n)
 			if (!(e->net_set & BIT(i)))
 				continue;
 			cfg_key_format(&cfg_keys[i], &e->net, v, sizeof(v));
-			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? ", " : "",
+			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? "," : "",
 						cfg_keys[i].name, v);
 		}
 		break;
@@ -220,7 +237,7 @@ void cfg_event_format(const struct cfg_event *e, int k, char *buf, size_t n)
 		cfg_key_format(&cfg_keys[CFG_WK0 + CFG_WK_slowdown], &m, buf, n);
 		break;
 	default:
-		targets(e, k, ", ", buf, n);
+		targets(e, k, ",", true, buf, n);
 	}
 }
 
@@ -229,7 +246,7 @@ void cfg_event_targets(const struct cfg_event *e, char *buf, size_t n)
 	int k = e->kind == EVENT_PARTITION ? CFG_EVK_groups :
 		e->kind == EVENT_SLOWDOWN ? CFG_EVK_workers : CFG_EVK_links;
 
-	targets(e, k, "; ", buf, n);
+	targets(e, k, "; ", false, buf, n);
 }
 
 /* --- the windows of a worker's links ------------------------------------------------ */

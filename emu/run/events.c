@@ -157,6 +157,30 @@ static int links_of(const struct cfg *c, const struct cfg_event *e)
 	return k;
 }
 
+/* text as comment lines of at most 96 columns, broken at blanks (a configuration's
+ * every line must stay within inih's line limit to read back; a word longer than a
+ * line, which the INI's own limit bounds, goes on a line of its own) */
+static void comment(FILE *f, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strlen(p), cut = n;
+
+		if (n > 92) {
+			cut = 92;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (cut == 0)	/* one long word */
+				cut = strcspn(p, " ");
+		}
+		fprintf(f, "#%s%.*s\n", p == text ? " " : "   ", (int)cut, p);
+		p += cut;
+		while (*p == ' ')
+			p++;
+	}
+}
+
 int events_print(const struct cfg *c, FILE *f)
 {
 	const char *what;
@@ -190,15 +214,22 @@ int events_print(const struct cfg *c, FILE *f)
 			snprintf(b, sizeof(b), "to ");
 			when(b + 3, sizeof(b) - 3, &s, s.to, spe);
 		}
-		fprintf(f, "# %s: %s", e->name, cfg_event_kind_names[e->kind]);
+		char line[4096];
+		size_t k = (size_t)snprintf(line, sizeof(line), "%s: %s", e->name,
+					    cfg_event_kind_names[e->kind]);
+
 		if (e->kind == EVENT_SLOWDOWN)
-			fprintf(f, " of workers %s by %s", tg, dt + strlen("factor="));
+			k += (size_t)snprintf(line + k, sizeof(line) - k, " of workers %s by %s", tg,
+					      dt + strlen("factor="));
 		else
-			fprintf(f, " %s %s (%d of %d links)", e->kind == EVENT_NET ? "on" : "of", tg,
-				links_of(c, e), nl);
-		fprintf(f, " from %s %s%s%s%s\n", a, e->len.unit == WHEN_NONE ? "to the end" : b,
-			s.by_time ? " of virtual time" : "", *dt && e->kind == EVENT_NET ? ": " : "",
-			e->kind == EVENT_NET ? dt : "");
+			k += (size_t)snprintf(line + k, sizeof(line) - k, " %s %s (%d of %d links)",
+					      e->kind == EVENT_NET ? "on" : "of", tg, links_of(c, e), nl);
+		if (k < sizeof(line))
+			snprintf(line + k, sizeof(line) - k, " from %s %s%s%s%s", a,
+				 e->len.unit == WHEN_NONE ? "to the end" : b,
+				 s.by_time ? " of virtual time" : "",
+				 *dt && e->kind == EVENT_NET ? ": " : "", e->kind == EVENT_NET ? dt : "");
+		comment(f, line);
 	}
 	return ferror(f) ? -EIO : 0;
 }
