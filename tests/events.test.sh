@@ -262,3 +262,9 @@ printf '[run]\nworkers = 16\n[net]\nlatency = 1ms\n[event long]\nkind = link_dow
 	{ cat "$T/err"; fail "emu check's output of a long event line does not read back"; }
 cmp -s "$T/long2.ini" "$T/long3.ini" || fail "a long event line does not round-trip"
 echo "a long event line round-trips"
+
+# an event whose `for` rounds to no step is said, with its line
+sed 's/^set = mtu=64B$/set = mtu=64B\nfor = 0.001 epoch/' "$T/ov.ini" >"$T/zero.ini"
+"$EMU" run "$T/zero.ini" run.output="$T/zero" >/dev/null 2>"$T/err" || { cat "$T/err"; fail "zero-length event run"; }
+grep -q "zero.ini:[0-9]*: warning: event b lasts no step" "$T/err" || fail "no warning for an event of no step: $(cat "$T/err")"
+echo "an event of no step: warned"

@@ -83,10 +83,21 @@ int events_write(const struct cfg *c, int64_t spe, int64_t total, const char *di
 		len += (size_t)row(buf + len, cap - len, e, s.by_time, s.from, spe, "start");
 		if (s.to != INT64_MAX)
 			len += (size_t)row(buf + len, cap - len, e, s.by_time, s.to, spe, "end");
+		/* where the event was given: its section's line, or the command line */
+		char at[CFG_STR + 16];
+
+		if (e->line > 0)
+			snprintf(at, sizeof(at), "%s:%d", c->path, e->line);
+		else
+			snprintf(at, sizeof(at), "the command line");
 		if (!s.by_time && s.from >= total)
-			fprintf(stderr, "emu: %s:%d: warning: event %s starts at step %lld, after the "
-				"run's %lld steps: it never takes effect\n", c->path, e->line, e->name,
+			fprintf(stderr, "emu: %s: warning: event %s starts at step %lld, after the "
+				"run's %lld steps: it never takes effect\n", at, e->name,
 				(long long)s.from, (long long)total);
+		else if (!s.by_time && s.to <= s.from)
+			fprintf(stderr, "emu: %s: warning: event %s lasts no step (from step %lld to "
+				"step %lld: its `for` rounds to 0 steps): it never takes effect\n", at,
+				e->name, (long long)s.from, (long long)s.to);
 	}
 	/* the run folder is runlog's (locked, its files cleared): a descriptor of our own for
 	 * rundir's safe replace, which needs no lock of its own */
