@@ -140,13 +140,14 @@ int ckpt_read(const char *path, uint32_t kind, struct ckpt_head *h, void **paylo
 		snprintf(err, errlen, "%s: not an emu checkpoint (no EMUCKPT magic)", path);
 		goto bad;
 	}
-	if (h->head_crc != crc(h, offsetof(struct ckpt_head, head_crc))) {
-		snprintf(err, errlen, "%s: corrupt: the head's checksum is wrong", path);
-		goto bad;
-	}
+	/* the version first: it stays where it is in every version's head */
 	if (h->version != CKPT_VERSION) {
 		snprintf(err, errlen, "%s: checkpoint format version %u; this emu reads version %d",
 			 path, h->version, CKPT_VERSION);
+		goto bad;
+	}
+	if (h->head_crc != crc(h, offsetof(struct ckpt_head, head_crc))) {
+		snprintf(err, errlen, "%s: corrupt: the head's checksum is wrong", path);
 		goto bad;
 	}
 	if (h->kind != kind) {

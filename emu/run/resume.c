@@ -33,8 +33,9 @@ static int check_checkpoint(const char *run, int n, struct ckpt_manifest *m, int
 		goto refused;
 	if (h.payload != sizeof(*m) || h.step != *step || h.nworkers != n) {
 		snprintf(err, sizeof(err), "%s: a manifest of %d workers after %lld steps, where "
-			 "%s/config.ini has %d workers and latest says step %lld", path,
-			 h.nworkers, (long long)h.step, run, n, (long long)*step);
+			 "the configuration has %d workers (run.workers may not change on resume) "
+			 "and latest says step %lld", path, h.nworkers, (long long)h.step, n,
+			 (long long)*step);
 		free(payload);
 		goto refused;
 	}
