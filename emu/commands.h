@@ -8,6 +8,8 @@
 
 /* emu/run/train.c: the distributed run; argv is emu's, for the run's status record */
 int cmd_run(const struct cfg *c, int argc, char *const argv[]);
+/* emu/run/resume.c: the rest of a run from its latest checkpoint */
+int cmd_resume(int argc, char **argv);
 int bench_net(int argc, char **argv);		/* emu/bench/bench_net.c: rings, notify, exchange */
 int bench_nn(int argc, char **argv);		/* emu/bench/bench_nn.c: nn step against PyTorch */
 int bench_limit(int argc, char **argv);		/* emu/bench/bench_limit.c: congestion loss */

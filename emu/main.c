@@ -251,7 +251,8 @@ static void safe_stdio(void)
 
 static int dispatch(int argc, char **argv)
 {
-	static const char *const cmds[] = { "run", "check", "sweep", "bench", "compare", "help" };
+	static const char *const cmds[] = { "run", "resume", "check", "sweep", "bench", "compare",
+					    "help" };
 	const char *near;
 
 	if (argc < 2) {
@@ -268,6 +269,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_with_config(argc, argv, 1);
 	if (!strcmp(argv[1], "check"))
 		return cmd_with_config(argc, argv, 0);
+	if (!strcmp(argv[1], "resume"))
+		return cmd_resume(argc, argv);
 	if (!strcmp(argv[1], "sweep"))
 		return cmd_sweep(argc, argv);
 	if (!strcmp(argv[1], "bench"))

@@ -13,6 +13,13 @@
 #include <stdint.h>
 #include "emu/run/worker.h"
 
+/* A piece of an algorithm's state that outlives a step (for checkpoints). */
+struct algo_part {
+	void *p;
+	size_t len;
+};
+#define ALGO_MAX_PARTS 4
+
 struct algo {
 	/* Allocate state for worker w; *max_msg = the largest message or reply it sends. */
 	int (*init)(struct worker *w, void **state, size_t *max_msg);
@@ -22,6 +29,10 @@ struct algo {
 	 * into the collective and their OR over workers comes back in *flags_out. */
 	int (*step)(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out);
 	void (*free)(void *state);
+	/* What of the state outlives a step (momentum, a bandit's probabilities): up to
+	 * ALGO_MAX_PARTS pieces into parts, their count returned.  A checkpoint saves them,
+	 * a resume copies them back after init; scratch rebuilt every step is left out. */
+	int (*state_parts)(void *state, struct algo_part parts[]);
 };
 
 extern const struct algo algo_rps, algo_allreduce, algo_signum, algo_jointspar;
@@ -40,6 +51,8 @@ size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
 /* One zeroed allocation (release with free): a state struct of `size` bytes followed by
  * a momentum buffer of nparams floats when [train] momentum > 0 (else *momentum = NULL). */
 void *algo_state_alloc(const struct worker *w, size_t size, float **momentum);
+/* The momentum buffer as a state part (none when NULL): the count (0 or 1). */
+int algo_momentum_part(float *momentum, size_t nparams, struct algo_part parts[]);
 /* Floats in the largest of w's n blocks. */
 size_t algo_max_block(const struct worker *w);
 /* x -= lr (g + wd x), through a momentum buffer when it is not NULL (as torch.optim.SGD:

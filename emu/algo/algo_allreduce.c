@@ -14,6 +14,7 @@
 
 struct allreduce {
 	float *momentum;	/* NULL without momentum */
+	size_t nparams;
 };
 
 static int ar_init(struct worker *w, void **state, size_t *max_msg)
@@ -23,6 +24,7 @@ static int ar_init(struct worker *w, void **state, size_t *max_msg)
 	if (!a)
 		return -ENOMEM;
 	a->momentum = momentum;
+	a->nparams = w->m.nparams;
 	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = a;
 	return 0;
@@ -66,4 +68,10 @@ static int ar_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	return 0;
 }
 
-const struct algo algo_allreduce = { ar_init, NULL, ar_step, free };
+static int ar_parts(void *state, struct algo_part parts[])
+{
+	struct allreduce *a = state;
+	return algo_momentum_part(a->momentum, a->nparams, parts);
+}
+
+const struct algo algo_allreduce = { ar_init, NULL, ar_step, free, ar_parts };

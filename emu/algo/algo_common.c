@@ -127,3 +127,11 @@ void *algo_state_alloc(const struct worker *w, size_t size, float **momentum)
 	*momentum = p && with ? (float *)(p + head) : NULL;
 	return p;
 }
+
+int algo_momentum_part(float *momentum, size_t nparams, struct algo_part parts[])
+{
+	if (!momentum)
+		return 0;
+	parts[0] = (struct algo_part){ momentum, nparams * sizeof(float) };
+	return 1;
+}

@@ -40,6 +40,7 @@ struct jointspar {
 	int shared;		/* jointspar.draws = shared */
 	/* one allocation, carved: */
 	void *mem;
+	size_t mem_bytes;
 	uint8_t *msg;		/* moff[n] bytes */
 	uint8_t *sampled;	/* nlayers */
 	double *norm2;		/* nlayers */
@@ -83,6 +84,7 @@ static int js_init(struct worker *w, void **state, size_t *max_msg)
 	size_t bytes = L * sizeof(double) + (P + big + nmom) * sizeof(float) +
 		       big * sizeof(uint32_t) + s->moff[w->n] + L + P;
 	s->mem = calloc(1, bytes);
+	s->mem_bytes = bytes;
 	if (!s->mem) {
 		rc = -ENOMEM;
 		goto err;
@@ -231,4 +233,15 @@ static void js_free(void *state)
 	free(s);
 }
 
-const struct algo algo_jointspar = { js_init, js_before_backward, js_step, js_free };
+/* The bandit (its probabilities and running maximum) and the carved allocation whole:
+ * the momentum, and the aggregate and arrival marks a lost reply leaves in place. */
+static int js_parts(void *state, struct algo_part parts[])
+{
+	struct jointspar *s = state;
+	parts[0] = (struct algo_part){ s->bandit.p, (size_t)s->bandit.nlayers * sizeof(double) };
+	parts[1] = (struct algo_part){ &s->bandit.gmax, sizeof(s->bandit.gmax) };
+	parts[2] = (struct algo_part){ s->mem, s->mem_bytes };
+	return 3;
+}
+
+const struct algo algo_jointspar = { js_init, js_before_backward, js_step, js_free, js_parts };

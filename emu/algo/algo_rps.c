@@ -16,6 +16,7 @@
 
 struct rps {
 	float *momentum;	/* NULL without momentum */
+	size_t nparams;
 	int block_of[CFG_MAX_WORKERS];	/* server j handles block block_of[j] */
 };
 
@@ -42,6 +43,7 @@ static int rps_init(struct worker *w, void **state, size_t *max_msg)
 	if (!r)
 		return -ENOMEM;
 	r->momentum = momentum;
+	r->nparams = w->m.nparams;
 	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = r;
 	return 0;
@@ -91,4 +93,10 @@ static int rps_step(struct worker *w, void *state, uint32_t flags, uint32_t *fla
 	return xchg_run(&w->x, w->step, &rps_ops, &k, flags, flags_out);
 }
 
-const struct algo algo_rps = { rps_init, NULL, rps_step, free };
+static int rps_parts(void *state, struct algo_part parts[])
+{
+	struct rps *r = state;
+	return algo_momentum_part(r->momentum, r->nparams, parts);
+}
+
+const struct algo algo_rps = { rps_init, NULL, rps_step, free, rps_parts };

@@ -166,4 +166,12 @@ static int sg_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	return xchg_run(&w->x, w->step, &sg_ops, s, flags, flags_out);
 }
 
-const struct algo algo_signum = { sg_init, NULL, sg_step, sg_free };
+/* The momentum v: the signs are packed from it afresh every step. */
+static int sg_parts(void *state, struct algo_part parts[])
+{
+	struct signum *s = state;
+	parts[0] = (struct algo_part){ s->v, s->w->m.nparams * sizeof(float) };
+	return 1;
+}
+
+const struct algo algo_signum = { sg_init, NULL, sg_step, sg_free, sg_parts };

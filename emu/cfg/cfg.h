@@ -135,6 +135,8 @@ struct cfg {
 		char label[CFG_STR];	/* legends' name of the run; empty = name */
 		int worker_log;		/* 1: workers.csv too */
 		int64_t progress_every;	/* ns between lines off a terminal; 0 = evals */
+		int64_t checkpoint_every;	/* steps between checkpoints; 0 = never */
+		int64_t checkpoint_wall;	/* ns of wall time between checkpoints; 0 = never */
 	} run;
 	struct net_cfg net;
 	uint64_t net_set;	/* bit k: key k of the net table was given in [net] (cfg_keys.h) */

@@ -122,6 +122,12 @@
 	X(run, progress_every, DURATION, 0, "10s", 0, 86400e9, 0, \
 	  "when stderr is not a terminal, a progress line every this much wall time; 0s = " \
 	  "only at evaluations") \
+	X(run, checkpoint_every, I64, 0, "0", 0, 1e12, 0, \
+	  "a checkpoint every this many steps into RUN/ckpt (emu resume continues from the " \
+	  "latest), and one when a stop signal ends the run; 0 = never") \
+	X(run, checkpoint_wall, DURATION, 0, "0s", 0, 86400e9 * 365, 0, \
+	  "a checkpoint whenever this much wall time passed since the last one (at the step " \
+	  "the workers agree on), and one at a stop signal; 0s = never") \
 	X(train, algorithm, ENUM, cfg_algo_names, "rps", 0, 0, 0, "distributed training algorithm") \
 	X(train, model, CHOICE, cfg_model_names, "lenet", 0, 0, 0, "model every worker trains") \
 	X(train, epochs, INT, 0, "5", 1, 1000000, 0, "passes over the training set") \

@@ -962,3 +962,84 @@ void xchg_link_stats_in(const struct xchg *x, int src, struct xchg_link_stats *o
 	if (p && src >= 0 && src < x->n && src != x->id)
 		*out = p->stats_in[src];
 }
+
+/* The state that outlives a step, in this order: the clock and totals, then per peer j
+ * the link id -> j (its chain, reorder counter and the model of the transmission under
+ * way: the schedule's pointer stays this process's), both sides' counters, then the
+ * transmit queue (idle time and the finish times still in its ring, oldest first).
+ * Messages are not part of it: between two steps none is in flight for this worker. */
+struct xsave_head {
+	int64_t clock;
+	uint64_t bytes_sent, units_dropped, bytes_delivered, units_late;
+	int64_t free_at;
+	uint32_t count, n;
+};
+
+size_t xchg_state_size(const struct xchg *x)
+{
+	const struct xpriv *p = x->priv;
+
+	return sizeof(struct xsave_head) + (size_t)x->n * (sizeof(struct net_link) +
+	       2 * sizeof(struct xchg_link_stats)) + (size_t)p->txq.count * sizeof(int64_t);
+}
+
+void xchg_state_save(const struct xchg *x, void *dst)
+{
+	const struct xpriv *p = x->priv;
+	struct xsave_head h = {
+		.clock = x->clock, .bytes_sent = x->bytes_sent, .units_dropped = x->units_dropped,
+		.bytes_delivered = x->bytes_delivered, .units_late = x->units_late,
+		.free_at = p->txq.free_at, .count = p->txq.count, .n = (uint32_t)x->n,
+	};
+	uint8_t *o = dst;
+
+	memcpy(o, &h, sizeof(h));
+	o += sizeof(h);
+	memcpy(o, p->link, (size_t)x->n * sizeof(*p->link));
+	o += (size_t)x->n * sizeof(*p->link);
+	memcpy(o, p->stats, (size_t)x->n * sizeof(*p->stats));
+	o += (size_t)x->n * sizeof(*p->stats);
+	memcpy(o, p->stats_in, (size_t)x->n * sizeof(*p->stats_in));
+	o += (size_t)x->n * sizeof(*p->stats_in);
+	for (uint32_t k = 0; k < p->txq.count; k++, o += sizeof(int64_t))
+		memcpy(o, &p->txq.fin[(p->txq.head + k) % p->txq.cap], sizeof(int64_t));
+}
+
+int xchg_state_load(struct xchg *x, const void *src, size_t len)
+{
+	struct xpriv *p = x->priv;
+	struct xsave_head h;
+	const uint8_t *in = src;
+
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, in, sizeof(h));
+	in += sizeof(h);
+	if (h.n != (uint32_t)x->n || h.count > p->txq.cap || (h.count && !p->txq.fin) ||
+	    len != sizeof(h) + (size_t)x->n * (sizeof(struct net_link) +
+	    2 * sizeof(struct xchg_link_stats)) + (size_t)h.count * sizeof(int64_t))
+		return -EINVAL;
+	x->clock = h.clock;
+	x->bytes_sent = h.bytes_sent;
+	x->units_dropped = h.units_dropped;
+	x->bytes_delivered = h.bytes_delivered;
+	x->units_late = h.units_late;
+	for (int j = 0; j < x->n; j++, in += sizeof(struct net_link)) {
+		struct net_link l;
+
+		memcpy(&l, in, sizeof(l));
+		l.win = p->link[j].win;		/* this process's copy of the schedule */
+		l.nwin = p->link[j].nwin;
+		p->link[j] = l;
+	}
+	memcpy(p->stats, in, (size_t)x->n * sizeof(*p->stats));
+	in += (size_t)x->n * sizeof(*p->stats);
+	memcpy(p->stats_in, in, (size_t)x->n * sizeof(*p->stats_in));
+	in += (size_t)x->n * sizeof(*p->stats_in);
+	p->txq.free_at = h.free_at;
+	p->txq.head = 0;
+	p->txq.count = h.count;
+	for (uint32_t k = 0; k < h.count; k++, in += sizeof(int64_t))
+		memcpy(&p->txq.fin[k], in, sizeof(int64_t));
+	return 0;
+}

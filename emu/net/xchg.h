@@ -127,6 +127,14 @@ void xchg_free(struct xchg *x);
 int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
 	     uint32_t flags, uint32_t *flags_out);
 
+/* A checkpoint of what outlives a step (between two xchg_run calls): the clock, the
+ * totals, every link's loss chain and reorder counter, the counters of both sides and
+ * the transmit queue.  save writes xchg_state_size bytes; load takes them back into an
+ * exchange initialised with the same links (0, or -EINVAL when they do not fit). */
+size_t xchg_state_size(const struct xchg *x);
+void xchg_state_save(const struct xchg *x, void *dst);
+int xchg_state_load(struct xchg *x, const void *src, size_t len);
+
 /* Advance the virtual clock by modelled compute time. */
 void xchg_compute(struct xchg *x, int64_t ns);
 

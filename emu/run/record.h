@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN };
+enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN, REC_CKPT };
 
 struct rec_train {		/* one per worker per logged step */
 	int32_t type;
@@ -55,6 +55,18 @@ struct rec_link {
 	double delay_sum_ns;
 	/* receiver */
 	uint64_t units_late, bytes_delivered;
+};
+
+/* A worker wrote its part of the checkpoint after `step` steps (emu/run/ckpt.h), after
+ * every other record of the steps up to it: when the supervisor has this record from
+ * every worker, its logs hold exactly the rows of those steps, and it writes the
+ * manifest. */
+struct rec_ckpt {
+	int32_t type;
+	int32_t worker;
+	int64_t step;
+	uint64_t size;		/* of the file */
+	uint32_t crc, pad;	/* of its payload */
 };
 
 #endif

@@ -288,7 +288,7 @@ out:
 }
 
 int rundir_open(struct rundir *d, const struct cfg *c, const char *path, int argc,
-		char *const argv[], char *err, size_t errlen)
+		char *const argv[], int resume, char *err, size_t errlen)
 {
 	char pid[32];
 	int rc;
@@ -316,11 +316,18 @@ int rundir_open(struct rundir *d, const struct cfg *c, const char *path, int arg
 			say(err, errlen, "%s: cannot lock the run folder: %s", path, strerror(rc));
 		return rc == EWOULDBLOCK ? 2 : 1;
 	}
-	rc = check_earlier(d, c->run.overwrite, err, errlen);
-	if (!rc)
-		rc = remove_earlier(d, err, errlen);
-	if (rc)
-		return rc;
+	if (resume) {	/* the logs stay (runlog cuts them back); status.json starts anew */
+		if (unlinkat(d->dirfd, "status.json", 0) < 0 && errno != ENOENT) {
+			failed(d, "status.json", errno, err, errlen);
+			return 1;
+		}
+	} else {
+		rc = check_earlier(d, c->run.overwrite, err, errlen);
+		if (!rc)
+			rc = remove_earlier(d, err, errlen);
+		if (rc)
+			return rc;
+	}
 	d->command = json_array(argc, argv);
 	d->statusfd = openat(d->dirfd, "status.json", O_RDWR | O_CREAT | O_EXCL | OPEN_FLAGS, 0666);
 	if (!d->command || d->statusfd < 0) {

@@ -31,10 +31,11 @@ struct rundir {
 
 /* Creates the folder (mkdir -p), locks it, checks for an earlier run, removes the last
  * run's files when the configuration asks to overwrite, and writes status.json as
- * running.  Returns 0, or 2 (refused: locked, an earlier run, a link) or 1 (an I/O error)
+ * running.  resume: the folder's logs are kept as they are (emu resume cuts them back to
+ * its checkpoint), only status.json starts anew.  Returns 0, or 2 (refused: locked, an earlier run, a link) or 1 (an I/O error)
  * with the message in err. */
 int rundir_open(struct rundir *d, const struct cfg *c, const char *path, int argc,
-		char *const argv[], char *err, size_t errlen);
+		char *const argv[], int resume, char *err, size_t errlen);
 
 /* Creates NAME in the folder for writing (it was removed by rundir_open): an fd, or
  * -1 with "DIR/NAME: why" in err. */

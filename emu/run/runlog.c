@@ -1,5 +1,6 @@
 /* emu/run/runlog.c — see runlog.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "emu/run/ckpt.h"
 #include "emu/run/record.h"
 #include "emu/run/rundir.h"
 #include "emu/run/runlog.h"
@@ -80,6 +82,10 @@ struct runlog {
 	double acc;
 	int64_t acc_step;
 	char error[512];		/* the first write that failed; the run stops there */
+	/* checkpoints: each worker's REC_CKPT records until every worker's is in */
+	bool ckpt_on;
+	uint64_t ckpt_hash;
+	struct queue cq[CFG_MAX_WORKERS];
 };
 
 static double now_s(void)
@@ -223,8 +229,61 @@ static void print_config(const struct runlog *l, FILE *f)
 	cfg_print(l->c, f);
 }
 
+/* A CSV of a resumed run, cut back to off bytes (its size at the checkpoint): 0, or -1
+ * with err and *status 2 (it is shorter: not the logs the checkpoint knew) or 1. */
+static int csv_reopen(struct runlog *l, struct csv *o, const char *name, int64_t off,
+		      int *status, char *err, size_t errlen)
+{
+	struct stat st;
+
+	o->name = name;
+	o->fd = openat(l->dir.dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (o->fd < 0 || fstat(o->fd, &st) < 0) {
+		snprintf(err, errlen, "%s/%s: %s", l->dir.path, name, strerror(errno));
+		*status = errno == ENOENT ? 2 : 1;
+		return -1;
+	}
+	if (off < 0 || st.st_size < off) {
+		snprintf(err, errlen, "%s/%s: %lld bytes, shorter than at the checkpoint (%lld): "
+			 "not the logs the checkpoint was taken with", l->dir.path, name,
+			 (long long)st.st_size, (long long)off);
+		*status = 2;
+		return -1;
+	}
+	if (ftruncate(o->fd, off) < 0 || lseek(o->fd, off, SEEK_SET) < 0) {
+		snprintf(err, errlen, "%s/%s: %s", l->dir.path, name, strerror(errno));
+		*status = 1;
+		return -1;
+	}
+	o->whole = off;
+	return 0;
+}
+
+/* A resumed run's logs: each CSV cut back to the checkpoint, the progress line's
+ * numbers as they were.  0, or -1 with err and *status. */
+static int logs_resume(struct runlog *l, const struct ckpt_manifest *m, int *status, char *err,
+		       size_t errlen)
+{
+	if (csv_reopen(l, &l->train, "train.csv", m->off[0], status, err, errlen) < 0 ||
+	    csv_reopen(l, &l->eval, "eval.csv", m->off[1], status, err, errlen) < 0 ||
+	    csv_reopen(l, &l->net, "net.csv", m->off[2], status, err, errlen) < 0 ||
+	    (l->c->run.worker_log &&
+	     csv_reopen(l, &l->workers, "workers.csv", m->off[3], status, err, errlen) < 0))
+		return -1;
+	l->step = m->log_step;
+	l->loss = m->loss;
+	l->epoch = m->epoch;
+	l->has_loss = m->has_loss;
+	l->has_acc = m->has_acc;
+	l->acc = m->acc;
+	l->acc_step = m->acc_step;
+	l->t0 -= m->wall_s;	/* wall_s goes on from where it was */
+	return 0;
+}
+
 struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char *const argv[],
-			   int *status, char *err, size_t errlen)
+			   const struct ckpt_manifest *resume, int *status, char *err,
+			   size_t errlen)
 {
 	struct runlog *l = calloc(1, sizeof(*l));
 
@@ -244,6 +303,7 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 		l->tq[i].size = sizeof(struct rec_train);
 		l->eq[i].size = sizeof(struct rec_eval);
 		l->lq[i].size = sizeof(struct rec_link);
+		l->cq[i].size = sizeof(struct rec_ckpt);
 	}
 	l->links_out = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links_out));
 	l->links_in = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links_in));
@@ -254,10 +314,17 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 		free(l);
 		return NULL;
 	}
-	*status = rundir_open(&l->dir, c, dir, argc, argv, err, errlen);
+	*status = rundir_open(&l->dir, c, dir, argc, argv, resume != NULL, err, errlen);
 	if (*status)
 		goto fail;
 	*status = 1;
+	if (resume) {
+		if (replace_printed(l, "config.ini", print_config, err, errlen) < 0 ||
+		    logs_resume(l, resume, status, err, errlen) < 0)
+			goto fail;
+		*status = 0;
+		return l;
+	}
 	if (replace_printed(l, "config.ini", print_config, err, errlen) < 0 ||
 	    csv_open(l, &l->train, "train.csv",
 		     "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped,"
@@ -500,6 +567,69 @@ static int join_rows(struct runlog *l, struct queue q[], int train)
 	return 0;
 }
 
+void runlog_checkpoints(struct runlog *l, uint64_t hash)
+{
+	l->ckpt_on = true;
+	l->ckpt_hash = hash;
+}
+
+/* Every worker's part of the checkpoint after step is written (r[]), and so is every
+ * row of the steps up to it, and none after (record.h, struct rec_ckpt): the logs on the
+ * disk, then the manifest with their sizes, then `latest`, then the older checkpoint
+ * goes.  0, or -1 with l->error (the run fails: it would go on without its
+ * checkpoints). */
+static int write_manifest(struct runlog *l, const struct rec_ckpt r[], int64_t step)
+{
+	struct csv *o[CKPT_LOGS] = { &l->train, &l->eval, &l->net, &l->workers };
+	struct ckpt_manifest m = {
+		.log_step = l->step, .acc_step = l->acc_step, .loss = l->loss, .epoch = l->epoch,
+		.acc = l->acc, .wall_s = now_s() - l->t0, .has_loss = l->has_loss,
+		.has_acc = l->has_acc,
+	};
+	struct ckpt_head h = { .kind = CKPT_MANIFEST, .cfg_hash = l->ckpt_hash, .step = step,
+			       .worker = -1, .nworkers = l->n };
+	char dir[CFG_STR + 64];
+
+	for (int k = 0; k < CKPT_LOGS; k++) {
+		m.off[k] = o[k]->fd >= 0 ? (int64_t)o[k]->whole : -1;
+		if (o[k]->fd >= 0 && fsync(o[k]->fd) < 0)
+			return csv_failed(l, o[k], -errno);
+	}
+	for (int i = 0; i < l->n; i++) {
+		m.part[i].size = r[i].size;
+		m.part[i].crc = r[i].crc;
+	}
+	ckpt_step_dir(dir, sizeof(dir), l->dir.path, step);
+	if (ckpt_write(dir, "manifest.bin", &h, &m, sizeof(m), l->error, sizeof(l->error)) < 0 ||
+	    ckpt_set_latest(l->dir.path, step, l->error, sizeof(l->error)) < 0)
+		return -1;
+	ckpt_prune(l->dir.path, step);
+	return 0;
+}
+
+/* The checkpoints every worker's REC_CKPT is in for (they come in step order). */
+static int join_checkpoints(struct runlog *l)
+{
+	while (all_queued(l->cq, l->n)) {
+		struct rec_ckpt r[CFG_MAX_WORKERS] = { 0 };
+
+		for (int i = 0; i < l->n; i++) {
+			r[i] = *(const struct rec_ckpt *)queue_front(&l->cq[i]);
+			queue_pop(&l->cq[i]);
+		}
+		for (int i = 1; i < l->n; i++)
+			if (r[i].step != r[0].step) {
+				snprintf(l->error, sizeof(l->error), "checkpoint records of steps "
+					 "%lld and %lld joined", (long long)r[0].step,
+					 (long long)r[i].step);
+				return -1;
+			}
+		if (write_manifest(l, r, r[0].step) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 {
 	int32_t type;
@@ -516,6 +646,10 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 		rc = queue_push(&l->eq[worker], rec);
 		if (rc == 0)
 			rc = join_rows(l, l->eq, 0);
+	} else if (type == REC_CKPT && len == sizeof(struct rec_ckpt) && l->ckpt_on) {
+		rc = queue_push(&l->cq[worker], rec);
+		if (rc == 0)
+			rc = join_checkpoints(l);
 	} else if ((type == REC_LINK || type == REC_LINK_IN) && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
@@ -566,6 +700,7 @@ int runlog_close(struct runlog *l, int status, const char *why)
 		free(l->tq[i].rec);
 		free(l->eq[i].rec);
 		free(l->lq[i].rec);
+		free(l->cq[i].rec);
 	}
 	free(l->links_out);
 	free(l->links_in);

@@ -25,10 +25,16 @@
 
 struct runlog;
 
-/* Locks and prepares the run folder (rundir_open) and creates the files.  Returns NULL
+/* Locks and prepares the run folder (rundir_open) and creates the files; with resume
+ * (emu resume), keeps them, cut back to the sizes the checkpoint's manifest gives.  Returns NULL
  * with *status 2 (refused) or 1 (an I/O error) and the message in err. */
+struct ckpt_manifest;
 struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char *const argv[],
-			   int *status, char *err, size_t errlen);
+			   const struct ckpt_manifest *resume, int *status, char *err,
+			   size_t errlen);
+/* The workers take checkpoints (emu/run/ckpt.h) with this configuration hash: when every
+ * worker's REC_CKPT of a step is in, the logs are synced and the manifest written. */
+void runlog_checkpoints(struct runlog *l, uint64_t hash);
 /* The run's length, as the workers compute it (train_length): for the progress line
  * before the first row and the epochs it will run. */
 void runlog_length(struct runlog *l, int64_t steps_total, int64_t steps_per_epoch);

@@ -60,6 +60,7 @@ struct sup {
 	int64_t stall_ns, grace_ns;	/* run.stall_timeout, run.stop_grace; 0 = none */
 	int64_t tick_ns;	/* the longest wait: 1 s, or run.progress_every when shorter */
 	int64_t stop_at;	/* when the stop was asked for */
+	int64_t ckpt_ns, ckpt_at;	/* run.checkpoint_wall, when one was last asked for */
 	uint64_t beats;		/* the workers' beats at last_beat */
 	int64_t last_beat;	/* when a worker last made progress */
 	pid_t *pid;
@@ -224,7 +225,7 @@ static void on_signal(struct sup *s)
 				s->status = 128 + s->signo;
 			if (!s->why[0])
 				snprintf(s->why, sizeof(s->why), "stopped by SIG%s", name ? name : "?");
-			atomic_store(region_stop(s->rg), 1);	/* read once per step */
+			atomic_fetch_or(region_stop(s->rg), 1);	/* read once per step */
 		} else if (!s->killing) {
 			fprintf(stderr, "emu: a second SIG%s: the workers are killed\n",
 				name ? name : "?");
@@ -286,6 +287,12 @@ static void check_progress(struct sup *s)
 	if (beats != s->beats || s->last_beat == 0) {
 		s->beats = beats;
 		s->last_beat = now;
+	}
+	if (s->ckpt_ns > 0 && !s->stopping && now - s->ckpt_at >= s->ckpt_ns) {
+		/* the workers agree on the step through the exchange (train_worker.c) */
+		if (s->ckpt_at)
+			atomic_fetch_or(region_stop(s->rg), 2);
+		s->ckpt_at = now;
 	}
 	if (s->stopping && s->grace_ns > 0 && now - s->stop_at > s->grace_ns) {
 		fprintf(stderr, "emu: the workers did not stop within %.3g s of SIG%s "
@@ -613,6 +620,7 @@ int supervise_world(const struct cfg *c, const struct region_params *p,
 {
 	struct sup s = { .ops = ops, .ctx = ctx, .n = p->nworkers, .sfd = -1,
 			 .stall_ns = c->run.stall_timeout, .grace_ns = c->run.stop_grace,
+			 .ckpt_ns = c->run.checkpoint_wall,
 			 .tick_ns = 1000000000, .lo = 0, .hi = p->nworkers, .reads_logs = true };
 	struct region_params rp = *p;
 	sigset_t block, oldmask;
@@ -629,6 +637,8 @@ int supervise_world(const struct cfg *c, const struct region_params *p,
 	rc = sup_alloc(&s, &rp);
 	if (c->run.progress_every > 0 && c->run.progress_every < s.tick_ns)
 		s.tick_ns = c->run.progress_every;
+	if (c->run.checkpoint_wall > 0 && c->run.checkpoint_wall < s.tick_ns)
+		s.tick_ns = c->run.checkpoint_wall;
 	if (rc < 0) {
 		failure(&s, "cannot create the shared region for %d workers%s: %s", p->nworkers,
 			s.where, strerror(-rc));

@@ -8,6 +8,7 @@
 #include "emu/cfg/cfg_keys.h"
 #include "emu/commands.h"
 #include "emu/mpi/world.h"
+#include "emu/run/ckpt.h"
 #include "emu/run/events.h"
 #include "emu/run/plan.h"
 #include "emu/run/runlog.h"
@@ -216,13 +217,14 @@ static int agree_prepared(const struct cfg *c, struct train_run *t, struct world
 /* Rank 0 (and a single host) owns the run folder and writes the events' schedule into it
  * (spe steps an epoch, total steps); every rank learns whether it could. */
 static int open_logs(const struct cfg *c, struct train_run *t, struct world *w,
-		     const char *dir, int argc, char *const argv[], int64_t spe, int64_t total)
+		     const char *dir, int argc, char *const argv[], int64_t spe, int64_t total,
+		     const struct ckpt_manifest *resume)
 {
 	char err[512];
 	int status = 0;
 
 	if (w->rank == 0) {
-		t->log = runlog_open(c, dir, argc, argv, &status, err, sizeof(err));
+		t->log = runlog_open(c, dir, argc, argv, resume, &status, err, sizeof(err));
 		if (!t->log) {
 			fprintf(stderr, "emu: %s\n", err);
 		} else if (events_write(c, spe, total, dir, err, sizeof(err)) < 0) {
@@ -236,20 +238,40 @@ static int open_logs(const struct cfg *c, struct train_run *t, struct world *w,
 
 int cmd_run(const struct cfg *c, int argc, char *const argv[])
 {
-	struct train_run t = { .c = c };	/* the workers get its address after fork */
-	struct world w;
-	sigset_t stops;
 	char dir[CFG_STR];
-	int status;
 
 	if (c->run.output[0])
 		snprintf(dir, sizeof(dir), "%s", c->run.output);
 	else
 		snprintf(dir, sizeof(dir), "runs/%.240s", c->run.name);
+	return train_run_in(c, dir, argc, argv, NULL, -1);
+}
+
+int train_run_in(const struct cfg *c, const char *dir, int argc, char *const argv[],
+		 const struct ckpt_manifest *resume, int64_t resume_step)
+{
+	struct train_run t = { .c = c, .resume_step = resume_step };	/* the workers get
+									 * its address after fork */
+	struct world w;
+	sigset_t stops;
+	int status;
+
 	supervisor_stop_signals(&stops);
 	if (world_init(&w, &stops) < 0)
 		return 1;
 	status = world_place(&w, c->run.workers) < 0 ? 2 : 0;
+	if (!status && w.size > 1 && (resume || c->run.checkpoint_every > 0 ||
+				      c->run.checkpoint_wall > 0)) {
+		if (w.rank == 0)
+			fprintf(stderr, "emu: %s: checkpoints (run.checkpoint_every, "
+				"run.checkpoint_wall, emu resume) work on one host only, not across "
+				"%d MPI ranks\n", c->path, w.size);
+		status = 2;
+	}
+	if (resume || c->run.checkpoint_every > 0 || c->run.checkpoint_wall > 0) {
+		t.ckpt_run = dir;
+		t.cfg_hash = ckpt_cfg_hash(c);
+	}
 	if (!status)
 		status = run_prepare(c, &t);
 	status = agree_prepared(c, &t, &w, status);
@@ -259,7 +281,7 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 	if (!status)
 		train_length(c, t.train.n, &spe, &total);
 	if (!status)
-		status = open_logs(c, &t, &w, dir, argc, argv, spe, total);
+		status = open_logs(c, &t, &w, dir, argc, argv, spe, total, resume);
 	if (status) {		/* (only rank 0 opens the logs, and it opens them last) */
 		data_free(&t.train);
 		data_free(&t.test);
@@ -274,6 +296,8 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 	else
 		snprintf(len, sizeof(len), "%d epochs (%lld steps)", c->train.epochs,
 			 (long long)total);
+	if (t.log && t.ckpt_run)
+		runlog_checkpoints(t.log, t.cfg_hash);
 	if (t.log) {
 		runlog_length(t.log, total, spe);
 		fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %s, logs in "

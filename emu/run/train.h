@@ -14,7 +14,19 @@ struct train_run {
 	struct nn_dataset train, test;	/* loaded before fork, read-only after */
 	size_t nparams, nstate;		/* of the model, for the snapshot areas */
 	struct runlog *log;
+	/* checkpoints (emu/run/ckpt.h): the run folder they go into (NULL: none taken),
+	 * the configuration's hash, and the checkpoint to resume from (its step; < 0: a
+	 * new run) */
+	const char *ckpt_run;
+	uint64_t cfg_hash;
+	int64_t resume_step;
 };
+
+/* A run (or, with resume, the rest of one from its checkpoint after resume_step steps,
+ * checked by emu resume) into the folder dir.  Returns the exit code. */
+struct ckpt_manifest;
+int train_run_in(const struct cfg *c, const char *dir, int argc, char *const argv[],
+		 const struct ckpt_manifest *resume, int64_t resume_step);
 
 /* The body of worker `id` (a supervisor_ops.worker).  Returns its exit status. */
 int train_worker(void *run, struct region *rg, int id);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <cblas.h>
 #include "emu/algo/algo.h"
+#include "emu/run/ckpt_worker.h"
 #include "emu/run/compute.h"
 #include "emu/run/plan.h"
 #include "emu/run/record.h"
@@ -30,6 +31,7 @@
 #include "nn/optim.h"
 
 #define FLAG_STOP 1u
+#define FLAG_CKPT 2u	/* the supervisor asked for a checkpoint (run.checkpoint_wall) */
 
 /* Scratch of a worker: batch buffers, shard indices, the replicas' mean. */
 struct scratch {
@@ -229,7 +231,7 @@ static int next_batch(struct worker *w, struct scratch *s, struct progress *p)
 	const struct cfg *c = w->c;
 	int B = c->train.batch;
 	int64_t in_epoch = w->step % p->spe;
-	if (in_epoch == 0)
+	if (in_epoch == 0 || p->shard_n == 0)	/* (0: resumed within an epoch) */
 		p->shard_n = data_shard(w->train, plan_shard_kind(c->data.shard), c->data.alpha, w->n,
 					w->id, c->run.seed, w->epoch, s->idx, w->train->n);
 	if (p->shard_n <= 0) {
@@ -299,7 +301,9 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 	if (rc < 0)
 		return rc;
 
-	uint32_t flags = atomic_load(region_stop(w->rg)) ? FLAG_STOP : 0;
+	/* the stop word: 1 a stop, 2 a checkpoint asked for by the wall clock (supervisor.c) */
+	uint32_t word = atomic_load(region_stop(w->rg));
+	uint32_t flags = (word & 1 ? FLAG_STOP : 0) | (word & 2 ? FLAG_CKPT : 0);
 	rc = a->step(w, state, flags, all);
 	if (rc < 0) {
 		fail(w, "exchange", rc);
@@ -353,14 +357,74 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	return 0;
 }
 
-/* 0 when the run is done, 1 when it stopped early (agreed), < 0 on failure (reported). */
-static int train_loop(struct worker *w, const struct algo *a, void *state, struct scratch *s)
+/* The evaluation of the replicas' mean after step w->step, whose train record is
+ * logged already (a stop after a logged step that was not to be evaluated). */
+static int log_eval(struct worker *w, struct scratch *s)
+{
+	int64_t done = w->step + 1;
+	double consensus;
+	int rc = replicas_mean(w, s, &consensus);
+	if (rc < 0) {
+		fail(w, "snapshot", rc);
+		return rc;
+	}
+	int64_t spe, total;
+	train_length(w->c, w->train->n, &spe, &total);
+	struct rec_eval er = {
+		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = (double)done / (double)spe,
+		.vclock_s = (double)w->x.clock * 1e-9, .bytes_sent = w->x.bytes_sent,
+		.bytes_delivered = w->x.bytes_delivered,
+	};
+	rc = evaluate(w, s, &er);
+	if (rc < 0) {
+		fail(w, "evaluation", rc);
+		return rc;
+	}
+	log_links(w, done);
+	worker_log(w->rg, w->id, &er, sizeof(er), &w->nt);
+	return 0;
+}
+
+/* This worker's part of the checkpoint after step w->step, then the record that tells
+ * the supervisor (after every record of the steps up to it).  0 or -1 (reported). */
+static int checkpoint(struct worker *w, const struct train_run *t, const struct algo *a,
+		      void *state, const struct progress *p)
+{
+	struct ckpt_acc acc = { p->loss_acc, p->loss_n, p->compute_ns };
+	struct worker_slot *slot = region_slot(w->rg, w->id);
+	struct rec_ckpt rec;
+
+	if (ckpt_worker_save(w, a, state, &acc, t->ckpt_run, t->cfg_hash, &rec, slot->error,
+			     sizeof(slot->error)) < 0)
+		return -1;
+	worker_log(w->rg, w->id, &rec, sizeof(rec), &w->nt);
+	return 0;
+}
+
+/* 0 when the run is done, 1 when it stopped early (agreed), < 0 on failure (reported).
+ * With checkpoints, one is taken after the step's own logs and before what a stop or
+ * the end adds (that step's evaluation), and always at a stop and at the end: a resumed
+ * run's logs are then those of a run that never stopped, and a finished run can be
+ * extended (train.max_steps) as if it had been longer from the start.  A resumed run starts after the checkpoint's step, its state loaded. */
+static int train_loop(struct worker *w, const struct train_run *t, const struct algo *a,
+		      void *state, struct scratch *s)
 {
 	const struct cfg *c = w->c;
 	struct worker_slot *slot = region_slot(w->rg, w->id);
 	struct progress p;
+	int64_t first = 0;
 	progress_init(&p, w);
-	for (w->step = 0; w->step < p.total; w->step++) {
+	if (t->resume_step >= 0) {
+		struct ckpt_acc acc;
+		if (ckpt_worker_load(w, a, state, &acc, t->ckpt_run, t->resume_step, t->cfg_hash,
+				     slot->error, sizeof(slot->error)) < 0)
+			return -1;
+		p.loss_acc = acc.loss_acc;
+		p.loss_n = (int)acc.loss_n;
+		p.compute_ns = acc.compute_ns;
+		first = t->resume_step;
+	}
+	for (w->step = first; w->step < p.total; w->step++) {
 		w->epoch = (int)(w->step / p.spe);
 		atomic_store(&slot->step, w->step);
 		atomic_fetch_add_explicit(&slot->beats, 1, memory_order_relaxed);
@@ -373,11 +437,33 @@ static int train_loop(struct worker *w, const struct algo *a, void *state, struc
 		int last = done == p.total || stop;
 		int epoch_end = done % p.spe == 0;
 		int eval = last || (c->train.eval_every > 0 ? done % c->train.eval_every == 0 : epoch_end);
-		if (eval || done % c->train.log_every == 0) {
-			rc = log_step(w, s, &p, eval);
-			if (rc < 0)
-				return rc;
+		if (!t->ckpt_run) {	/* no checkpoints: the step's logs, a stop's included */
+			if (eval || done % c->train.log_every == 0) {
+				rc = log_step(w, s, &p, eval);
+				if (rc < 0)
+					return rc;
+			}
+			if (stop)
+				return 1;
+			continue;
 		}
+		/* what a run that goes on after this step logs: a stop or the end adds an
+		 * evaluation, after the checkpoint (a resumed or extended run has none here) */
+		int own_eval = c->train.eval_every > 0 ? done % c->train.eval_every == 0 : epoch_end;
+		int own_log = own_eval || done % c->train.log_every == 0;
+		if (own_log && (rc = log_step(w, s, &p, own_eval)) < 0)
+			return rc;
+		if (all & FLAG_CKPT)	/* agreed: every worker clears it after this step */
+			atomic_fetch_and(region_stop(w->rg), ~2u);
+		if ((c->run.checkpoint_every > 0 && done % c->run.checkpoint_every == 0) ||
+		    (all & FLAG_CKPT) || last) {
+			if (checkpoint(w, t, a, state, &p) < 0)
+				return -1;
+		}
+		if (last && !own_log && (rc = log_step(w, s, &p, 1)) < 0)
+			return rc;
+		if (last && own_log && !own_eval && (rc = log_eval(w, s)) < 0)
+			return rc;
 		if (stop)
 			return 1;
 	}
@@ -468,7 +554,7 @@ int train_worker(void *run, struct region *rg, int id)
 	int rc = worker_init(w, t, rg, id, a, &state, &s);
 	if (rc == 0) {
 		atomic_store(&region_slot(rg, id)->state, WORKER_RUNNING);
-		rc = train_loop(w, a, state, &s);
+		rc = train_loop(w, t, a, state, &s);
 	}
 	worker_free(w, a, state, &s);
 	free(w);

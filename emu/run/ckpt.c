@@ -1,0 +1,319 @@
+/* emu/run/ckpt.c — see ckpt.h. */
+#include "emu/run/ckpt.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "emu/run/rundir.h"
+
+#ifndef EMU_VERSION
+#define EMU_VERSION "unknown"
+#endif
+
+static const char magic[8] = "EMUCKPT";
+
+const char ckpt_resumable[] = "train.max_steps, train.epochs (to run longer, not shorter than "
+			      "the checkpoint), run.name, run.output, run.overwrite, run.label, "
+			      "run.notify, run.ring_size, run.stall_timeout, run.stop_grace, "
+			      "run.progress_every, run.checkpoint_every, run.checkpoint_wall";
+
+void ckpt_step_dir(char *out, size_t n, const char *run, int64_t step)
+{
+	snprintf(out, n, "%s/" CKPT_DIR "/step-%012lld", run, (long long)step);
+}
+
+void ckpt_file(char *out, size_t n, const char *run, int64_t step, const char *name)
+{
+	snprintf(out, n, "%s/" CKPT_DIR "/step-%012lld/%s", run, (long long)step, name);
+}
+
+static uint32_t crc(const void *p, size_t len)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	const Bytef *b = p;
+
+	while (len > 0) {	/* zlib takes uInt lengths */
+		uInt k = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		c = crc32(c, b, k);
+		b += k;
+		len -= k;
+	}
+	return (uint32_t)c;
+}
+
+/* DIR/NAME from len bytes in two pieces, atomically; 0 or -errno. */
+static int write_atomic(const char *dir, const char *name, const void *a, size_t alen,
+			const void *b, size_t blen)
+{
+	char tmp[CFG_STR + 64], path[CFG_STR + 64];
+	int fd, dfd, rc = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	rc = write_all(fd, a, alen);
+	if (!rc && blen)
+		rc = write_all(fd, b, blen);
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlink(tmp);
+		return rc;
+	}
+	/* the rename itself on the disk */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (fsync(dfd) < 0)
+		rc = -errno;
+	close(dfd);
+	return rc;
+}
+
+int ckpt_write(const char *dir, const char *name, struct ckpt_head *h, const void *payload,
+	       size_t len, char *err, size_t errlen)
+{
+	int rc = rundir_make_dirs(dir);
+
+	memcpy(h->magic, magic, sizeof(h->magic));
+	h->version = CKPT_VERSION;
+	h->payload = len;
+	h->crc = crc(payload, len);
+	h->head_crc = crc(h, offsetof(struct ckpt_head, head_crc));
+	if (!rc)
+		rc = write_atomic(dir, name, h, sizeof(*h), payload, len);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int ckpt_read(const char *path, uint32_t kind, struct ckpt_head *h, void **payload,
+	      uint64_t *fsize, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	uint8_t *buf = NULL;
+	ssize_t k = 0;
+	size_t got = 0;
+
+	*payload = NULL;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*fsize = (uint64_t)st.st_size;
+	buf = malloc((size_t)st.st_size + 1);
+	while (buf && got < (size_t)st.st_size &&
+	       (k = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	if (!buf || k < 0) {
+		snprintf(err, errlen, "%s: %s", path, buf ? strerror(errno) : "out of memory");
+		free(buf);
+		return -1;
+	}
+	if (got < sizeof(*h)) {
+		snprintf(err, errlen, "%s: truncated: %zu bytes, shorter than a checkpoint's head",
+			 path, got);
+		goto bad;
+	}
+	memcpy(h, buf, sizeof(*h));
+	if (memcmp(h->magic, magic, sizeof(magic))) {
+		snprintf(err, errlen, "%s: not an emu checkpoint (no EMUCKPT magic)", path);
+		goto bad;
+	}
+	/* the version first: it stays where it is in every version's head */
+	if (h->version != CKPT_VERSION) {
+		snprintf(err, errlen, "%s: checkpoint format version %u; this emu reads version %d",
+			 path, h->version, CKPT_VERSION);
+		goto bad;
+	}
+	if (h->head_crc != crc(h, offsetof(struct ckpt_head, head_crc))) {
+		snprintf(err, errlen, "%s: corrupt: the head's checksum is wrong", path);
+		goto bad;
+	}
+	if (h->kind != kind) {
+		snprintf(err, errlen, "%s: a %s where a %s was expected", path,
+			 h->kind == CKPT_WORKER ? "worker's part" : "manifest",
+			 kind == CKPT_WORKER ? "worker's part" : "manifest");
+		goto bad;
+	}
+	if (got - sizeof(*h) != h->payload) {
+		snprintf(err, errlen, "%s: truncated: %zu bytes of payload, the head says %llu",
+			 path, got - sizeof(*h), (unsigned long long)h->payload);
+		goto bad;
+	}
+	if (crc(buf + sizeof(*h), h->payload) != h->crc) {
+		snprintf(err, errlen, "%s: corrupt: the payload's CRC-32 is wrong", path);
+		goto bad;
+	}
+	memmove(buf, buf + sizeof(*h), h->payload);
+	*payload = buf;
+	return 0;
+bad:
+	free(buf);
+	return -1;
+}
+
+int ckpt_set_latest(const char *run, int64_t step, char *err, size_t errlen)
+{
+	char dir[CFG_STR + 16], line[64];
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/" CKPT_DIR, run);
+	snprintf(line, sizeof(line), "step-%012lld\n", (long long)step);
+	rc = write_atomic(dir, "latest", line, strlen(line), NULL, 0);
+	if (rc < 0)
+		snprintf(err, errlen, "%s/latest: %s", dir, strerror(-rc));
+	return rc < 0 ? -1 : 0;
+}
+
+int ckpt_latest(const char *run, int64_t *step, char *err, size_t errlen)
+{
+	char path[CFG_STR + 32], line[64] = "", *end;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" CKPT_DIR "/latest", run);
+	f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s%s", path, strerror(e),
+			 e == ENOENT ? " (the run took no checkpoint: set run.checkpoint_every "
+			 "or run.checkpoint_wall)" : "");
+		return e == ENOENT ? -ENOENT : -EINVAL;
+	}
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	if (strncmp(line, "step-", 5) || (*step = strtoll(line + 5, &end, 10)) < 0 ||
+	    end == line + 5 || *end != '\n') {
+		snprintf(err, errlen, "%s: garbled: expected step-NNNNNNNNNNNN", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void ckpt_prune(const char *run, int64_t keep)
+{
+	char dir[CFG_STR + 16], keepname[32];
+	DIR *d;
+
+	struct dirent *e;
+
+	snprintf(dir, sizeof(dir), "%s/" CKPT_DIR, run);
+	snprintf(keepname, sizeof(keepname), "step-%012lld", (long long)keep);
+	(void)keepname;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char sub[CFG_STR + 16 + 256 + 2];
+		DIR *s;
+		struct dirent *f;
+
+		/* only older ones: the workers may be writing a newer one already */
+		if (strncmp(e->d_name, "step-", 5) || strtoll(e->d_name + 5, NULL, 10) >= keep)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		s = opendir(sub);
+		if (!s)
+			continue;
+		while ((f = readdir(s)))
+			if (f->d_name[0] != '.' || (strcmp(f->d_name, ".") && strcmp(f->d_name, "..")))
+				unlinkat(dirfd(s), f->d_name, 0);
+		closedir(s);
+		rmdir(sub);
+	}
+	closedir(d);
+}
+
+/* The configuration as the hash sees it: the keys a resume may change set to one value. */
+static char *neutral_text(const struct cfg *c, size_t *len)
+{
+	struct cfg *n = malloc(sizeof(*n));
+	char *text = NULL;
+	FILE *f;
+
+	*len = 0;
+	if (!n)
+		return NULL;
+	*n = *c;
+	n->train.max_steps = 0;
+	n->train.epochs = 1;
+	n->run.name[0] = 0;
+	n->run.output[0] = 0;
+	n->run.overwrite = 0;
+	n->run.label[0] = 0;
+	n->run.notify = 0;
+	n->run.ring_size = 0;
+	n->run.stall_timeout = 0;
+	n->run.stop_grace = 0;
+	n->run.progress_every = 0;
+	n->run.checkpoint_every = 0;
+	n->run.checkpoint_wall = 0;
+	f = open_memstream(&text, len);
+	if (f) {
+		fputs(EMU_VERSION "\n", f);
+		cfg_print(n, f);
+		fclose(f);
+	}
+	free(n);
+	return text;
+}
+
+uint64_t ckpt_cfg_hash(const struct cfg *c)
+{
+	size_t len;
+	char *text = neutral_text(c, &len);
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	for (size_t i = 0; text && i < len; i++)
+		h = (h ^ (uint8_t)text[i]) * 0x100000001b3ULL;
+	free(text);
+	return h;
+}
+
+int ckpt_cfg_diff(const struct cfg *a, const struct cfg *b, char *what, size_t n)
+{
+	size_t la, lb;
+	char *ta = neutral_text(a, &la), *tb = neutral_text(b, &lb);
+	char *pa = ta, *pb = tb, sect[64] = "";
+	int found = 0;
+
+	while (pa && pb && *pa && *pb) {
+		char *ea = strchrnul(pa, '\n'), *eb = strchrnul(pb, '\n');
+
+		if (*pa == '[')
+			snprintf(sect, sizeof(sect), "%.*s ", (int)(ea - pa), pa);
+		if (ea - pa != eb - pb || memcmp(pa, pb, (size_t)(ea - pa))) {
+			snprintf(what, n, "%s%.*s (at the checkpoint) against %.*s", sect,
+				 (int)(ea - pa), pa, (int)(eb - pb), pb);
+			found = 1;
+			break;
+		}
+		pa = *ea ? ea + 1 : ea;
+		pb = *eb ? eb + 1 : eb;
+	}
+	free(ta);
+	free(tb);
+	return found;
+}
