@@ -65,6 +65,9 @@ refused() {	# refused NAME PATTERN [OVERRIDE...]: emu resume exits 2 saying PATT
 }
 
 go full
+# a run ten times as long, for the interruptions below: the plain one takes well under a
+# second on a quiet machine, and must not end before a signal reaches it
+go fullw train.epochs=600
 go plain run.checkpoint_every=100
 same full plain		# taking checkpoints changes nothing
 
@@ -78,7 +81,8 @@ resume term
 same full term
 
 # 2. SIGKILL between two checkpoints: rows after the latest are cut back and redone
-"$EMU" run "$T/s.ini" run.output="$T/kill" run.checkpoint_every=300 2>"$T/kill.err" & sup=$!
+"$EMU" run "$T/s.ini" run.output="$T/kill" train.epochs=600 run.checkpoint_every=300 \
+	2>"$T/kill.err" & sup=$!
 wait_file "$T/kill/ckpt/latest"
 wait_lines "$T/kill/train.csv" 70
 kill -KILL $sup; wait $sup || true
@@ -92,17 +96,17 @@ mkdir -p "$nd"
 cp "$T/kill/ckpt/step-$(printf %012d "$at")/worker-0.bin" "$nd/worker-0.bin"
 head -c 100 "$T/kill/ckpt/step-$(printf %012d "$at")/worker-1.bin" >"$nd/worker-1.bin"
 resume kill
-same full kill
+same fullw kill
 
-# 4. the wall clock asks for checkpoints; SIGINT after a few
-"$EMU" run "$T/s.ini" run.output="$T/wall" run.checkpoint_wall=100ms 2>"$T/wall.err" & sup=$!
+# 4. the wall clock asks for checkpoints; SIGINT after the first (the long run)
+"$EMU" run "$T/s.ini" run.output="$T/wall" train.epochs=600 run.checkpoint_wall=100ms \
+	2>"$T/wall.err" & sup=$!
 wait_file "$T/wall/ckpt/latest"
-sleep 0.3
 kill -INT $sup
 rc=0; wait $sup || rc=$?
 [ $rc -eq 130 ] || { cat "$T/wall.err"; fail "SIGINT: exit $rc"; }
 resume wall
-same full wall
+same fullw wall
 
 # 5. every algorithm: a finished run extended by train.max_steps is the longer run
 for algo in rps allreduce signum jointspar jointspar-lars; do
