@@ -247,6 +247,9 @@ static void safe_stdio(void)
 			_exit(1);	/* nothing can be said: there is no stderr */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
+	/* an ignored SIGCHLD survives exec and makes the kernel reap children itself: the
+	 * supervisor's waitid and the sweep's waitpid would never see theirs */
+	signal(SIGCHLD, SIG_DFL);
 }
 
 static int dispatch(int argc, char **argv)

@@ -191,13 +191,25 @@ static void reap(struct sup *s, int w)
 {
 	siginfo_t si;
 
+	int rc;
+
 	memset(&si, 0, sizeof(si));
-	while (waitid(P_PIDFD, (id_t)s->pidfd[w], &si, WEXITED) < 0 && errno == EINTR)
+	while ((rc = waitid(P_PIDFD, (id_t)s->pidfd[w], &si, WEXITED)) < 0 && errno == EINTR)
 		;
+	int err = errno;
+
 	close(s->pidfd[w]);
 	s->pidfd[w] = -1;
 	s->pid[w] = 0;
 	s->nalive--;
+	if (rc < 0) {	/* how it ended is unknown: not a success, and not "signal 0" */
+		atomic_store(&region_slot(s->rg, w)->state, WORKER_FAILED);
+		if (!s->killing)
+			failure(s, "worker %d%s: cannot learn how it ended: %s", w, s->where,
+				strerror(err));
+		kill_all(s);
+		return;
+	}
 	if (si.si_code == CLD_EXITED && si.si_status == 0)
 		return;
 	atomic_store(&region_slot(s->rg, w)->state, WORKER_FAILED);
