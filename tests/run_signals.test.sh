@@ -67,4 +67,16 @@ no_children $sup
 perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV' "$EMU" run "$T/s.ini" run.output="$T/ign" \
 	train.max_steps=20 >/dev/null 2>"$T/ign.err" || { cat "$T/ign.err"; fail "SIGCHLD ignored: the run failed"; }
 grep -q '"status": "done"' "$T/ign/status.json" || fail "SIGCHLD ignored: $(cat "$T/ign/status.json")"
+
+# nohup: SIGHUP ignored by whoever started emu stays ignored (blocked, it would still
+# have been read): SIGHUP changes nothing, SIGTERM then stops the run
+name=nohup
+perl -e '$SIG{HUP} = "IGNORE"; exec @ARGV' "$EMU" run "$T/s.ini" run.output="$T/nohup" \
+	train.epochs=100000 train.log_every=1 2>"$T/nohup.err" & sup=$!
+wait_lines "$T/nohup/train.csv" 20
+kill -HUP $sup
+sleep 0.5
+kill -0 $sup 2>/dev/null || { cat "$T/nohup.err"; fail "SIGHUP ignored at start still stopped the run"; }
+kill -TERM $sup
+end_long 143
 echo ok

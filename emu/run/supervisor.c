@@ -116,9 +116,19 @@ static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGU
 
 void supervisor_stop_signals(sigset_t *set)
 {
+	struct sigaction sa;
+
 	sigemptyset(set);
-	for (size_t i = 0; i < NSTOP_SIGS; i++)
+	for (size_t i = 0; i < NSTOP_SIGS; i++) {
+		/* SIGHUP ignored by whoever started emu (nohup) stays ignored: blocked and read
+		 * through a signalfd or sigwaitinfo, it would still arrive.  Only SIGHUP: a
+		 * shell starts its background jobs with SIGINT and SIGQUIT ignored, and
+		 * `kill -INT` must still stop those */
+		if (stop_sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			continue;
 		sigaddset(set, stop_sigs[i]);
+	}
 }
 
 static void drain_one(struct sup *s, int w)

@@ -55,8 +55,9 @@ struct world;
 int supervise_world(const struct cfg *c, const struct region_params *p,
 		    const struct supervisor_ops *ops, void *ctx, struct world *w);
 
-/* The signals that stop a run (above), for a caller that must block them before it
- * starts threads of its own (world_init: MPI's). */
+/* The signals that stop a run (above), less SIGHUP when it is ignored (nohup), for a caller
+ * that must block them before it starts threads of its own (world_init: MPI's), and for
+ * emu sweep. */
 void supervisor_stop_signals(sigset_t *set);
 
 /* Worker side: send one record (at most 4 KiB; more is a programming error and aborts

@@ -17,6 +17,7 @@
 
 #include "emu/commands.h"
 #include "emu/run/rundir.h"
+#include "emu/run/supervisor.h"
 
 const char help_sweep[] =
 	"usage: emu sweep FILE.ini section.key=v1,v2,... [section.key=v1,v2,... ...]\n"
@@ -50,10 +51,6 @@ const char help_sweep[] =
 	"would run is refused (exit 2).  A run that fails does not stop the sweep; it is\n"
 	"named at the end, and the sweep exits 1.  Exit 2: bad arguments or configuration.\n"
 	"With every run done, the same command only rewrites the summary (another --target).\n";
-
-/* The signals that stop a sweep: those that stop a run (README: Signals). */
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-#define NSTOP (sizeof(stop_signals) / sizeof(stop_signals[0]))
 
 struct job {
 	pid_t pid;		/* 0: a free slot */
@@ -193,7 +190,7 @@ static void last_line(const char *dir, char *out, size_t n)
  * stderr to emu.log, the signal mask back, a SIGTERM if the sweep dies. */
 static void child(struct sweeper *w, char **argv, int log, pid_t parent)
 {
-	int null = open("/dev/null", O_RDONLY);
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);	/* dup2's copy is not */
 
 	setpgid(0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
@@ -307,10 +304,9 @@ static int run_all(struct sweeper *w)
 	long next = 0;
 	int rc = 0;
 
-	sigemptyset(&set);
+	/* the signals that stop a sweep are those that stop a run (README: Signals) */
+	supervisor_stop_signals(&set);
 	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < NSTOP; i++)
-		sigaddset(&set, stop_signals[i]);
 	sigprocmask(SIG_BLOCK, &set, &w->old);
 	for (;;) {
 		siginfo_t si;
