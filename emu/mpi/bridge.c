@@ -344,6 +344,14 @@ static bool all_closed(const struct bridge *b)
 	return !b->gathering;
 }
 
+static bool has_free_slot(const struct blink *l)
+{
+	for (int si = 0; si < SLOTS; si++)
+		if (l->s[si].state == SLOT_FREE)
+			return true;
+	return false;
+}
+
 /* Sleep until a ring the bridge waits on moves, or the timeout (file comment).  Arms at
  * most NOTIFY_MAX_WORDS rings, starting at a different out link each time: the others
  * are seen at the timeout. */
@@ -369,7 +377,10 @@ static void sleep_on_rings(struct bridge *b)
 	for (int k = 0; k < b->nout && cnt < NOTIFY_MAX_WORDS; k++) {
 		struct blink *l = &b->out[(b->arm_from + k) % b->nout];
 
-		if (l->closing)
+		/* Bytes in a ring whose both buffers still wait on MPI cannot move: not a
+		 * reason to stay awake (the loop would never sleep), nor to be woken for
+		 * more.  The sends' completions are seen at the timeout. */
+		if (l->closing || !has_free_slot(l))
 			continue;
 		expect[cnt] = ring_arm_read(l->r);
 		words[cnt] = ring_head_word(l->r);
@@ -392,8 +403,7 @@ static void sleep_on_rings(struct bridge *b)
 		else
 			ring_disarm_write(armed[i]);
 	}
-	if (b->sleep_ns < SLEEP_MAX_NS)
-		b->sleep_ns *= 2;
+	b->sleep_ns = b->sleep_ns * 2 < SLEEP_MAX_NS ? b->sleep_ns * 2 : SLEEP_MAX_NS;
 }
 
 static void *bridge_main(void *arg)
