@@ -263,8 +263,10 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 	int status;
 
 	supervisor_stop_signals(&stops);
-	if (world_init(&w, &stops) < 0)
+	if (world_init(&w, &stops) < 0) {
+		world_finalize(&w);	/* MPI_Init may have run (-ENOTSUP): every rank leaves */
 		return 1;
+	}
 	status = world_place(&w, c->run.workers) < 0 ? 2 : 0;
 	t.lo = w.lo;	/* run_prepare shares this host's devices among its own workers */
 	t.nlocal = w.hi - w.lo;
