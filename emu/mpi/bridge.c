@@ -72,6 +72,7 @@ struct bridge {
 	int nout, nin;
 	struct blink *out, *in;
 	MPI_Request *oreq, *ireq;	/* [nout * SLOTS], [nin * SLOTS] */
+	bool reqs;			/* they are requests (MPI_REQUEST_NULL or posted) */
 	int *idx;			/* Testsome's scratch */
 	MPI_Status *st;
 	uint8_t *bufs;			/* every slot's buffer: one mapping */
@@ -468,6 +469,7 @@ static int bridge_setup(struct bridge *b)
 		b->oreq[i] = MPI_REQUEST_NULL;
 	for (int i = 0; i < b->nin * SLOTS; i++)
 		b->ireq[i] = MPI_REQUEST_NULL;
+	b->reqs = true;
 	find_links(b, b->out, b->in);
 	for (int i = 0; i < b->nout; i++)
 		b->bufs_len += SLOTS * b->out[i].chunk;
@@ -625,10 +627,10 @@ void bridge_free(struct bridge *b)
 		pthread_join(b->thread, NULL);
 	/* Nothing is pending after a bridge that ended (every link closed); these are for
 	 * one that never started (pthread_create failed after the receives were posted). */
-	for (int i = 0; b->ireq && i < b->nin * SLOTS; i++)
+	for (int i = 0; b->reqs && i < b->nin * SLOTS; i++)
 		cancel_recv(&b->ireq[i]);
 	cancel_recv(&b->freq);
-	for (int i = 0; b->oreq && i < b->nout * SLOTS; i++)
+	for (int i = 0; b->reqs && i < b->nout * SLOTS; i++)
 		sending |= release_send(&b->oreq[i]);
 	if (b->snap != MPI_DATATYPE_NULL)
 		MPI_Type_free(&b->snap);
