@@ -375,8 +375,10 @@ int bench_net(int argc, char **argv)
 	/* Under mpirun (the MPI build), rank 0 measures (a)-(c) alone while the others wait,
 	 * then every rank takes part in (d). */
 	sigemptyset(&none);
-	if (world_init(&w, &none) < 0)
+	if (world_init(&w, &none) < 0) {
+		world_finalize(&w);	/* MPI_Init may have run (-ENOTSUP): every rank leaves */
 		return 1;
+	}
 	if (w.rank != 0) {
 		world_wait(&w);
 		ret = bench_hosts(NULL, &w, quick);

@@ -72,6 +72,7 @@ struct bridge {
 	int nout, nin;
 	struct blink *out, *in;
 	MPI_Request *oreq, *ireq;	/* [nout * SLOTS], [nin * SLOTS] */
+	bool reqs;			/* they are requests (MPI_REQUEST_NULL or posted) */
 	int *idx;			/* Testsome's scratch */
 	MPI_Status *st;
 	uint8_t *bufs;			/* every slot's buffer: one mapping */
@@ -89,6 +90,9 @@ struct bridge {
 	/* rank 0: another rank's failure, for its status.json (bridge_failed) */
 	MPI_Request freq;
 	char fail_msg[BRIDGE_WHY];
+	/* a rank > 0: why its run failed, until the send to rank 0 completes (bridge_fail) */
+	MPI_Request fail_sreq;
+	char fail_out[BRIDGE_WHY];
 	_Atomic bool failed;
 	_Atomic bool finish;		/* the supervisor: the local workers have exited */
 	_Atomic bool ended;
@@ -344,6 +348,14 @@ static bool all_closed(const struct bridge *b)
 	return !b->gathering;
 }
 
+static bool has_free_slot(const struct blink *l)
+{
+	for (int si = 0; si < SLOTS; si++)
+		if (l->s[si].state == SLOT_FREE)
+			return true;
+	return false;
+}
+
 /* Sleep until a ring the bridge waits on moves, or the timeout (file comment).  Arms at
  * most NOTIFY_MAX_WORDS rings, starting at a different out link each time: the others
  * are seen at the timeout. */
@@ -369,7 +381,10 @@ static void sleep_on_rings(struct bridge *b)
 	for (int k = 0; k < b->nout && cnt < NOTIFY_MAX_WORDS; k++) {
 		struct blink *l = &b->out[(b->arm_from + k) % b->nout];
 
-		if (l->closing)
+		/* Bytes in a ring whose both buffers still wait on MPI cannot move: not a
+		 * reason to stay awake (the loop would never sleep), nor to be woken for
+		 * more.  The sends' completions are seen at the timeout. */
+		if (l->closing || !has_free_slot(l))
 			continue;
 		expect[cnt] = ring_arm_read(l->r);
 		words[cnt] = ring_head_word(l->r);
@@ -392,8 +407,7 @@ static void sleep_on_rings(struct bridge *b)
 		else
 			ring_disarm_write(armed[i]);
 	}
-	if (b->sleep_ns < SLEEP_MAX_NS)
-		b->sleep_ns *= 2;
+	b->sleep_ns = b->sleep_ns * 2 < SLEEP_MAX_NS ? b->sleep_ns * 2 : SLEEP_MAX_NS;
 }
 
 static void *bridge_main(void *arg)
@@ -451,6 +465,11 @@ static int bridge_setup(struct bridge *b)
 	if (!b->out || !b->in || !b->oreq || !b->ireq || !b->idx || !b->st || !b->counts ||
 	    !b->displs)
 		return -ENOMEM;
+	for (int i = 0; i < b->nout * SLOTS; i++)	/* from here bridge_free reads them */
+		b->oreq[i] = MPI_REQUEST_NULL;
+	for (int i = 0; i < b->nin * SLOTS; i++)
+		b->ireq[i] = MPI_REQUEST_NULL;
+	b->reqs = true;
 	find_links(b, b->out, b->in);
 	for (int i = 0; i < b->nout; i++)
 		b->bufs_len += SLOTS * b->out[i].chunk;
@@ -469,10 +488,6 @@ static int bridge_setup(struct bridge *b)
 		for (int si = 0; si < SLOTS; si++, off += l->chunk)
 			l->s[si].buf = b->bufs + off;
 	}
-	for (int i = 0; i < b->nout * SLOTS; i++)
-		b->oreq[i] = MPI_REQUEST_NULL;
-	for (int i = 0; i < b->nin * SLOTS; i++)
-		b->ireq[i] = MPI_REQUEST_NULL;
 	if (stride > (size_t)INT32_MAX)
 		return -EFBIG;
 	for (int r = 0; r < size; r++) {
@@ -484,7 +499,6 @@ static int bridge_setup(struct bridge *b)
 	for (int i = 0; i < b->nin; i++)
 		for (int si = 0; si < SLOTS; si++)
 			post_recv(b, i, si);
-	b->freq = MPI_REQUEST_NULL;
 	if (b->w->rank == 0)
 		MPI_Irecv(b->fail_msg, (int)sizeof(b->fail_msg), MPI_CHAR, MPI_ANY_SOURCE,
 			  fail_tag(b), MPI_COMM_WORLD, &b->freq);
@@ -506,6 +520,7 @@ int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum n
 	b->bar = region_barrier(rg);
 	b->parties = region_barrier_parties(rg);
 	b->snap = MPI_DATATYPE_NULL;
+	b->freq = b->fail_sreq = b->greq = MPI_REQUEST_NULL;
 	b->sleep_ns = SLEEP_MIN_NS;
 	/* Spinning takes a core from a worker unless there is one to spare (the workers
 	 * spin the same way: train_worker.c). */
@@ -557,16 +572,16 @@ bool bridge_failed(struct bridge *b, char *why, size_t len)
 
 void bridge_fail(struct bridge *b, const char *why)
 {
-	char msg[BRIDGE_WHY];
-	MPI_Request req;
 	int64_t until = notify_now_ns() + FAIL_WAIT_NS;
 	int done = 0;
 
 	if (!b || b->w->rank == 0)
 		return;
-	snprintf(msg, sizeof(msg), "%s", why);
+	/* in the bridge, not on this stack: the send may still be pending at the return */
+	snprintf(b->fail_out, sizeof(b->fail_out), "%s", why);
 	pthread_mutex_lock(&b->w->lock);
-	MPI_Isend(msg, (int)strlen(msg) + 1, MPI_CHAR, 0, fail_tag(b), MPI_COMM_WORLD, &req);
+	MPI_Isend(b->fail_out, (int)strlen(b->fail_out) + 1, MPI_CHAR, 0, fail_tag(b),
+		  MPI_COMM_WORLD, &b->fail_sreq);
 	pthread_mutex_unlock(&b->w->lock);
 	/* rank 0 writes its logs and ends the job; if it cannot, the caller does */
 	while (notify_now_ns() < until) {
@@ -574,22 +589,52 @@ void bridge_fail(struct bridge *b, const char *why)
 
 		if (!done) {
 			pthread_mutex_lock(&b->w->lock);
-			MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+			MPI_Test(&b->fail_sreq, &done, MPI_STATUS_IGNORE);
 			pthread_mutex_unlock(&b->w->lock);
 		}
 		nanosleep(&ts, NULL);
 	}
 }
 
+/* A receive still posted (the bridge never started, or a link never closed): cancelled,
+ * and waited for, so that MPI no longer writes into the buffer. */
+static void cancel_recv(MPI_Request *req)
+{
+	if (*req == MPI_REQUEST_NULL)
+		return;
+	MPI_Cancel(req);
+	MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+/* A send still pending: MPI may not cancel sends (Open MPI does not), and waiting could
+ * wait for a receive never posted.  Released; true when one was, so that the caller keeps
+ * the buffers it reads from. */
+static bool release_send(MPI_Request *req)
+{
+	if (*req == MPI_REQUEST_NULL)
+		return false;
+	MPI_Request_free(req);
+	return true;
+}
+
 void bridge_free(struct bridge *b)
 {
+	bool sending = false;
+
 	if (!b)
 		return;
 	if (b->started)
 		pthread_join(b->thread, NULL);
+	/* Nothing is pending after a bridge that ended (every link closed); these are for
+	 * one that never started (pthread_create failed after the receives were posted). */
+	for (int i = 0; b->reqs && i < b->nin * SLOTS; i++)
+		cancel_recv(&b->ireq[i]);
+	cancel_recv(&b->freq);
+	for (int i = 0; b->reqs && i < b->nout * SLOTS; i++)
+		sending |= release_send(&b->oreq[i]);
 	if (b->snap != MPI_DATATYPE_NULL)
 		MPI_Type_free(&b->snap);
-	if (b->bufs)
+	if (b->bufs && !sending)	/* (else left mapped: MPI may still read it) */
 		munmap(b->bufs, b->bufs_len + 1);
 	if (b->efd >= 0)
 		close(b->efd);
@@ -603,5 +648,6 @@ void bridge_free(struct bridge *b)
 	free(b->st);
 	free(b->counts);
 	free(b->displs);
-	free(b);
+	if (b->fail_sreq == MPI_REQUEST_NULL)	/* (else fail_out stays: MPI reads it) */
+		free(b);
 }

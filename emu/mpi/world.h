@@ -70,6 +70,11 @@ int world_place(struct world *w, int nworkers);
 /* The worst of every rank's status (the largest exit code); status itself on one
  * rank.  Every rank calls it at the same point. */
 int world_agree(struct world *w, int status);
+/* How the run ended, once the bridge has ended: the worst status of every rank (as
+ * world_agree), and in why on rank 0 the reason of the lowest rank that has it (a stop
+ * signal may have reached one rank only: rank 0's status.json must say so).  status and
+ * why are returned unchanged on one rank.  Every rank calls it at the same point. */
+int world_agree_end(struct world *w, int status, char *why, size_t len);
 /* true when every rank passed the same hash (of the configuration and the data). */
 bool world_same(struct world *w, uint64_t hash);
 /* Every rank meets here, without spinning (a rank that waits sleeps 1 ms at a time,

@@ -675,6 +675,15 @@ int supervise_world(const struct cfg *c, const struct region_params *p,
 		end_all(&s);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	}
+	if (s.world && !s.failed && !s.killing && rc == 0) {
+		/* Every link is closed and the bridge ended (watch): joined, it leaves MPI to
+		 * this thread.  A stop signal that reached this rank only stopped the others
+		 * through the exchange, and they saw none: every rank ends with the worst
+		 * status, rank 0's status.json with its reason (mpirun returns the same). */
+		bridge_free(s.br);
+		s.br = NULL;
+		s.status = world_agree_end(s.world, s.status, s.why, sizeof(s.why));
+	}
 	if (ops->on_end)
 		s.status = ops->on_end(ctx, s.status, s.why[0] ? s.why : NULL);
 	/* Workers that did not end by themselves here leave the others' waiting for them:

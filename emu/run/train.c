@@ -104,7 +104,8 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 	case DEV_CUDA:
 	case DEV_AUTO:
 		t->backend = "cuda";
-		t->ndevices = nn_backend_devices("cuda", c->run.workers, why, sizeof(why));
+		/* the devices of this host are shared by its workers, not by every rank's */
+		t->ndevices = nn_backend_devices("cuda", t->nlocal, why, sizeof(why));
 		if (t->ndevices > 0)
 			break;
 		if (c->run.device == DEV_CUDA) {
@@ -118,8 +119,13 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 		t->ndevices = 1;
 		return 0;
 	}
-	fprintf(stderr, "emu: %d workers on %d GPU%s (worker i on GPU i mod %d)\n", c->run.workers,
-		t->ndevices, t->ndevices > 1 ? "s" : "", t->ndevices);
+	if (t->nlocal < c->run.workers)	/* across hosts (emu/mpi/world.h) */
+		fprintf(stderr, "emu: workers %d-%d on %d GPU%s of this host (worker i on GPU "
+			"(i - %d) mod %d)\n", t->lo, t->lo + t->nlocal - 1, t->ndevices,
+			t->ndevices > 1 ? "s" : "", t->lo, t->ndevices);
+	else
+		fprintf(stderr, "emu: %d workers on %d GPU%s (worker i on GPU i mod %d)\n",
+			c->run.workers, t->ndevices, t->ndevices > 1 ? "s" : "", t->ndevices);
 	return 0;
 }
 
@@ -257,9 +263,13 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 	int status;
 
 	supervisor_stop_signals(&stops);
-	if (world_init(&w, &stops) < 0)
+	if (world_init(&w, &stops) < 0) {
+		world_finalize(&w);	/* MPI_Init may have run (-ENOTSUP): every rank leaves */
 		return 1;
+	}
 	status = world_place(&w, c->run.workers) < 0 ? 2 : 0;
+	t.lo = w.lo;	/* run_prepare shares this host's devices among its own workers */
+	t.nlocal = w.hi - w.lo;
 	if (!status && w.size > 1 && (resume || c->run.checkpoint_every > 0 ||
 				      c->run.checkpoint_wall > 0)) {
 		if (w.rank == 0)
@@ -288,7 +298,6 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		world_finalize(&w);
 		return status;
 	}
-	t.lo = w.lo;
 	if (total < spe * c->train.epochs)
 		snprintf(len, sizeof(len), "%lld steps = %.3g epochs (train.max_steps; %d epochs "
 			 "would be %lld)", (long long)total, (double)total / (double)spe,

@@ -11,6 +11,7 @@ struct train_run {
 	const char *backend;		/* nn backend of every worker (nn/backend.h) */
 	int ndevices;			/* worker i computes on device (i - lo) % ndevices */
 	int lo;				/* the first worker of this host (emu/mpi/world.h) */
+	int nlocal;			/* this host's workers: all of them on one host */
 	struct nn_dataset train, test;	/* loaded before fork, read-only after */
 	size_t nparams, nstate;		/* of the model, for the snapshot areas */
 	struct runlog *log;

@@ -488,10 +488,11 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 		fail(w, "notifications", rc);
 		return rc;
 	}
-	/* More workers than cores: a peer being waited for needs this very core, so
-	 * spinning before sleeping only burns the time it needs. */
+	/* More workers on this host than cores: a peer being waited for needs this very
+	 * core, so spinning before sleeping only burns the time it needs.  The workers of
+	 * other ranks run on other hosts' cores (the bridge counts the same way). */
 	cpu_set_t cpus;
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && w->n > CPU_COUNT(&cpus))
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && t->nlocal > CPU_COUNT(&cpus))
 		w->nt.spin_ns = 0;
 	rc = nn_backend_open(&w->be, t->backend, (id - t->lo) % t->ndevices);
 	if (rc < 0) {
