@@ -133,6 +133,11 @@ err_has "emu compare: $T/cut/net.csv:3: a row cut short or with another number o
 : >"$T/cut/eval.csv"
 cmp 2 "$T/a" "$T/cut"
 err_has "emu compare: $T/cut/eval.csv:1: no header line"
+# a zero-filled tail (what a crash can leave): refused at its line, not read as the end
+copy nul
+{ cat "$T/a/eval.csv"; printf '\0\0\0\0'; } >"$T/nul/eval.csv"
+cmp 2 "$T/a" "$T/nul"
+err_has "emu compare: $T/nul/eval.csv:$(($(wc -l <"$T/a/eval.csv") + 1)): a row cut short"
 sed '1s/lr/loss/' "$T/a/train.csv" >"$T/cut/train.csv"
 cmp 2 "$T/a/train.csv" "$T/cut/train.csv"
 err_has "$T/cut/train.csv:1: column 'loss' appears twice"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int read_all(const char *path, char **out)
+static int read_all(const char *path, char **out, size_t *outlen)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -42,6 +42,7 @@ static int read_all(const char *path, char **out)
 	}
 	buf[len] = 0;
 	*out = buf;
+	*outlen = len;
 	return 0;
 }
 
@@ -65,14 +66,27 @@ static int split(char *s, char **field, int max)
 
 int csv_load(const char *path, struct csv *c)
 {
-	size_t lines = 0, cap;
+	size_t lines = 0, cap, len = 0;
 	char *p, *line;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = read_all(path, &c->text);
+	rc = read_all(path, &c->text, &len);
 	if (rc)
 		return rc;
+	/* a NUL is no part of a CSV emu writes: a crash's zero-filled tail, say.  Read as a
+	 * string, everything after it would silently be gone */
+	const char *nul = memchr(c->text, 0, len);
+
+	if (nul) {
+		size_t ln = 1;
+
+		for (const char *q = c->text; q < nul; q++)
+			ln += *q == '\n';
+		csv_free(c);
+		c->bad_line = (int)ln;
+		return -EPROTO;
+	}
 	for (p = c->text; *p; p++)
 		lines += *p == '\n';
 	lines++;
