@@ -135,6 +135,15 @@ static void summarise(const double *x, int m, double out[4])
 {
 	double sum = 0, ss = 0;
 
+	/* a seed that is not a number makes every statistic nan, as in summary.csv (fmin
+	 * and fmax would skip it and leave a finite range beside a nan mean) */
+	for (int i = 0; i < m; i++) {
+		if (isnan(x[i])) {
+			out[0] = out[1] = out[2] = out[3] = NAN;
+			return;
+		}
+	}
+
 	out[2] = INFINITY;
 	out[3] = -INFINITY;
 	for (int i = 0; i < m; i++) {
