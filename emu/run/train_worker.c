@@ -317,6 +317,26 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 	return rc;
 }
 
+/* The evaluation of the replicas' mean (just computed) after `done` steps, the links'
+ * records of that evaluation and its own record.  0, or -errno (reported). */
+static int eval_record(struct worker *w, struct scratch *s, int64_t done, double epoch)
+{
+	struct rec_eval er = {
+		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = epoch,
+		.vclock_s = (double)w->x.clock * 1e-9, .bytes_sent = w->x.bytes_sent,
+		.bytes_delivered = w->x.bytes_delivered,
+	};
+	int rc = evaluate(w, s, &er);
+
+	if (rc < 0) {
+		fail(w, "evaluation", rc);
+		return rc;
+	}
+	log_links(w, done);
+	worker_log(w->rg, w->id, &er, sizeof(er), &w->nt);
+	return 0;
+}
+
 /* After step w->step: the train record (with the consensus distance) and, when eval, the
  * evaluation of the replicas' mean and the link statistics. */
 static int log_step(struct worker *w, struct scratch *s, struct progress *p, int eval)
@@ -342,19 +362,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	p->compute_ns = 0;
 	if (!eval)
 		return 0;
-	struct rec_eval er = {
-		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = tr.epoch,
-		.vclock_s = tr.vclock_s, .bytes_sent = w->x.bytes_sent,
-		.bytes_delivered = w->x.bytes_delivered,
-	};
-	rc = evaluate(w, s, &er);
-	if (rc < 0) {
-		fail(w, "evaluation", rc);
-		return rc;
-	}
-	log_links(w, done);
-	worker_log(w->rg, w->id, &er, sizeof(er), &w->nt);
-	return 0;
+	return eval_record(w, s, done, tr.epoch);
 }
 
 /* The evaluation of the replicas' mean after step w->step, whose train record is
@@ -370,19 +378,7 @@ static int log_eval(struct worker *w, struct scratch *s)
 	}
 	int64_t spe, total;
 	train_length(w->c, w->train->n, &spe, &total);
-	struct rec_eval er = {
-		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = (double)done / (double)spe,
-		.vclock_s = (double)w->x.clock * 1e-9, .bytes_sent = w->x.bytes_sent,
-		.bytes_delivered = w->x.bytes_delivered,
-	};
-	rc = evaluate(w, s, &er);
-	if (rc < 0) {
-		fail(w, "evaluation", rc);
-		return rc;
-	}
-	log_links(w, done);
-	worker_log(w->rg, w->id, &er, sizeof(er), &w->nt);
-	return 0;
+	return eval_record(w, s, done, (double)done / (double)spe);
 }
 
 /* This worker's part of the checkpoint after step w->step, then the record that tells
