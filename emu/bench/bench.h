@@ -22,6 +22,17 @@ void bench_csv_line(FILE *csv, const char *test, const char *variant, size_t byt
 		    double value, const char *unit, const char *ref, double ref_value);
 int bench_cmp_i64(const void *a, const void *b);
 
+/* emu/bench/bench_xchg.c: the exchange the benchmarks time (bench_hosts.c too): each of
+ * n workers sends block j (blk floats) of its vector v to server j, which averages the
+ * n blocks; the means come back into v.  The context of bench_mean_ops. */
+struct bench_mean {
+	float *v;
+	int n;
+	size_t blk;		/* floats per block */
+};
+struct xchg_ops;
+extern const struct xchg_ops bench_mean_ops;
+
 /* emu/bench/bench_xchg.c: a 16-worker exchange.  Prints its table to stdout, appends its lines
  * to csv.  Returns 0 or -errno. */
 int bench_xchg(FILE *csv, int quick);

@@ -38,53 +38,12 @@ struct bh_shared {
 	int ok[BH_WORKERS];
 };
 
-struct bh_worker {
-	float *v;
-	size_t blk;
-};
-
-static int bh_encode(void *ctx, int server, struct xchg_iov iov[])
-{
-	struct bh_worker *w = ctx;
-
-	iov[0].base = w->v + (size_t)server * w->blk;
-	iov[0].len = w->blk * sizeof(float);
-	return 1;
-}
-
-static size_t bh_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
-			size_t cap)
-{
-	struct bh_worker *w = ctx;
-	float *out = (float *)reply;
-
-	memcpy(out, in[0].data, w->blk * sizeof(float));
-	for (int k = 1; k < BH_WORKERS; k++) {
-		const float *p = (const float *)in[k].data;
-
-		for (size_t i = 0; i < w->blk; i++)
-			out[i] += p[i];
-	}
-	for (size_t i = 0; i < w->blk; i++)
-		out[i] *= 1.0f / BH_WORKERS;
-	return w->blk * sizeof(float);
-}
-
-static void bh_apply(void *ctx, int server, const struct xmsg *reply)
-{
-	struct bh_worker *w = ctx;
-
-	memcpy(w->v + (size_t)server * w->blk, reply->data, reply->len);
-}
-
-static const struct xchg_ops bh_ops = { bh_encode, bh_reduce, bh_apply };
-
 /* Worker id: a warm-up exchange, the barrier pair (across ranks the bridge's gather
  * lines the ranks up), then iters timed exchanges. */
 static int bh_child(const struct cfg *c, struct region *rg, int id, int iters,
 		    struct bh_shared *sh)
 {
-	struct bh_worker w = { .blk = BH_FLOATS / BH_WORKERS };
+	struct bench_mean w = { .n = BH_WORKERS, .blk = BH_FLOATS / BH_WORKERS };
 	struct xchg_links links;
 	struct notify nt;
 	struct xchg x;
@@ -102,13 +61,13 @@ static int bh_child(const struct cfg *c, struct region *rg, int id, int iters,
 	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float));
 	if (rc)
 		goto out_nt;
-	rc = xchg_run(&x, 0, &bh_ops, &w, 0, NULL);
+	rc = xchg_run(&x, 0, &bench_mean_ops, &w, 0, NULL);
 	barrier_wait(region_barrier(rg), region_barrier_parties(rg), &nt);
 	barrier_wait(region_barrier(rg), region_barrier_parties(rg), &nt);
 	for (int it = 1; it <= iters && !rc; it++) {
 		int64_t t = notify_now_ns();
 
-		rc = xchg_run(&x, it, &bh_ops, &w, 0, NULL);
+		rc = xchg_run(&x, it, &bench_mean_ops, &w, 0, NULL);
 		if (id == 0)
 			sh->it_ns[it - 1] = notify_now_ns() - t;
 	}

@@ -44,24 +44,19 @@ struct bx_shared {
 	double copy_ns[64];		/* per memcpy process */
 };
 
-struct bx_worker {
-	float *v;
-	int n;
-	size_t blk;		/* floats per block */
-};
-
-static int bx_encode(void *ctx, int server, struct xchg_iov iov[])
+static int mean_encode(void *ctx, int server, struct xchg_iov iov[])
 {
-	struct bx_worker *w = ctx;
+	struct bench_mean *w = ctx;
 
 	iov[0].base = w->v + (size_t)server * w->blk;
 	iov[0].len = w->blk * sizeof(float);
 	return 1;
 }
 
-static size_t bx_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply, size_t cap)
+static size_t mean_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
+			  size_t cap)
 {
-	struct bx_worker *w = ctx;
+	struct bench_mean *w = ctx;
 	float *out = (float *)reply;
 	float scale = 1.0f / (float)w->n;
 
@@ -77,19 +72,19 @@ static size_t bx_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *
 	return w->blk * sizeof(float);
 }
 
-static void bx_apply(void *ctx, int server, const struct xmsg *reply)
+static void mean_apply(void *ctx, int server, const struct xmsg *reply)
 {
-	struct bx_worker *w = ctx;
+	struct bench_mean *w = ctx;
 
 	memcpy(w->v + (size_t)server * w->blk, reply->data, reply->len);
 }
 
-static const struct xchg_ops bx_ops = { bx_encode, bx_reduce, bx_apply };
+const struct xchg_ops bench_mean_ops = { mean_encode, mean_reduce, mean_apply };
 
 static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 		    struct bx_shared *sh)
 {
-	struct bx_worker w = { .n = BX_WORKERS, .blk = BX_FLOATS / BX_WORKERS };
+	struct bench_mean w = { .n = BX_WORKERS, .blk = BX_FLOATS / BX_WORKERS };
 	struct notify nt;
 	struct xchg x;
 	int rc;
@@ -107,7 +102,7 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float));
 	if (rc)
 		goto out_nt;
-	rc = xchg_run(&x, 0, &bx_ops, &w, 0, NULL);	/* warm: page faults, caches */
+	rc = xchg_run(&x, 0, &bench_mean_ops, &w, 0, NULL);	/* warm: page faults, caches */
 	barrier_wait(region_barrier(rg), BX_WORKERS, &nt);
 	uint64_t w0 = nt.waits, k0 = nt.wakes;
 	int64_t t0 = notify_now_ns();
@@ -115,7 +110,7 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 	for (int it = 1; it <= iters && !rc; it++) {
 		int64_t t = notify_now_ns();
 
-		rc = xchg_run(&x, it, &bx_ops, &w, 0, NULL);
+		rc = xchg_run(&x, it, &bench_mean_ops, &w, 0, NULL);
 		if (id == 0)
 			sh->it_ns[it - 1] = notify_now_ns() - t;
 	}
