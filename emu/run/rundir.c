@@ -391,3 +391,11 @@ void rundir_close(struct rundir *d)
 	d->statusfd = d->dirfd = -1;
 	d->command = NULL;
 }
+
+void rundir_path(const struct cfg *c, char *buf, size_t n)
+{
+	if (c->run.output[0])
+		snprintf(buf, n, "%s", c->run.output);
+	else
+		snprintf(buf, n, "runs/%.240s", c->run.name);
+}

@@ -64,4 +64,7 @@ int write_all(int fd, const char *buf, size_t len);
 /* mkdir -p dir (at most CFG_STR bytes): 0 or -errno. */
 int rundir_make_dirs(const char *dir);
 
+/* The run's folder: run.output, or runs/NAME. */
+void rundir_path(const struct cfg *c, char *buf, size_t n);
+
 #endif

@@ -11,6 +11,7 @@
 #include "emu/run/ckpt.h"
 #include "emu/run/events.h"
 #include "emu/run/plan.h"
+#include "emu/run/rundir.h"
 #include "emu/run/runlog.h"
 #include "emu/run/supervisor.h"
 #include "emu/run/train.h"
@@ -246,10 +247,7 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 {
 	char dir[CFG_STR];
 
-	if (c->run.output[0])
-		snprintf(dir, sizeof(dir), "%s", c->run.output);
-	else
-		snprintf(dir, sizeof(dir), "runs/%.240s", c->run.name);
+	rundir_path(c, dir, sizeof(dir));
 	return train_run_in(c, dir, argc, argv, NULL, -1);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emu/cfg/cfg_keys.h"
+#include "emu/run/rundir.h"
 
 /* overrides are numbered from here in the base configuration's messages, then renamed */
 #define ARGBASE 100000
@@ -354,10 +355,7 @@ static int find_root(struct sweep *s, const int *argi, char *err, size_t n)
 	} else {
 		renumber(c->warnings, argi, s->nplain, msg, sizeof(msg));
 		fputs(msg, stderr);
-		if (c->run.output[0])
-			snprintf(s->root, sizeof(s->root), "%s", c->run.output);
-		else
-			snprintf(s->root, sizeof(s->root), "runs/%.240s", c->run.name);
+		rundir_path(c, s->root, sizeof(s->root));
 	}
 	free(c);
 	return rc;
