@@ -4,7 +4,8 @@
 # run's events shaded (common.gp's shade_events).
 if (!exists("fig_h")) fig_h = 1100
 load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
-set multiplot layout 3,1 title "Through a partition and a loss burst"
+if (!exists("title")) title = "Through a partition and a loss burst"
+set multiplot layout 3,1 title title noenhanced
 set lmargin 12	# the three panels' axes aligned
 set xlabel "epoch"
 set ylabel "test accuracy (%)"

@@ -1,5 +1,6 @@
 # The ranks start together or not at all (issue 15): more ranks than workers, hosts whose
-# configuration or data differ, a rank that cannot load its data: every rank exits 2
+# configuration or data differ, a rank that cannot load its data, crash events (one host
+# only): every rank exits 2
 # before any worker runs and the run folder is not made; the message says why.
 . "$SRCDIR/tests/lib.sh"
 mpi_need
@@ -23,6 +24,10 @@ rc=0; $M -n 1 "$EMU" run "$T/s.ini" run.output="$T/out" : \
 	-n 1 "$EMU" run "$T/s.ini" run.output="$T/out" data.dataset=fashion-mnist data.dir="$T/none" \
 	>"$T/log" 2>&1 || rc=$?
 expect_refusal "no data on rank 1" "$T/none"
+# crash events need one host (the supervisor that forks a worker back is its host's)
+rc=0; mpi 2 run "$T/s.ini" run.output="$T/out" 'event c.kind=crash' 'event c.at=3' \
+	'event c.for=2' 'event c.workers=1' >"$T/log" 2>&1 || rc=$?
+expect_refusal "a crash across 2 ranks" "crash events work on one host only, not across 2 MPI ranks"
 # and the same command lines agree (the refusals above are about what differed)
 rc=0; $M -n 1 "$EMU" run "$T/s.ini" run.output="$T/out" : \
 	-n 1 "$EMU" run "$T/s.ini" run.output="$T/out" >"$T/log" 2>&1 || rc=$?

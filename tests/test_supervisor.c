@@ -31,7 +31,8 @@
 #define MAXW 16
 #define HANG_GUARD_S 60		/* only a hung run takes this long */
 
-enum scenario { SEGV, EXIT3, ERRTEXT, STOP, STOP_IGNORED, ALL_OK, CPU_IDLE, STALL, STOP_FROZEN };
+enum scenario { SEGV, EXIT3, ERRTEXT, STOP, STOP_IGNORED, ALL_OK, CPU_IDLE, STALL, STOP_FROZEN,
+		CRASH_REJOIN, CRASH_UNPLANNED };
 
 /* Shared between the test, the supervisor child and (read-only) nobody else. */
 struct result {
@@ -47,7 +48,16 @@ struct result {
 	int64_t stall_ns, grace_ns;	/* run.stall_timeout, run.stop_grace */
 	_Atomic pid_t pids[MAXW];	/* each worker writes its own first */
 	int memfds_after, children_left;
+	/* CRASH_REJOIN: worker 2's first process, the one forked back, and the lowest step
+	 * the others had begun when it started */
+	pid_t crashed_pid, rejoined_pid;
+	int64_t others_at_rejoin;
 };
+
+/* The crash scenarios: worker 2 ends as if crashed before step CRASH_AT, and (planned)
+ * comes back at REJOIN_AT. */
+#define CRASH_AT 4
+#define REJOIN_AT 8
 
 struct rec {
 	int32_t step, stopped;
@@ -62,6 +72,17 @@ static int worker(void *ctx, struct region *rg, int id)
 	uint8_t buf[4096];
 	struct rec *r = (struct rec *)buf;
 
+	int first = 0;
+
+	if (atomic_load(&slot->lives) > 1) {	/* forked back after its crash */
+		res->crashed_pid = res->pids[id];
+		res->rejoined_pid = getpid();
+		res->others_at_rejoin = INT64_MAX;
+		for (int w = 0; w < res->nworkers; w++)
+			if (w != id && atomic_load(&region_slot(rg, w)->step) < res->others_at_rejoin)
+				res->others_at_rejoin = atomic_load(&region_slot(rg, w)->step);
+		first = REJOIN_AT;
+	}
 	res->pids[id] = getpid();	/* before anything can end this worker */
 	/* Nobody fails before every worker is there: a worker killed before it could
 	 * register would be missing from the test's checks. */
@@ -84,11 +105,19 @@ static int worker(void *ctx, struct region *rg, int id)
 		notify_free(&nt);
 		return v == 42 ? 0 : 5;
 	}
-	for (int step = 0;; step++) {
+	for (int step = first;; step++) {
 		size_t len = sizeof(*r);
 
 		atomic_store(&slot->step, step);
 		atomic_fetch_add(&slot->beats, 1);
+		if ((res->sc == CRASH_REJOIN || res->sc == CRASH_UNPLANNED) && id == 2 &&
+		    step == CRASH_AT && !first) {
+			atomic_store(&slot->state, WORKER_CRASHED);
+			notify_free(&nt);
+			return 0;
+		}
+		if (res->sc == CRASH_REJOIN && step == 60)
+			break;
 		/* Worker 2 freezes (as a debugger or ^Z would) at step 5; in STALL the others
 		 * wait for its message, as training peers would. */
 		if ((res->sc == STALL || res->sc == STOP_FROZEN) && step == 5 && id == 2)
@@ -143,7 +172,9 @@ static int on_record(void *ctx, int id, const void *data, size_t len)
 		res->content_errors++;
 		return 0;
 	}
-	if (atomic_load(&res->records[id]) > 0 && r->step != res->last_step[id] + 1)
+	bool back = res->sc == CRASH_REJOIN && res->last_step[id] == CRASH_AT - 1 &&
+		    r->step == REJOIN_AT;	/* the steps it was down are missing */
+	if (atomic_load(&res->records[id]) > 0 && r->step != res->last_step[id] + 1 && !back)
 		res->order_errors++;
 	if (atomic_load(&res->records[id]) == 0 && r->step != 0)
 		res->order_errors++;
@@ -181,7 +212,16 @@ static int on_end(void *ctx, int status, const char *why)
 	return status;
 }
 
-static const struct supervisor_ops ops = { worker, on_record, on_end, NULL };
+/* Only CRASH_REJOIN plans a crash: worker 2 before step CRASH_AT, back at REJOIN_AT. */
+static int64_t rejoin_at(void *ctx, int id, int64_t step)
+{
+	struct result *res = ctx;
+
+	return res->sc == CRASH_REJOIN && id == 2 && step == CRASH_AT ? REJOIN_AT : -2;
+}
+
+static const struct supervisor_ops ops = { .worker = worker, .on_record = on_record,
+					   .on_end = on_end, .rejoin_at = rejoin_at };
 
 struct run {
 	pid_t pid;
@@ -312,7 +352,7 @@ static void run_failure(enum notify_mode mode, enum scenario sc, const char *lin
 	expect_lines(rn.err, line, mode, 3);
 	/* (the others never stop by themselves: that the run ended says they were killed) */
 	/* Everything the failing worker logged before it failed arrived, in order. */
-	int steps = sc == SEGV ? 7 : sc == EXIT3 ? 4 : 5;
+	int steps = sc == SEGV ? 7 : sc == EXIT3 || sc == CRASH_UNPLANNED ? 4 : 5;
 	assert_int_equal(res->records[bad], steps);
 	assert_int_equal(res->last_step[bad], steps - 1);
 	assert_int_equal(res->order_errors, 0);
@@ -332,6 +372,38 @@ static void test_exit3(void **state)
 {
 	run_failure(*(enum notify_mode *)*state, EXIT3,
 		    "emu: worker 2 died at step 4: exit status 3\n", 2);
+}
+
+/* A worker that claims a crash the plan does not have is a failure like any other. */
+static void test_unplanned_crash_fails(void **state)
+{
+	run_failure(*(enum notify_mode *)*state, CRASH_UNPLANNED, "emu: worker 2 failed at "
+		    "step 4: it ended as if crashed, but no crash of it is planned at this "
+		    "step\n", 2);
+}
+
+/* A planned crash: the run goes on without worker 2, which is forked back once both
+ * others have begun step REJOIN_AT, and the run ends well. */
+static void test_planned_crash_rejoins(void **state)
+{
+	enum notify_mode mode = *(enum notify_mode *)*state;
+	struct result *res = new_result(CRASH_REJOIN, mode);
+	struct run rn;
+
+	start(&rn, res, 3, 4096);
+	collect_pids(&rn, res, 3);
+	finish(&rn);
+	assert_true(WIFEXITED(rn.status));
+	assert_int_equal(WEXITSTATUS(rn.status), 0);
+	assert_int_equal(res->end_status, 0);
+	expect_lines(rn.err, "", mode, 3);
+	assert_int_equal(res->records[2], CRASH_AT + 60 - REJOIN_AT);
+	assert_int_equal(res->last_step[2], 59);
+	assert_int_equal(res->order_errors, 0);
+	assert_true(res->rejoined_pid > 0 && res->rejoined_pid != res->crashed_pid);
+	assert_true(res->others_at_rejoin >= REJOIN_AT);
+	check_clean(res, 3);
+	munmap(res, sizeof(*res));
 }
 
 static void test_error_text(void **state)
@@ -555,6 +627,8 @@ static void test_waiting_workers_sleep(void **state)
 	cmocka_unit_test_prestate(test_segv, &modes[m]),                            \
 	cmocka_unit_test_prestate(test_exit3, &modes[m]),                           \
 	cmocka_unit_test_prestate(test_error_text, &modes[m]),                      \
+	cmocka_unit_test_prestate(test_unplanned_crash_fails, &modes[m]),           \
+	cmocka_unit_test_prestate(test_planned_crash_rejoins, &modes[m]),           \
 	cmocka_unit_test_prestate(test_sigint_stops_at_step_boundary, &modes[m]),   \
 	cmocka_unit_test_prestate(test_second_sigint_kills, &modes[m]),             \
 	cmocka_unit_test_prestate(test_sighup_then_sigterm_kills, &modes[m]),       \

@@ -82,7 +82,10 @@ struct cfg_worker_section {
 /* [event NAME] sections (emu/cfg/cfg_event.h): something that happens to the network or
  * the workers for an interval of the run.  When it starts (at) and how long it lasts
  * (for) are counted in steps, epochs or virtual time. */
-enum cfg_event_kind { EVENT_NONE, EVENT_PARTITION, EVENT_LINK_DOWN, EVENT_NET, EVENT_SLOWDOWN };
+enum cfg_event_kind { EVENT_NONE, EVENT_PARTITION, EVENT_LINK_DOWN, EVENT_NET, EVENT_SLOWDOWN,
+		      EVENT_CRASH };
+/* What a crashed worker comes back with (README, "Scheduled events"). */
+enum cfg_rejoin { REJOIN_OWN, REJOIN_MEAN, REJOIN_FRESH };
 enum cfg_when_unit { WHEN_NONE, WHEN_STEP, WHEN_EPOCH, WHEN_TIME };
 
 struct cfg_when {
@@ -110,6 +113,7 @@ struct cfg_event {
 	uint64_t net_set;	/* set: bit k, key k of the net table given */
 	struct net_cfg net;	/* set: the values of those keys */
 	double factor;		/* slowdown: factor on the compute time */
+	enum cfg_rejoin rejoin;	/* crash: the state the workers come back with */
 };
 
 struct cfg {

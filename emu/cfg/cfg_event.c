@@ -16,12 +16,14 @@
 #define BIT(k) ((uint64_t)1 << (k))
 
 const char *const cfg_event_keys[CFG_NEVK + 1] = { "kind", "at", "for", "links", "workers",
-	"groups", "set", "factor", NULL };
+	"groups", "set", "factor", "rejoin", NULL };
 const char *const cfg_event_kind_names[] = { [EVENT_NONE] = "none",
 	[EVENT_PARTITION] = "partition", [EVENT_LINK_DOWN] = "link_down", [EVENT_NET] = "net",
-	[EVENT_SLOWDOWN] = "slowdown", NULL };
+	[EVENT_SLOWDOWN] = "slowdown", [EVENT_CRASH] = "crash", NULL };
+const char *const cfg_rejoin_names[] = { [REJOIN_OWN] = "own", [REJOIN_MEAN] = "mean",
+	[REJOIN_FRESH] = "fresh", NULL };
 const char *const cfg_event_help[CFG_NEVK] = {
-	"partition, link_down, net or slowdown",
+	"partition, link_down, net, slowdown or crash",
 	"a step (200), an epoch (2.5 epoch) or a virtual time (0.5s), when it starts",
 	"a length in the forms of at (steps and epochs mix; a virtual time goes with a virtual "
 	"time); none: to the end of the run",
@@ -31,9 +33,11 @@ const char *const cfg_event_help[CFG_NEVK] = {
 	"[net] keys and their values, key=value comma separated (loss_p=0.3, latency=2ms); "
 	"not transport",
 	"a factor on the workers' compute time (4: four times slower)",
+	"own (its state at the crash), mean (the mean of the other replicas when it comes "
+	"back) or fresh (the initial model); default own",
 };
 const char *const cfg_event_kinds_of[CFG_NEVK] = { "every", "every", "every", "link_down, net",
-	"slowdown", "partition", "net", "slowdown" };
+	"slowdown, crash", "partition", "net", "slowdown", "crash" };
 
 /* --- what an event covers and when -------------------------------------------------- */
 
@@ -88,6 +92,9 @@ bool cfg_event_link_down(const struct cfg_event *e, int src, int dst)
 		return cfg_event_covers_link(e, src, dst);
 	if (e->kind == EVENT_PARTITION)
 		return src != dst && cfg_event_group(e, src) != cfg_event_group(e, dst);
+	if (e->kind == EVENT_CRASH)
+		return src != dst && (cfg_event_covers_worker(e, src) ||
+				      cfg_event_covers_worker(e, dst));
 	return false;
 }
 
@@ -236,6 +243,9 @@ void cfg_event_format(const struct cfg_event *e, int k, char *buf, size_t n)
 		m.slowdown = e->factor;
 		cfg_key_format(&cfg_keys[CFG_WK0 + CFG_WK_slowdown], &m, buf, n);
 		break;
+	case CFG_EVK_rejoin:
+		snprintf(buf, n, "%s", cfg_rejoin_names[e->rejoin]);
+		break;
 	default:
 		targets(e, k, ",", true, buf, n);
 	}
@@ -244,7 +254,8 @@ void cfg_event_format(const struct cfg_event *e, int k, char *buf, size_t n)
 void cfg_event_targets(const struct cfg_event *e, char *buf, size_t n)
 {
 	int k = e->kind == EVENT_PARTITION ? CFG_EVK_groups :
-		e->kind == EVENT_SLOWDOWN ? CFG_EVK_workers : CFG_EVK_links;
+		e->kind == EVENT_SLOWDOWN || e->kind == EVENT_CRASH ? CFG_EVK_workers :
+		CFG_EVK_links;
 
 	targets(e, k, "; ", false, buf, n);
 }

@@ -10,7 +10,8 @@
  *
  * kind: partition (every link between two of the groups is down, both ways), link_down
  * (the links are down), net (the links take set's [net] keys over their own model),
- * slowdown (the workers' compute time is multiplied by factor).  at: a step (200), an
+ * slowdown (the workers' compute time is multiplied by factor), crash (the workers'
+ * processes end, and with for come back: rejoin = own, mean or fresh).  at: a step (200), an
  * epoch (2.5 epoch) or a virtual time (0.5s); for: as long, in the same forms (steps and
  * epochs mix, virtual time goes with virtual time); no for: to the end of the run.
  * links: link groups as [link ...] sections name them (3-0, 0-*, 0-7 -> 8-15), comma
@@ -30,10 +31,11 @@
 /* The keys of an [event NAME] section: bit k of struct cfg_event.set. */
 enum {
 	CFG_EVK_kind, CFG_EVK_at, CFG_EVK_for, CFG_EVK_links, CFG_EVK_workers, CFG_EVK_groups,
-	CFG_EVK_set, CFG_EVK_factor, CFG_NEVK
+	CFG_EVK_set, CFG_EVK_factor, CFG_EVK_rejoin, CFG_NEVK
 };
 extern const char *const cfg_event_keys[CFG_NEVK + 1];	/* by CFG_EVK_*, NULL-terminated */
 extern const char *const cfg_event_kind_names[];	/* by enum cfg_event_kind */
+extern const char *const cfg_rejoin_names[];		/* by enum cfg_rejoin */
 
 /* When an event is in effect in a run of spe steps per epoch: steps [from, to) of the
  * exchange (by_time false: at and for in steps or epochs; an epoch e is step
@@ -54,11 +56,12 @@ static inline bool cfg_span_on(const struct cfg_span *s, int64_t step, int64_t t
 	return s->from <= v && v < s->to;
 }
 
-/* Whether event e takes the directed link src -> dst down (partition, link_down). */
+/* Whether event e takes the directed link src -> dst down (partition, link_down, and
+ * crash: every link to or from a crashed worker). */
 bool cfg_event_link_down(const struct cfg_event *e, int src, int dst);
 /* Whether e's links cover src -> dst (link_down, net; never a link i -> i). */
 bool cfg_event_covers_link(const struct cfg_event *e, int src, int dst);
-/* Whether e's workers cover worker w (slowdown); '*' covers every one. */
+/* Whether e's workers cover worker w (slowdown, crash); '*' covers every one. */
 bool cfg_event_covers_worker(const struct cfg_event *e, int w);
 /* The model of link src -> dst while net event e is in effect: the link's own model
  * (cfg_link_net) with the keys of set replaced, netem's derived defaults derived again,

@@ -131,14 +131,22 @@ static int parse_kind(const char *s, enum cfg_event_kind *kind, char *why, size_
 			return 0;
 		}
 	}
-	if (!strcmp(s, "crash")) {
-		snprintf(why, n, "kind = crash is not implemented yet (crash and rejoin are a later "
-			 "part of issue 16); expected partition, link_down, net or slowdown");
-		return -EINVAL;
-	}
-	near = cfg_suggest(s, cfg_event_kind_names + 1, EVENT_SLOWDOWN);
+	near = cfg_suggest(s, cfg_event_kind_names + 1, EVENT_CRASH);
 	snprintf(why, n, "unknown kind '%s'; %s%s%s", s, near ? "did you mean '" : "",
-		 near ? near : "expected partition, link_down, net or slowdown", near ? "'?" : "");
+		 near ? near : "expected partition, link_down, net, slowdown or crash",
+		 near ? "'?" : "");
+	return -EINVAL;
+}
+
+static int parse_rejoin(const char *s, enum cfg_rejoin *r, char *why, size_t n)
+{
+	for (int k = REJOIN_OWN; cfg_rejoin_names[k]; k++) {
+		if (!strcmp(s, cfg_rejoin_names[k])) {
+			*r = (enum cfg_rejoin)k;
+			return 0;
+		}
+	}
+	snprintf(why, n, "unknown rejoin '%s'; expected %s", s, cfg_event_help[CFG_EVK_rejoin]);
 	return -EINVAL;
 }
 
@@ -351,6 +359,8 @@ static int parse_key(struct cfg_event *e, int k, const char *value, char *why, s
 		return parse_groups(value, e, why, n);
 	case CFG_EVK_set:
 		return parse_set(value, e, why, n);
+	case CFG_EVK_rejoin:
+		return parse_rejoin(value, &e->rejoin, why, n);
 	default:
 		return parse_factor(value, &e->factor, why, n);
 	}

@@ -533,6 +533,8 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 	out->seed = c->run.seed;
 	out->win = NULL;	/* the schedules: cfg_xchg_windows */
 	out->nwin = 0;
+	out->absent = NULL;	/* the crashes: emu/run/crash.h */
+	out->nabsent = 0;
 	for (int j = 0; j < c->run.workers; j++) {
 		cfg_link_net(c, id, j, &out->to[j]);
 		cfg_link_net(c, j, id, &out->from[j]);

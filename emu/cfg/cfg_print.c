@@ -341,7 +341,8 @@ static const char event_intro[] =
 	"[event NAME] (any number, NAME a plain word) is something that happens to the network "
 	"or the workers for an interval of the run, in virtual time or steps: a partition "
 	"(the links between groups of workers are down, both ways), links down, other [net] "
-	"values on some links (a loss burst, a slower link), or workers that compute slower. "
+	"values on some links (a loss burst, a slower link), workers that compute slower, or "
+	"workers whose processes crash (in steps or epochs) and, with for, come back. "
 	"A link that is down loses every unit sent on it; a reliable sender resends until "
 	"max_retries gives up. README, \"Scheduled events\", says which time decides";
 
@@ -356,7 +357,7 @@ static void help_event(FILE *f)
 		fprintf(f, "  %-15s %s\n", cfg_event_keys[k], !strcmp(cfg_event_kinds_of[k],
 			"every") ? "every kind" : cfg_event_kinds_of[k]);
 		snprintf(line, sizeof(line), "%s%s", cfg_event_help[k],
-			 k == CFG_EVK_for ? "" : "; required");
+			 k == CFG_EVK_for || k == CFG_EVK_rejoin ? "" : "; required");
 		wrap(f, "      ", line, 100);
 	}
 }

@@ -1,8 +1,8 @@
 /* emu/cfg/cfg_validate_events.c — the checks of [event NAME] sections once everything is
  * read: a kind and a start, a length in the start's kind of time, the targets the kind
  * takes and no others, worker ids below run.workers, a partition that puts every worker
- * in one group, and on every link a net event covers, a model that can work (the checks
- * of a [link] section's).  Overlapping events are allowed (README, "Scheduled events":
+ * in one group, on every link a net event covers, a model that can work (the checks
+ * of a [link] section's), and a crash that the others can learn of by the step.  Overlapping events are allowed (README, "Scheduled events":
  * what decides where they meet).
  */
 #include <errno.h>
@@ -11,15 +11,18 @@
 #include "emu/cfg/cfg_loader.h"
 
 #define EVK(k) (1u << CFG_EVK_##k)
-#define TARGETS (EVK(links) | EVK(workers) | EVK(groups) | EVK(set) | EVK(factor))
+#define TARGETS (EVK(links) | EVK(workers) | EVK(groups) | EVK(set) | EVK(factor) | \
+		 EVK(rejoin))
 
-/* The event keys each kind needs (and the only targets it takes). */
+/* The event keys each kind needs, and those it may have: the only targets it takes. */
 static const unsigned needs[] = {
 	[EVENT_PARTITION] = EVK(groups),
 	[EVENT_LINK_DOWN] = EVK(links),
 	[EVENT_NET] = EVK(links) | EVK(set),
 	[EVENT_SLOWDOWN] = EVK(workers) | EVK(factor),
+	[EVENT_CRASH] = EVK(workers),
 };
+static const unsigned optional[] = { [EVENT_CRASH] = EVK(rejoin) };
 
 /* "groups and set" of the keys in mask, into buf. */
 static void key_list(unsigned mask, char *buf, size_t n)
@@ -68,11 +71,11 @@ static int check_kind(struct loader *L, int i)
 	if (!(e->set & EVK(kind)))
 		return cfg_fail(L, L->ev_loc[i], "[event %s] has no kind; expected kind = %s",
 				e->name, cfg_event_help[CFG_EVK_kind]);
-	key_list(needs[e->kind], takes, sizeof(takes));
+	key_list(needs[e->kind] | optional[e->kind], takes, sizeof(takes));
 	for (int k = 0; k < CFG_NEVK; k++) {
 		unsigned bit = 1u << k;
 
-		if ((TARGETS & bit) && (e->set & bit) && !(needs[e->kind] & bit))
+		if ((TARGETS & bit) && (e->set & bit) && !((needs[e->kind] | optional[e->kind]) & bit))
 			return cfg_fail(L, L->ev_key_loc[i][k], "event %s.%s: kind = %s takes %s; "
 					"expected no %s", e->name, cfg_event_keys[k], kind, takes,
 					cfg_event_keys[k]);
@@ -82,6 +85,39 @@ static int check_kind(struct loader *L, int i)
 			return cfg_fail(L, L->ev_loc[i], "[event %s] has no %s; expected %s = %s "
 					"(kind = %s needs %s)", e->name, cfg_event_keys[k],
 					cfg_event_keys[k], cfg_event_help[k], kind, takes);
+	return 0;
+}
+
+/* A crash: decided by the step (every other worker must know, without a message, that
+ * none will come), never of every worker (someone must run the steps it misses), with
+ * a for when it says how to rejoin, and not in a run that takes checkpoints (a
+ * checkpoint has no part for a worker that is down: README, "Limits"). */
+static int check_crash(struct loader *L, int i)
+{
+	const struct cfg *c = L->c;
+	const struct cfg_event *e = &c->events[i];
+	const loc_t *kl = L->ev_key_loc[i];
+	uint64_t all = c->run.workers >= 64 ? ~0ULL : (1ULL << c->run.workers) - 1;
+
+	if (e->kind != EVENT_CRASH)
+		return 0;
+	if (e->at.unit == WHEN_TIME)
+		return cfg_fail(L, kl[CFG_EVK_at], "event %s.at: a crash is counted in steps or "
+				"epochs (the other workers must know without a message that none "
+				"will come); expected at = 200 or at = 1.5 epoch", e->name);
+	if (e->workers_any || (e->workers & all) == all)
+		return cfg_fail(L, kl[CFG_EVK_workers], "event %s.workers crashes every worker "
+				"(run.workers = %d); expected some worker left to run", e->name,
+				c->run.workers);
+	if ((e->set & EVK(rejoin)) && e->len.unit == WHEN_NONE)
+		return cfg_fail(L, kl[CFG_EVK_rejoin], "event %s.rejoin: a crash without for "
+				"never ends, so nobody rejoins; expected for = a length, or no "
+				"rejoin", e->name);
+	if (c->run.checkpoint_every > 0 || c->run.checkpoint_wall > 0)
+		return cfg_fail(L, L->ev_loc[i], "[event %s] is a crash, and run.checkpoint_%s "
+				"is set: checkpoints of runs with crashes are not supported; "
+				"expected one or the other", e->name,
+				c->run.checkpoint_every > 0 ? "every" : "wall");
 	return 0;
 }
 
@@ -168,7 +204,8 @@ static int check_models(struct loader *L, int i)
 int cfg_validate_events(struct loader *L)
 {
 	for (int i = 0; i < L->c->nevents; i++)
-		if (check_kind(L, i) || check_when(L, i) || check_ids(L, i) || check_models(L, i))
+		if (check_kind(L, i) || check_when(L, i) || check_ids(L, i) || check_models(L, i) ||
+		    check_crash(L, i))
 			return -EINVAL;
 	return 0;
 }

@@ -108,6 +108,10 @@ struct xpriv {
 	uint64_t *bits_all;		/* [words], all ones */
 	size_t buf_stride;
 	struct net_cfg self_cfg;	/* units of one's own message */
+	struct xchg_absence *absent;	/* the peers' crashes (own allocation) */
+	int nabsent;
+	bool *gone;			/* [n]: peer j is down in this step (absent) */
+	int64_t *giveup_in;		/* [n]: j -> id, how long a reliable transport tries */
 };
 
 static size_t align64(size_t x)
@@ -493,7 +497,7 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 		struct xchg_link_stats *st = &p->stats_in[j];
 		uint64_t kept = 0;
 
-		if (j == x->id)
+		if (j == x->id || p->gone[j])
 			continue;
 		bool unreliable = p->timeout_in[j] >= 0;
 		int64_t deadline = unreliable ? t0 + p->timeout_in[j] : INT64_MAX;
@@ -529,8 +533,21 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 	}
 }
 
+/* How long a reliable transport tries a unit that is never acknowledged: the first
+ * attempt and max_retries resends, each after its rto (net_send's give-up time). */
+static int64_t giveup_ns(const struct net_cfg *c)
+{
+	int64_t t = 0;
+
+	for (int k = 0; k <= c->max_retries; k++)
+		t += net_rto(c, k);
+	return t;
+}
+
 /* The receiver's deadlines of a phase of `step` that it begins to wait for at t0: the
- * timeout of each link j -> id in effect then (a schedule may change it). */
+ * timeout of each link j -> id in effect then (a schedule may change it).  A peer that
+ * is down is waited for until that deadline, or until a reliable transport would give
+ * up on it. */
 static void phase_timeouts(struct xchg *x, int64_t step, int64_t t0)
 {
 	struct xpriv *p = x->priv;
@@ -541,7 +558,11 @@ static void phase_timeouts(struct xchg *x, int64_t step, int64_t t0)
 			continue;
 		net_model_at(&p->from[j], p->win + p->win_in[j], p->nwin_in[j], step, t0, &m);
 		p->timeout_in[j] = m.transport == TRANSPORT_RELIABLE ? -1 : m.timeout;
+		p->giveup_in[j] = giveup_ns(&m);
 	}
+	for (int j = 0; j < x->n; j++)
+		if (p->gone[j])
+			p->in[j].h.arrive = t0 + (p->timeout_in[j] >= 0 ? 0 : p->giveup_in[j]);
 }
 
 /* The receiver's clock after waiting from t0 for every peer's message. */
@@ -639,12 +660,40 @@ static const uint8_t *own_message(struct xchg *x)
 	return buf;
 }
 
+/* Which peers are down for this step's exchange (struct xchg_absence). */
+static void mark_gone(struct xchg *x, int64_t step)
+{
+	struct xpriv *p = x->priv;
+
+	memset(p->gone, 0, (size_t)x->n * sizeof(*p->gone));
+	for (int i = 0; i < p->nabsent; i++) {
+		const struct xchg_absence *a = &p->absent[i];
+
+		if (a->worker != x->id && a->from <= step && step < a->to)
+			p->gone[a->worker] = true;
+	}
+}
+
+/* A peer that is down: its message to us is lost entirely and never read; ours to it
+ * went through the network model (lost on the down link) but is not written. */
+static void gone_flows(struct xchg *x, int j)
+{
+	struct xpriv *p = x->priv;
+
+	p->out[j].stage = ST_DONE;
+	p->in[j].h = (struct xhdr){ .src = (uint16_t)j, .unit = 1, .nunits = 1, .narrived = 0 };
+	p->in[j].bits[0] = 0;
+	p->in[j].stage = ST_DONE;
+}
+
 /* Sends to every peer in the fixed order id+1, id+2, ... (iov(j): the message for j)
  * and receives from each, to completion. */
 static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 		     const struct xchg_iov *(*iov)(struct xchg *x, int j, void *arg), void *arg,
 		     const size_t len[])
 {
+	struct xpriv *p = x->priv;
+
 	for (int k = 1; k < x->n; k++) {
 		int j = (x->id + k) % x->n;
 		int rc = start_out(x, j, step, phase, flags, iov(x, j, arg), len[j]);
@@ -652,6 +701,8 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 		if (rc)
 			return rc;
 		start_in(x, j);
+		if (p->gone[j])
+			gone_flows(x, j);
 	}
 	return run_flows(x, step, phase);
 }
@@ -692,6 +743,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 
 	if (rc)
 		return rc;
+	mark_gone(x, step);
 	/* Scatter, then reduce in worker-id order. */
 	rc = run_phase(x, step, PHASE_SCATTER, flags, scatter_iov, NULL, len);
 	if (rc)
@@ -859,6 +911,18 @@ static void copy_windows(struct xpriv *p, const struct xchg_links *l, int n, int
 	}
 }
 
+static void xchg_free_priv(struct xpriv *p)
+{
+	if (p) {
+		net_txq_free(&p->txq);
+		free(p->mem);
+		free(p->gone);
+		free(p->giveup_in);
+		free(p->absent);
+	}
+	free(p);
+}
+
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	      struct notify *nt, int id, size_t max_msg)
 {
@@ -886,6 +950,16 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	rc = alloc_arrays(p, n);
 	if (rc)
 		goto err;
+	p->gone = calloc((size_t)n, sizeof(*p->gone));
+	p->giveup_in = calloc((size_t)n, sizeof(*p->giveup_in));
+	p->absent = l->nabsent ? calloc((size_t)l->nabsent, sizeof(*p->absent)) : NULL;
+	if (!p->gone || !p->giveup_in || (l->nabsent && !p->absent)) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	if (l->nabsent)
+		memcpy(p->absent, l->absent, (size_t)l->nabsent * sizeof(*p->absent));
+	p->nabsent = l->nabsent;
 	p->fits = n < 2 || sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) +
 				   (size_t)units * sizeof(int64_t) + max_msg <=
 				   region_ring(rg, (id + 1) % n, id)->size;
@@ -909,6 +983,7 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 			goto err;
 		}
 		p->timeout_in[j] = l->from[j].transport == TRANSPORT_RELIABLE ? -1 : l->from[j].timeout;
+		p->giveup_in[j] = giveup_ns(&l->from[j]);
 		p->from[j] = l->from[j];
 		p->in[j].stage = p->out[j].stage = ST_DONE;
 	}
@@ -921,21 +996,13 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	x->priv = p;
 	return 0;
 err:
-	net_txq_free(&p->txq);
-	free(p->mem);
-	free(p);
+	xchg_free_priv(p);
 	return rc;
 }
 
 void xchg_free(struct xchg *x)
 {
-	struct xpriv *p = x->priv;
-
-	if (p) {
-		net_txq_free(&p->txq);
-		free(p->mem);
-	}
-	free(p);
+	xchg_free_priv(x->priv);
 	x->priv = NULL;
 }
 

@@ -109,11 +109,27 @@ struct xchg {
  * decides it by the step, or by the virtual time the receiver begins to wait); xchg_init
  * copies the ones it needs. */
 struct net_window;
+struct xchg_absence;
 struct xchg_links {
 	uint64_t seed;
 	struct net_cfg to[NET_MAX_WORKERS], from[NET_MAX_WORKERS];
 	const struct net_window *win;
 	int nwin;
+	const struct xchg_absence *absent;	/* the peers' crashes, nabsent of them */
+	int nabsent;
+};
+
+/* Worker `worker` is down (its process crashed: emu/run/crash.h) for the exchanges of
+ * steps [from, to).  It sends nothing and reads nothing; what others send it is lost on
+ * the way (the crash's windows take its links down: the copies are serialised and
+ * counted as any loss) and never written to its rings.  A receiver learns of its
+ * message what it learns of one lost entirely, when it would: an unreliable one at its
+ * deadline, a reliable one when the peer's transport gives up (the sum of the rto
+ * backoffs over max_retries + 1 attempts, from when it began to wait).  All of it is
+ * decided by the step, so both sides know without a message. */
+struct xchg_absence {
+	int worker;
+	int64_t from, to;
 };
 
 /* max_msg: the largest message or reply any algorithm will send. Returns 0 or -errno. */

@@ -25,8 +25,9 @@ static int pieces(struct worker *w, const struct algo *a, void *state, struct ck
 	return k;
 }
 
-int ckpt_worker_save(struct worker *w, const struct algo *a, void *state,
-		     const struct ckpt_acc *acc, const char *run, uint64_t hash,
+/* w's part after `steps` steps into DIR/worker-ID.bin; rec (may be NULL) filled. */
+static int save_part(struct worker *w, const struct algo *a, void *state,
+		     const struct ckpt_acc *acc, const char *dir, int64_t steps, uint64_t hash,
 		     struct rec_ckpt *rec, char *err, size_t errlen)
 {
 	struct ckpt_acc copy = *acc;
@@ -34,8 +35,8 @@ int ckpt_worker_save(struct worker *w, const struct algo *a, void *state,
 	int np, rc = nn_model_to_host(&w->m, NN_STATE);	/* batch norm moved it */
 	size_t len = 0, at = 0;
 	uint8_t *buf;
-	char dir[CFG_STR + 64], name[32];
-	struct ckpt_head h = { .kind = CKPT_WORKER, .cfg_hash = hash, .step = w->step + 1,
+	char name[32];
+	struct ckpt_head h = { .kind = CKPT_WORKER, .cfg_hash = hash, .step = steps,
 			       .worker = w->id, .nworkers = w->n };
 
 	if (rc < 0) {
@@ -61,22 +62,49 @@ int ckpt_worker_save(struct worker *w, const struct algo *a, void *state,
 			memcpy(buf + at, p[i].p, p[i].len);
 		at += p[i].len;
 	}
-	ckpt_step_dir(dir, sizeof(dir), run, w->step + 1);
 	snprintf(name, sizeof(name), "worker-%d.bin", w->id);
 	rc = ckpt_write(dir, name, &h, buf, len, err, errlen);
 	free(buf);
 	if (rc < 0)
 		return -1;
-	*rec = (struct rec_ckpt){ .type = REC_CKPT, .worker = w->id, .step = w->step + 1,
-				  .size = sizeof(h) + len, .crc = h.crc };
+	if (rec)
+		*rec = (struct rec_ckpt){ .type = REC_CKPT, .worker = w->id, .step = steps,
+					  .size = sizeof(h) + len, .crc = h.crc };
 	return 0;
 }
 
-int ckpt_worker_load(struct worker *w, const struct algo *a, void *state,
-		     struct ckpt_acc *acc, const char *run, int64_t step, uint64_t hash,
-		     char *err, size_t errlen)
+int ckpt_worker_save(struct worker *w, const struct algo *a, void *state,
+		     const struct ckpt_acc *acc, const char *run, uint64_t hash,
+		     struct rec_ckpt *rec, char *err, size_t errlen)
 {
-	char path[CFG_STR + 80], name[32];
+	char dir[CFG_STR + 64];
+
+	ckpt_step_dir(dir, sizeof(dir), run, w->step + 1);
+	return save_part(w, a, state, acc, dir, w->step + 1, hash, rec, err, errlen);
+}
+
+/* RUN/crash (out of n bytes), and the file of worker id in it. */
+static void crash_dir(char *out, size_t n, const char *run)
+{
+	snprintf(out, n, "%s/crash", run);
+}
+
+int ckpt_worker_save_crash(struct worker *w, const struct algo *a, void *state,
+			   const struct ckpt_acc *acc, const char *run, uint64_t hash,
+			   char *err, size_t errlen)
+{
+	char dir[CFG_STR + 64];
+
+	crash_dir(dir, sizeof(dir), run);
+	return save_part(w, a, state, acc, dir, w->step, hash, NULL, err, errlen);
+}
+
+/* Loads the part at path, of `step` steps: every piece, or with net_only only the
+ * exchange's state. */
+static int load_part(struct worker *w, const struct algo *a, void *state,
+		     struct ckpt_acc *acc, const char *path, int64_t step, uint64_t hash,
+		     bool net_only, char *err, size_t errlen)
+{
 	struct ckpt_head h;
 	struct algo_part p[MAX_PIECES];
 	uint64_t fsize;
@@ -84,8 +112,6 @@ int ckpt_worker_load(struct worker *w, const struct algo *a, void *state,
 	size_t at = 0;
 	int np, rc = 0;
 
-	snprintf(name, sizeof(name), "worker-%d.bin", w->id);
-	ckpt_file(path, sizeof(path), run, step, name);
 	if (ckpt_read(path, CKPT_WORKER, &h, &payload, &fsize, err, errlen) < 0)
 		return -1;
 	if (h.cfg_hash != hash || h.step != step || h.worker != w->id || h.nworkers != w->n) {
@@ -110,7 +136,7 @@ int ckpt_worker_load(struct worker *w, const struct algo *a, void *state,
 		}
 		if (i == 3)
 			rc = xchg_state_load(&w->x, b + sizeof(l), l);
-		else
+		else if (!net_only)
 			memcpy(p[i].p, b + sizeof(l), l);
 		at += l;
 	}
@@ -128,4 +154,26 @@ int ckpt_worker_load(struct worker *w, const struct algo *a, void *state,
 		return -1;
 	}
 	return 0;
+}
+
+int ckpt_worker_load(struct worker *w, const struct algo *a, void *state,
+		     struct ckpt_acc *acc, const char *run, int64_t step, uint64_t hash,
+		     char *err, size_t errlen)
+{
+	char path[CFG_STR + 80], name[32];
+
+	snprintf(name, sizeof(name), "worker-%d.bin", w->id);
+	ckpt_file(path, sizeof(path), run, step, name);
+	return load_part(w, a, state, acc, path, step, hash, false, err, errlen);
+}
+
+int ckpt_worker_load_crash(struct worker *w, const struct algo *a, void *state,
+			   struct ckpt_acc *acc, const char *run, int64_t step, uint64_t hash,
+			   bool net_only, char *err, size_t errlen)
+{
+	char path[CFG_STR + 96];
+
+	crash_dir(path, sizeof(path), run);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/worker-%d.bin", w->id);
+	return load_part(w, a, state, acc, path, step, hash, net_only, err, errlen);
 }

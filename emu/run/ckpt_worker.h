@@ -11,6 +11,7 @@
 #ifndef EMU_CKPT_WORKER_H
 #define EMU_CKPT_WORKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "emu/algo/algo.h"
@@ -36,5 +37,17 @@ int ckpt_worker_save(struct worker *w, const struct algo *a, void *state,
 int ckpt_worker_load(struct worker *w, const struct algo *a, void *state,
 		     struct ckpt_acc *acc, const char *run, int64_t step, uint64_t hash,
 		     char *err, size_t errlen);
+
+/* A worker that crashes (emu/run/crash.h) before step w->step: its part, of w->step
+ * steps, into RUN/crash/worker-ID.bin (replacing its previous crash's), and, for the
+ * process that comes back in its place, the same read back: all of it, or with
+ * net_only only the exchange's state (the model, the algorithm's state and acc stay
+ * as they are).  0, or -1 with the reason in err. */
+int ckpt_worker_save_crash(struct worker *w, const struct algo *a, void *state,
+			   const struct ckpt_acc *acc, const char *run, uint64_t hash,
+			   char *err, size_t errlen);
+int ckpt_worker_load_crash(struct worker *w, const struct algo *a, void *state,
+			   struct ckpt_acc *acc, const char *run, int64_t step, uint64_t hash,
+			   bool net_only, char *err, size_t errlen);
 
 #endif

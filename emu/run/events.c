@@ -15,7 +15,8 @@
 
 #define EVENTS_HEADER "step,vtime_s,event,kind,state,targets,epoch,detail\n"
 
-/* net: "loss_p=0.3 latency=2ms"; slowdown: "factor=4"; else "". */
+/* net: "loss_p=0.3 latency=2ms"; slowdown: "factor=4"; crash with a for: "rejoin=own";
+ * else "". */
 static void detail(const struct cfg_event *e, char *buf, size_t n)
 {
 	char v[1024];
@@ -38,6 +39,8 @@ static void detail(const struct cfg_event *e, char *buf, size_t n)
 
 		cfg_event_format(e, CFG_EVK_factor, f, sizeof(f));
 		snprintf(buf, n, "factor=%s", f);
+	} else if (e->kind == EVENT_CRASH && e->len.unit != WHEN_NONE) {
+		snprintf(buf, n, "rejoin=%s", cfg_rejoin_names[e->rejoin]);
 	}
 }
 
@@ -232,6 +235,9 @@ int events_print(const struct cfg *c, FILE *f)
 		if (e->kind == EVENT_SLOWDOWN)
 			k += (size_t)snprintf(line + k, sizeof(line) - k, " of workers %s by %s", tg,
 					      dt + strlen("factor="));
+		else if (e->kind == EVENT_CRASH)
+			k += (size_t)snprintf(line + k, sizeof(line) - k, " of workers %s (%d of %d "
+					      "links down)", tg, links_of(c, e), nl);
 		else
 			k += (size_t)snprintf(line + k, sizeof(line) - k, " %s %s (%d of %d links)",
 					      e->kind == EVENT_NET ? "on" : "of", tg, links_of(c, e), nl);
@@ -240,6 +246,10 @@ int events_print(const struct cfg *c, FILE *f)
 				 e->len.unit == WHEN_NONE ? "to the end" : b,
 				 s.by_time ? " of virtual time" : "",
 				 *dt && e->kind == EVENT_NET ? ": " : "", e->kind == EVENT_NET ? dt : "");
+		k = strlen(line);
+		if (e->kind == EVENT_CRASH && *dt && k < sizeof(line))
+			snprintf(line + k, sizeof(line) - k, ", then back with %s",
+				 dt + strlen("rejoin="));
 		comment(f, line);
 	}
 	return ferror(f) ? -EIO : 0;

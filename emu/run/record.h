@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN, REC_CKPT };
+enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN, REC_CKPT, REC_DOWN };
 
 struct rec_train {		/* one per worker per logged step */
 	int32_t type;
@@ -67,6 +67,17 @@ struct rec_ckpt {
 	int64_t step;
 	uint64_t size;		/* of the file */
 	uint32_t crc, pad;	/* of its payload */
+};
+
+/* A worker's process ends as a crash event planned (emu/run/crash.h), before running
+ * `step`: its cumulative counters, which the totals of train.csv and eval.csv keep while
+ * it is down (it sends and receives nothing then).  Sent after its link records of the
+ * moment, which net.csv keeps likewise. */
+struct rec_down {
+	int32_t type;
+	int32_t worker;
+	int64_t step;
+	uint64_t bytes_sent, units_dropped, bytes_delivered, units_late;
 };
 
 #endif

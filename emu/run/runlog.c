@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "emu/run/ckpt.h"
+#include "emu/run/crash.h"
 #include "emu/run/record.h"
 #include "emu/run/rundir.h"
 #include "emu/run/runlog.h"
@@ -86,6 +87,10 @@ struct runlog {
 	bool ckpt_on;
 	uint64_t ckpt_hash;
 	struct queue cq[CFG_MAX_WORKERS];
+	/* crash events: who is down when, and the counters a worker left when it went
+	 * down (its REC_DOWN; step: the step it missed first, -1 before any) */
+	const struct crash_plan *crashes;
+	struct rec_down down[CFG_MAX_WORKERS];
 };
 
 static double now_s(void)
@@ -294,6 +299,8 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	}
 	l->c = c;
 	l->n = c->run.workers;
+	for (int i = 0; i < CFG_MAX_WORKERS; i++)
+		l->down[i].step = -1;
 	l->t0 = now_s();
 	l->last_line = l->t0;
 	l->tty = isatty(STDERR_FILENO);
@@ -403,8 +410,9 @@ void runlog_tick(struct runlog *l)
 		progress(l, false);
 }
 
-/* workers.csv: the row of every worker for this step, in worker-id order, as one block. */
-static int worker_rows(struct runlog *l, const struct rec_train w[])
+/* workers.csv: the row of every worker that ran this step (up), in worker-id order, as
+ * one block. */
+static int worker_rows(struct runlog *l, const struct rec_train w[], uint64_t up)
 {
 	struct block b;
 
@@ -413,7 +421,8 @@ static int worker_rows(struct runlog *l, const struct rec_train w[])
 	if (block_open(l, &b) < 0)
 		return -1;
 	for (int i = 0; i < l->n; i++)
-		fprintf(b.f, "%lld,%d,%.9f,%.9g,%.9f,%llu,%llu,%llu,%llu\n",
+		if (up >> i & 1)
+			fprintf(b.f, "%lld,%d,%.9f,%.9g,%.9f,%llu,%llu,%llu,%llu\n",
 			(long long)w[i].step, i, w[i].vclock_s, w[i].loss, w[i].compute_s,
 			(unsigned long long)w[i].bytes_sent,
 			(unsigned long long)w[i].bytes_delivered,
@@ -422,35 +431,62 @@ static int worker_rows(struct runlog *l, const struct rec_train w[])
 	return block_write(l, &b, &l->workers);
 }
 
-static int train_row(struct runlog *l, const struct rec_train w[])
+/* The workers up (bit w) for the exchange of step index s, as the crash plan says. */
+static uint64_t up_at(const struct runlog *l, int64_t s)
+{
+	uint64_t all = l->n >= 64 ? ~0ULL : (1ULL << l->n) - 1;
+
+	return l->crashes ? all & ~crash_down_mask(l->crashes, s) : all;
+}
+
+/* The totals of a row: the up workers' counters from w[], a down worker's as it left
+ * them (it sent and received nothing since). */
+static void row_totals(const struct runlog *l, const struct rec_train w[], uint64_t up,
+		       uint64_t *bytes, uint64_t *dropped, uint64_t *delivered, uint64_t *late)
+{
+	*bytes = *dropped = *delivered = *late = 0;
+	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
+		const struct rec_down *d = &l->down[i];
+		bool on = up >> i & 1;
+
+		*bytes += on ? w[i].bytes_sent : d->bytes_sent;
+		*dropped += on ? w[i].units_dropped : d->units_dropped;
+		*delivered += on ? w[i].bytes_delivered : d->bytes_delivered;
+		*late += on ? w[i].units_late : d->units_late;
+	}
+}
+
+static int train_row(struct runlog *l, const struct rec_train w[], uint64_t up)
 {
 	double loss = 0, cons = 0, vt = 0, vt_min = HUGE_VAL;
-	uint64_t bytes = 0, dropped = 0, delivered = 0, late = 0;
+	uint64_t bytes, dropped, delivered, late;
+	int nup = __builtin_popcountll(up);
+
+	row_totals(l, w, up, &bytes, &dropped, &delivered, &late);
 	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
+		if (!(up >> i & 1))
+			continue;
 		loss += w[i].loss;
 		cons += w[i].consensus;
-		bytes += w[i].bytes_sent;
-		dropped += w[i].units_dropped;
-		delivered += w[i].bytes_delivered;
-		late += w[i].units_late;
 		if (w[i].vclock_s > vt)
 			vt = w[i].vclock_s;
 		if (w[i].vclock_s < vt_min)
 			vt_min = w[i].vclock_s;
 	}
-	loss /= l->n;
-	cons /= l->n;
+	loss /= nup;
+	cons /= nup;
+	const struct rec_train *f = &w[__builtin_ctzll(up)];	/* the first up: step, lr */
 	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu,%llu,%llu,%.9f\n",
-		     (long long)w[0].step, w[0].epoch, loss, w[0].lr, vt, now_s() - l->t0, cons,
+		     (long long)f->step, f->epoch, loss, f->lr, vt, now_s() - l->t0, cons,
 		     (unsigned long long)bytes, (unsigned long long)dropped,
 		     (unsigned long long)delivered, (unsigned long long)late, vt_min) < 0 ||
-	    worker_rows(l, w) < 0)
+	    worker_rows(l, w, up) < 0)
 		return -1;
-	l->step = w[0].step;
-	l->steps_total = w[0].steps_total;
+	l->step = f->step;
+	l->steps_total = f->steps_total;
 	l->loss = loss;
 	l->has_loss = true;
-	l->epoch = w[0].epoch;
+	l->epoch = f->epoch;
 	progress(l, false);
 	return rundir_status(&l->dir, "running", -1, l->step, l->steps_total, NULL, l->error,
 			     sizeof(l->error));
@@ -458,13 +494,10 @@ static int train_row(struct runlog *l, const struct rec_train w[])
 
 /* The link records of every worker up to this evaluation's step, into links_out and
  * links_in (a worker sends them before its evaluation record; a fast worker's records of
- * a later evaluation stay queued). */
+ * a later evaluation stay queued).  A worker that is down sent none: its side of its
+ * links stays as its last records left it (those it sent as it went down). */
 static void take_links(struct runlog *l, int64_t step)
 {
-	size_t nn = (size_t)l->n * (size_t)l->n;
-
-	memset(l->links_out, 0, nn * sizeof(*l->links_out));
-	memset(l->links_in, 0, nn * sizeof(*l->links_in));
 	for (int i = 0; i < l->n; i++)
 		while (l->lq[i].len) {
 			const struct rec_link *r = queue_front(&l->lq[i]);
@@ -510,12 +543,17 @@ static int net_block(struct runlog *l, int64_t step, double vt)
 	return block_write(l, &b, &l->net);
 }
 
-static int eval_row(struct runlog *l, const struct rec_eval w[])
+static int eval_row(struct runlog *l, const struct rec_eval w[], uint64_t up)
 {
 	double loss = 0, vt = 0;
 	int64_t correct = 0, count = 0;
 	uint64_t bytes = 0, delivered = 0;
 	for (int i = 0; i < l->n; i++) {
+		if (!(up >> i & 1)) {	/* down: its counters as it left them */
+			bytes += l->down[i].bytes_sent;
+			delivered += l->down[i].bytes_delivered;
+			continue;
+		}
 		bytes += w[i].bytes_sent;
 		delivered += w[i].bytes_delivered;
 		loss += w[i].loss_sum;
@@ -524,14 +562,15 @@ static int eval_row(struct runlog *l, const struct rec_eval w[])
 		if (w[i].vclock_s > vt)
 			vt = w[i].vclock_s;
 	}
+	const struct rec_eval *f = &w[__builtin_ctzll(up)];	/* the first up: step, epoch */
 	l->acc = count ? (double)correct / (double)count : 0;
 	l->has_acc = true;
-	l->acc_step = w[0].step;
-	if (csv_line(l, &l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu,%llu\n", w[0].epoch,
-		     (long long)w[0].step, vt, now_s() - l->t0,
+	l->acc_step = f->step;
+	if (csv_line(l, &l->eval, "%.6f,%lld,%.9f,%.3f,%.9g,%.6f,%llu,%llu\n", f->epoch,
+		     (long long)f->step, vt, now_s() - l->t0,
 		     count ? loss / (double)count : 0.0, l->acc, (unsigned long long)bytes,
 		     (unsigned long long)delivered) < 0 ||
-	    net_block(l, w[0].step, vt) < 0)
+	    net_block(l, f->step, vt) < 0)
 		return -1;
 	progress(l, true);
 	return 0;
@@ -546,25 +585,64 @@ static int all_queued(const struct queue q[], int n)
 	return 1;
 }
 
-/* Joins the rows that every worker's queue can complete; 0 or -1. */
+/* The steps done of a queued train or eval record (both have it at the same place). */
+static int64_t rec_step(const void *rec)
+{
+	return ((const struct rec_train *)rec)->step;
+}
+
+/* Whether the next row of q (train or eval records) is complete: the row after the
+ * fewest steps queued, with a record from every worker up for the last of those steps
+ * (its mask into *up) and the counters of every worker down then. */
+static bool row_ready(const struct runlog *l, const struct queue q[], uint64_t *up)
+{
+	int64_t step = INT64_MAX;
+
+	for (int i = 0; i < l->n; i++)
+		if (q[i].len && rec_step(queue_front(&q[i])) < step)
+			step = rec_step(queue_front(&q[i]));
+	if (step == INT64_MAX)
+		return false;
+	*up = up_at(l, step - 1);
+	for (int i = 0; i < l->n; i++) {
+		if (*up >> i & 1) {
+			if (!q[i].len || rec_step(queue_front(&q[i])) != step)
+				return false;
+		} else if (l->down[i].step != crash_span_at(l->crashes, i, step - 1)->from) {
+			return false;	/* its REC_DOWN of this crash is still on the way */
+		}
+	}
+	return true;
+}
+
+/* Joins the rows that the workers' queues can complete; 0 or -1. */
 static int join_rows(struct runlog *l, struct queue q[], int train)
 {
-	while (all_queued(q, l->n)) {
+	uint64_t up;
+
+	while (row_ready(l, q, &up)) {
 		union {
 			struct rec_train t[CFG_MAX_WORKERS];
 			struct rec_eval e[CFG_MAX_WORKERS];
 		} row;
 		for (int i = 0; i < l->n; i++) {
+			if (!(up >> i & 1))
+				continue;
 			if (train)
 				row.t[i] = *(const struct rec_train *)queue_front(&q[i]);
 			else
 				row.e[i] = *(const struct rec_eval *)queue_front(&q[i]);
 			queue_pop(&q[i]);
 		}
-		if ((train ? train_row(l, row.t) : eval_row(l, row.e)) < 0)
+		if ((train ? train_row(l, row.t, up) : eval_row(l, row.e, up)) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+void runlog_crashes(struct runlog *l, const struct crash_plan *p)
+{
+	l->crashes = p->n ? p : NULL;
 }
 
 void runlog_checkpoints(struct runlog *l, uint64_t hash)
@@ -650,6 +728,11 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 		rc = queue_push(&l->cq[worker], rec);
 		if (rc == 0)
 			rc = join_checkpoints(l);
+	} else if (type == REC_DOWN && len == sizeof(struct rec_down)) {
+		memcpy(&l->down[worker], rec, len);	/* rows waiting for it may go */
+		rc = join_rows(l, l->tq, 1);
+		if (rc == 0)
+			rc = join_rows(l, l->eq, 0);
 	} else if ((type == REC_LINK || type == REC_LINK_IN) && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)

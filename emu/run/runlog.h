@@ -35,6 +35,11 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 /* The workers take checkpoints (emu/run/ckpt.h) with this configuration hash: when every
  * worker's REC_CKPT of a step is in, the logs are synced and the manifest written. */
 void runlog_checkpoints(struct runlog *l, uint64_t hash);
+/* The run's crash events (emu/run/crash.h; p outlives l): a row of train.csv or eval.csv
+ * then joins the records of the workers that are up, and keeps the counters a down
+ * worker left in its totals. */
+struct crash_plan;
+void runlog_crashes(struct runlog *l, const struct crash_plan *p);
 /* The run's length, as the workers compute it (train_length): for the progress line
  * before the first row and the epochs it will run. */
 void runlog_length(struct runlog *l, int64_t steps_total, int64_t steps_per_epoch);

@@ -33,6 +33,7 @@
 #endif
 
 #define LOG_MAX 4096
+#define REJOIN_TICK_NS 2000000	/* 2 ms */
 #define SUP_MAX_LOG_WORDS NOTIFY_MAX_WORDS
 
 /* io_uring user_data: TAG_PID + worker for a pidfd */
@@ -65,6 +66,8 @@ struct sup {
 	int64_t last_beat;	/* when a worker last made progress */
 	pid_t *pid;
 	int *pidfd;
+	int64_t *rejoin;	/* a worker that crashed as planned: the step it rejoins at, or -1 */
+	sigset_t oldmask;	/* the mask forked workers restore */
 	struct logbuf *logs;
 	struct pollfd *pf;	/* ppoll mode: signalfd + pidfds */
 	int *pf_worker;
@@ -197,6 +200,25 @@ static void report(struct sup *s, int w, const siginfo_t *si)
 	}
 }
 
+/* After a worker's exit 0: false, unless it claims a crash the plan does not have
+ * (then its death is reported as a failure). */
+static bool planned_crash(struct sup *s, int w)
+{
+	struct worker_slot *slot = region_slot(s->rg, w);
+	int64_t step = atomic_load(&slot->step), at;
+
+	if (atomic_load(&slot->state) != WORKER_CRASHED)
+		return false;
+	at = s->ops->rejoin_at ? s->ops->rejoin_at(s->ctx, w, step) : -2;
+	if (at < -1) {
+		snprintf(slot->error, sizeof(slot->error), "it ended as if crashed, but no crash "
+			 "of it is planned at this step");
+		return true;
+	}
+	s->rejoin[w] = at;
+	return false;
+}
+
 static void reap(struct sup *s, int w)
 {
 	siginfo_t si;
@@ -220,7 +242,7 @@ static void reap(struct sup *s, int w)
 		kill_all(s);
 		return;
 	}
-	if (si.si_code == CLD_EXITED && si.si_status == 0)
+	if (si.si_code == CLD_EXITED && si.si_status == 0 && !planned_crash(s, w))
 		return;
 	atomic_store(&region_slot(s->rg, w)->state, WORKER_FAILED);
 	if (s->killing)
@@ -335,11 +357,117 @@ static void check_progress(struct sup *s)
 	}
 }
 
+static void child(struct sup *s, int id, pid_t parent, const sigset_t *oldmask)
+{
+	struct worker_slot *slot = region_slot(s->rg, id);
+	int ret;
+
+	for (size_t i = 0; i < NSTOP_SIGS; i++)
+		signal(stop_sigs[i], SIG_IGN);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	/* No worker outlives a supervisor that was killed. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	atomic_store(&slot->pid, (int32_t)getpid());
+	atomic_store(&slot->state, WORKER_RUNNING);
+	ret = s->ops->worker(s->ctx, s->rg, id);
+	/* a worker that crashed as planned said so (WORKER_CRASHED): kept */
+	int32_t running = WORKER_RUNNING;
+	atomic_compare_exchange_strong(&slot->state, &running, ret == 0 ? WORKER_DONE :
+				       WORKER_FAILED);
+	fflush(NULL);
+	_exit(ret == 0 ? 0 : ret > 0 && ret < 256 ? ret : 1);
+}
+
+/* io_uring: a wake-up when worker w's process ends (ppoll mode polls every pidfd). */
+static void watch_pid(struct sup *s, int w)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!s->uring_ok)
+		return;
+	sqe = io_uring_get_sqe(&s->ring);
+	if (!sqe) {
+		io_uring_submit(&s->ring);
+		sqe = io_uring_get_sqe(&s->ring);
+	}
+	io_uring_prep_poll_add(sqe, s->pidfd[w], POLLIN);
+	sqe->user_data = TAG_PID + (uint64_t)w;
+}
+
+/* Forks worker w (with the stop signals blocked: the supervisor reads them from a
+ * signalfd, the worker restores oldmask); 0, or -1 after a failed fork (reported, the
+ * others killed). */
+static int fork_worker(struct sup *s, int w)
+{
+	pid_t self = getpid(), pid;
+
+	fflush(NULL);
+	atomic_fetch_add(&region_slot(s->rg, w)->lives, 1);
+	pid = fork();
+	if (pid < 0) {
+		failure(s, "cannot fork worker %d: %s", w, strerror(errno));
+		kill_all(s);
+		return -1;
+	}
+	if (pid == 0)
+		child(s, w, self, &s->oldmask);
+	s->pid[w] = pid;
+	atomic_store(&region_slot(s->rg, w)->pid, (int32_t)pid);
+	s->nalive++;
+	return 0;
+}
+
+static void fork_workers(struct sup *s)
+{
+	for (int w = s->lo; w < s->hi; w++)
+		if (fork_worker(s, w) < 0)
+			return;
+}
+
+/* A worker that crashed as planned comes back at its step, once every worker still
+ * running has begun it (they cannot finish it without the newcomer; it reads their
+ * clocks as they began it).  Even while stopping: they may be waiting for it. */
+static void rejoin_workers(struct sup *s)
+{
+	for (int w = s->lo; w < s->hi && !s->killing; w++) {
+		if (s->rejoin[w] < 0)
+			continue;
+		bool due = true;
+
+		for (int k = s->lo; k < s->hi && due; k++)
+			if (s->pid[k] > 0 && atomic_load(&region_slot(s->rg, k)->step) < s->rejoin[w])
+				due = false;
+		if (!due)
+			continue;
+		s->rejoin[w] = -1;
+		if (fork_worker(s, w) < 0)
+			return;
+		s->pidfd[w] = (int)syscall(SYS_pidfd_open, s->pid[w], 0);
+		if (s->pidfd[w] < 0) {
+			failure(s, "cannot watch worker %d: %s", w, strerror(errno));
+			kill_all(s);
+			return;
+		}
+		watch_pid(s, w);
+	}
+}
+
+/* Whether a crashed worker is still to come back: the supervisor then looks often. */
+static bool rejoin_pending(const struct sup *s)
+{
+	for (int w = s->lo; w < s->hi; w++)
+		if (s->rejoin[w] >= 0)
+			return true;
+	return false;
+}
+
 /* io_uring: one wait covers pidfds, the signalfd and every log ring's head word. */
 static int wait_uring(struct sup *s)
 {
-	struct __kernel_timespec ts = { .tv_sec = s->tick_ns / 1000000000,
-					.tv_nsec = s->tick_ns % 1000000000 };
+	/* a crashed worker due back is forked when the others reach its step: look often */
+	int64_t tick = rejoin_pending(s) ? REJOIN_TICK_NS : s->tick_ns;
+	struct __kernel_timespec ts = { .tv_sec = tick / 1000000000, .tv_nsec = tick % 1000000000 };
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	int ret, nlog = !s->reads_logs ? 0 : s->n < SUP_MAX_LOG_WORDS ? s->n : SUP_MAX_LOG_WORDS;
@@ -441,18 +569,8 @@ static int watch(struct sup *s)
 {
 	int ret;
 
-	if (s->uring_ok) {
-		for (int w = s->lo; w < s->hi; w++) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
-
-			if (!sqe) {
-				io_uring_submit(&s->ring);
-				sqe = io_uring_get_sqe(&s->ring);
-			}
-			io_uring_prep_poll_add(sqe, s->pidfd[w], POLLIN);
-			sqe->user_data = TAG_PID + (uint64_t)w;
-		}
-	}
+	for (int w = s->lo; w < s->hi; w++)
+		watch_pid(s, w);
 	for (;;) {
 		drain_logs(s);
 		check_remote_failure(s);
@@ -469,29 +587,11 @@ static int watch(struct sup *s)
 		check_progress(s);
 		if (s->ops->on_tick)
 			s->ops->on_tick(s->ctx);
+		rejoin_workers(s);
 		ret = s->uring_ok ? wait_uring(s) : wait_ppoll(s);
 		if (ret < 0)
 			return ret;
 	}
-}
-
-static void child(struct sup *s, int id, pid_t parent, const sigset_t *oldmask)
-{
-	struct worker_slot *slot = region_slot(s->rg, id);
-	int ret;
-
-	for (size_t i = 0; i < NSTOP_SIGS; i++)
-		signal(stop_sigs[i], SIG_IGN);
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	/* No worker outlives a supervisor that was killed. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(1);
-	atomic_store(&slot->pid, (int32_t)getpid());
-	atomic_store(&slot->state, WORKER_RUNNING);
-	ret = s->ops->worker(s->ctx, s->rg, id);
-	atomic_store(&slot->state, ret == 0 ? WORKER_DONE : WORKER_FAILED);
-	fflush(NULL);
-	_exit(ret == 0 ? 0 : ret > 0 && ret < 256 ? ret : 1);
 }
 
 static int setup_watchers(struct sup *s, enum notify_mode mode)
@@ -524,15 +624,18 @@ static int sup_alloc(struct sup *s, const struct region_params *p)
 
 	s->pid = calloc(n, sizeof(*s->pid));
 	s->pidfd = calloc(n, sizeof(*s->pidfd));
+	s->rejoin = calloc(n, sizeof(*s->rejoin));
 	s->logs = calloc(n, sizeof(*s->logs));
 	s->pf = calloc(n + 2, sizeof(*s->pf));	/* signalfd, bridge, pidfds */
 	s->pf_worker = calloc(n + 2, sizeof(*s->pf_worker));
 	if (rc < 0)
 		return rc;
-	if (!s->pid || !s->pidfd || !s->logs || !s->pf || !s->pf_worker)
+	if (!s->pid || !s->pidfd || !s->rejoin || !s->logs || !s->pf || !s->pf_worker)
 		return -ENOMEM;
-	for (int w = 0; w < s->n; w++)
+	for (int w = 0; w < s->n; w++) {
 		s->pidfd[w] = -1;
+		s->rejoin[w] = -1;
+	}
 	return 0;
 }
 
@@ -541,32 +644,10 @@ static void sup_free(struct sup *s)
 	region_destroy(s->rg);
 	free(s->pid);
 	free(s->pidfd);
+	free(s->rejoin);
 	free(s->logs);
 	free(s->pf);
 	free(s->pf_worker);
-}
-
-/* Forks every worker (with the stop signals blocked: the supervisor reads them from a
- * signalfd, the workers restore oldmask); a failed fork ends the others. */
-static void fork_workers(struct sup *s, const sigset_t *oldmask)
-{
-	pid_t self = getpid();
-
-	fflush(NULL);
-	for (int w = s->lo; w < s->hi; w++) {
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			failure(s, "cannot fork worker %d: %s", w, strerror(errno));
-			kill_all(s);
-			return;
-		}
-		if (pid == 0)
-			child(s, w, self, oldmask);
-		s->pid[w] = pid;
-		atomic_store(&region_slot(s->rg, w)->pid, (int32_t)pid);
-		s->nalive++;
-	}
 }
 
 /* Watches the workers until the run ends; sets s->status. */
@@ -667,7 +748,8 @@ int supervise_world(const struct cfg *c, const struct region_params *p,
 	} else {
 		supervisor_stop_signals(&block);
 		sigprocmask(SIG_BLOCK, &block, &oldmask);
-		fork_workers(&s, &oldmask);
+		s.oldmask = oldmask;
+		fork_workers(&s);
 		if (!s.status && s.world)
 			start_bridge(&s, c->run.notify);
 		if (!s.status)	/* else a fork failed: already reported */

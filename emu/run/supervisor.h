@@ -38,6 +38,13 @@ struct supervisor_ops {
 	/* In the supervisor, optional: at every wake-up, at least every run.progress_every
 	 * (and every second): what runs by the clock, such as a progress line. */
 	void (*on_tick)(void *ctx);
+	/* In the supervisor, optional (one host): worker id's process exited 0 saying it
+	 * crashed as planned (its slot's state WORKER_CRASHED) before `step`.  Returns the
+	 * step at which a new process takes its place (forked once every worker still
+	 * running has begun that step; its slot's lives counts the processes), -1 for
+	 * never, or -2 when no such crash is planned: then it is a failure like any
+	 * other death. */
+	int64_t (*rejoin_at)(void *ctx, int id, int64_t step);
 };
 
 int supervise(const struct cfg *c, const struct region_params *p,

@@ -80,6 +80,38 @@ static void on_tick(void *ctx)
 	runlog_tick(t->log);
 }
 
+static int64_t rejoin_at(void *ctx, int id, int64_t step)
+{
+	struct train_run *t = ctx;
+	const struct crash_span *sp = crash_starting(&t->crashes, id, step);
+
+	if (!sp)
+		return -2;
+	return sp->to >= t->total ? -1 : sp->to;
+}
+
+/* The crash events as steps (crash.h), on one host only; 0, or 2 with the reason
+ * printed. */
+static int plan_crashes(const struct cfg *c, struct train_run *t, const struct world *w)
+{
+	char err[512];
+
+	if (crash_plan_build(c, t->spe, &t->crashes, err, sizeof(err)) < 0) {
+		if (w->rank == 0)
+			fprintf(stderr, "emu: %s\n", err);
+		return 2;
+	}
+	if (t->crashes.n && w->size > 1) {
+		if (w->rank == 0)
+			fprintf(stderr, "emu: %s: crash events work on one host only, not across "
+				"%d MPI ranks\n", c->path, w->size);
+		return 2;
+	}
+	if (t->crashes.n)
+		t->cfg_hash = ckpt_cfg_hash(c);	/* of the parts crashed workers leave */
+	return 0;
+}
+
 static int on_end(void *ctx, int status, const char *why)
 {
 	struct train_run *t = ctx;
@@ -254,8 +286,8 @@ int cmd_run(const struct cfg *c, int argc, char *const argv[])
 int train_run_in(const struct cfg *c, const char *dir, int argc, char *const argv[],
 		 const struct ckpt_manifest *resume, int64_t resume_step)
 {
-	struct train_run t = { .c = c, .resume_step = resume_step };	/* the workers get
-									 * its address after fork */
+	struct train_run t = { .c = c, .resume_step = resume_step, .dir = dir };	/* the
+						 * workers get its address after fork */
 	struct world w;
 	sigset_t stops;
 	int status;
@@ -286,11 +318,16 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 	/* The length that will run: train.max_steps may cut the epochs short. */
 	int64_t spe = 0, total = 0;
 	char len[160];
-	if (!status)
+	if (!status) {
 		train_length(c, t.train.n, &spe, &total);
+		t.spe = spe;
+		t.total = total;
+		status = plan_crashes(c, &t, &w);
+	}
 	if (!status)
 		status = open_logs(c, &t, &w, dir, argc, argv, spe, total, resume);
 	if (status) {		/* (only rank 0 opens the logs, and it opens them last) */
+		crash_plan_free(&t.crashes);
 		data_free(&t.train);
 		data_free(&t.test);
 		world_finalize(&w);
@@ -305,6 +342,8 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 			 (long long)total);
 	if (t.log && t.ckpt_run)
 		runlog_checkpoints(t.log, t.cfg_hash);
+	if (t.log)
+		runlog_crashes(t.log, &t.crashes);
 	if (t.log) {
 		runlog_length(t.log, total, spe);
 		fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %s, logs in "
@@ -318,12 +357,13 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		.snapshot_bytes = (t.nparams + t.nstate) * sizeof(float),
 	};
 	/* Only rank 0 writes logs: the others' supervisors get no record (supervisor.h). */
-	struct supervisor_ops ops = { train_worker, on_record, on_end, on_tick };
+	struct supervisor_ops ops = { train_worker, on_record, on_end, on_tick, rejoin_at };
 	if (!t.log)
-		ops = (struct supervisor_ops){ .worker = train_worker };
+		ops = (struct supervisor_ops){ .worker = train_worker, .rejoin_at = rejoin_at };
 	status = supervise_world(c, &rp, &ops, &t, &w);
 	if (t.log)	/* supervise failed before it could end the run */
 		status = runlog_close(t.log, status, "the supervisor could not start");
+	crash_plan_free(&t.crashes);
 	data_free(&t.train);
 	data_free(&t.test);
 	world_finalize(&w);

@@ -3,6 +3,7 @@
 #define EMU_TRAIN_H
 
 #include "emu/cfg/cfg.h"
+#include "emu/run/crash.h"
 #include "emu/shm/region.h"
 #include "nn/data.h"
 
@@ -21,6 +22,12 @@ struct train_run {
 	const char *ckpt_run;
 	uint64_t cfg_hash;
 	int64_t resume_step;
+	/* the run folder, its length (steps per epoch, steps), and its crash events: a
+	 * crashed worker keeps what it comes back with in the folder (crash.h), under
+	 * cfg_hash */
+	const char *dir;
+	int64_t spe, total;
+	struct crash_plan crashes;
 };
 
 /* A run (or, with resume, the rest of one from its checkpoint after resume_step steps,

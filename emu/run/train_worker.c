@@ -52,6 +52,7 @@ struct progress {
 	int loss_n;
 	int64_t compute_ns;	/* modelled compute since the last train record (workers.csv) */
 	int shard_n;		/* samples in this epoch's shard */
+	uint64_t up;		/* the workers up for this step (crash events): bit k */
 };
 
 /* The worker's last words: the backend's own ("cudnnConvolutionForward:
@@ -92,11 +93,29 @@ static void scratch_free(struct scratch *s)
 	free(s->mean);
 }
 
-/* Every worker publishes its replica; all compute the same mean (summed in worker-id
- * order) into s->mean, and their own squared distance to it (*dist).  Across hosts the
- * bridge is a party of both barriers: it copies the other hosts' snapshots in before it
- * lets the first one go (emu/mpi/world.h), so this code is the same there. */
-static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
+/* The workers up for the exchange of `step` (bit k): all but those a crash has down. */
+static uint64_t up_at(const struct worker *w, const struct train_run *t, int64_t step)
+{
+	uint64_t all = w->n >= 64 ? ~0ULL : (1ULL << w->n) - 1;
+
+	return all & ~crash_down_mask(&t->crashes, step);
+}
+
+/* Who meets at the barrier: every worker up, and across hosts the bridge (crashes
+ * are on one host only, train.c). */
+static int parties(const struct worker *w, uint64_t up)
+{
+	return __builtin_popcountll(up) == w->n ? region_barrier_parties(w->rg) :
+	       __builtin_popcountll(up);
+}
+
+/* Every worker up publishes its replica; all compute the same mean of those in `from`
+ * (summed in worker-id order) into s->mean, and, when dist, their own squared distance
+ * to it.  Across hosts the bridge is a party of both barriers: it copies the other
+ * hosts' snapshots in before it lets the first one go (emu/mpi/world.h), so this code
+ * is the same there. */
+static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint64_t from,
+			 double *dist)
 {
 	size_t np = w->m.nparams, ns = w->m.nstate;
 	float *mine = region_snapshot(w->rg, w->id);
@@ -105,24 +124,27 @@ static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
 		return rc;
 	memcpy(mine, w->m.params, np * sizeof(float));
 	memcpy(mine + np, w->m.state, ns * sizeof(float));
-	barrier_wait(region_barrier(w->rg), region_barrier_parties(w->rg), &w->nt);
+	barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
 	/* double accumulators: replicas that agree average to exactly themselves */
 	const float *snap[CFG_MAX_WORKERS];
+	int nf = 0;
 	for (int k = 0; k < w->n; k++)
-		snap[k] = region_snapshot(w->rg, k);
-	*dist = 0;
+		if (from >> k & 1)
+			snap[nf++] = region_snapshot(w->rg, k);
+	if (dist)
+		*dist = 0;
 	for (size_t i = 0; i < np + ns; i++) {
 		double sum = 0;
-		for (int k = 0; k < w->n; k++)
+		for (int k = 0; k < nf; k++)
 			sum += snap[k][i];
-		s->mean[i] = (float)(sum / w->n);
-		if (i < np) {
+		s->mean[i] = (float)(sum / nf);
+		if (dist && i < np) {
 			double d = (double)mine[i] - s->mean[i];
 			*dist += d * d;
 		}
 	}
 	/* nobody overwrites a snapshot until everybody has read them all */
-	barrier_wait(region_barrier(w->rg), region_barrier_parties(w->rg), &w->nt);
+	barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
 	return 0;
 }
 
@@ -134,14 +156,17 @@ static int load_model(struct worker *w, const float *src)
 	return nn_model_to_device(&w->m, NN_PARAMS | NN_STATE);
 }
 
-/* Evaluate the mean model on test samples [lo, hi) of this worker's share.  Called right
- * after replicas_mean: this worker's snapshot still holds its own params and state (only
- * their owner writes snapshots), and they come back from there. */
-static int evaluate(struct worker *w, struct scratch *s, struct rec_eval *r)
+/* Evaluate the mean model on test samples [lo, hi) of this worker's share (the test set
+ * cut among the workers up).  Called right after replicas_mean: this worker's snapshot
+ * still holds its own params and state (only their owner writes snapshots), and they
+ * come back from there. */
+static int evaluate(struct worker *w, struct scratch *s, uint64_t up, struct rec_eval *r)
 {
 	int rc = load_model(w, s->mean);
 	const struct nn_dataset *d = w->test;
-	int lo = (int)((int64_t)d->n * w->id / w->n), hi = (int)((int64_t)d->n * (w->id + 1) / w->n);
+	int64_t nup = __builtin_popcountll(up);
+	int64_t rank = __builtin_popcountll(up & ((1ULL << w->id) - 1));
+	int lo = (int)((int64_t)d->n * rank / nup), hi = (int)((int64_t)d->n * (rank + 1) / nup);
 	int B = w->c->train.batch;
 	r->loss_sum = 0;
 	r->correct = 0;
@@ -319,14 +344,15 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 
 /* The evaluation of the replicas' mean (just computed) after `done` steps, the links'
  * records of that evaluation and its own record.  0, or -errno (reported). */
-static int eval_record(struct worker *w, struct scratch *s, int64_t done, double epoch)
+static int eval_record(struct worker *w, struct scratch *s, uint64_t up, int64_t done,
+		       double epoch)
 {
 	struct rec_eval er = {
 		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = epoch,
 		.vclock_s = (double)w->x.clock * 1e-9, .bytes_sent = w->x.bytes_sent,
 		.bytes_delivered = w->x.bytes_delivered,
 	};
-	int rc = evaluate(w, s, &er);
+	int rc = evaluate(w, s, up, &er);
 
 	if (rc < 0) {
 		fail(w, "evaluation", rc);
@@ -343,7 +369,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 {
 	int64_t done = w->step + 1;
 	double consensus;
-	int rc = replicas_mean(w, s, &consensus);
+	int rc = replicas_mean(w, s, p->up, p->up, &consensus);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
 		return rc;
@@ -362,23 +388,20 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	p->compute_ns = 0;
 	if (!eval)
 		return 0;
-	return eval_record(w, s, done, tr.epoch);
+	return eval_record(w, s, p->up, done, tr.epoch);
 }
 
 /* The evaluation of the replicas' mean after step w->step, whose train record is
  * logged already (a stop after a logged step that was not to be evaluated). */
-static int log_eval(struct worker *w, struct scratch *s)
+static int log_eval(struct worker *w, struct scratch *s, const struct progress *p)
 {
 	int64_t done = w->step + 1;
-	double consensus;
-	int rc = replicas_mean(w, s, &consensus);
+	int rc = replicas_mean(w, s, p->up, p->up, NULL);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
 		return rc;
 	}
-	int64_t spe, total;
-	train_length(w->c, w->train->n, &spe, &total);
-	return eval_record(w, s, done, (double)done / (double)spe);
+	return eval_record(w, s, p->up, done, (double)done / (double)p->spe);
 }
 
 /* This worker's part of the checkpoint after step w->step, then the record that tells
@@ -395,6 +418,80 @@ static int checkpoint(struct worker *w, const struct train_run *t, const struct 
 		return -1;
 	worker_log(w->rg, w->id, &rec, sizeof(rec), &w->nt);
 	return 0;
+}
+
+/* This process ends as a crash event planned, before step w->step (crash.h): it leaves
+ * what it may come back with, its links' records and its counters (for the logs while
+ * it is down), and says so in its slot.  0 (the process exits 0; the supervisor sees a
+ * planned death), or -1 (reported). */
+static int crash(struct worker *w, const struct train_run *t, const struct algo *a,
+		 void *state, const struct progress *p)
+{
+	struct ckpt_acc acc = { p->loss_acc, p->loss_n, p->compute_ns };
+	struct worker_slot *slot = region_slot(w->rg, w->id);
+	struct rec_down d = {
+		.type = REC_DOWN, .worker = w->id, .step = w->step,
+		.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
+		.bytes_delivered = w->x.bytes_delivered, .units_late = w->x.units_late,
+	};
+
+	if (ckpt_worker_save_crash(w, a, state, &acc, t->dir, t->cfg_hash, slot->error,
+				   sizeof(slot->error)) < 0)
+		return -1;
+	log_links(w, w->step);
+	worker_log(w->rg, w->id, &d, sizeof(d), &w->nt);
+	atomic_store(&slot->state, WORKER_CRASHED);
+	return 0;
+}
+
+/* A process forked in place of a crashed worker (its slot's lives > 1): the network
+ * state the crash left; the model and algorithm state too with rejoin = own (fresh and
+ * mean start from worker_init's: the initial model; mean takes the others' mean at its
+ * first step, train_loop); the clock of the latest of the workers that ran the step
+ * before.  Its first step into *first.  0, or -1 (reported). */
+static int rejoin(struct worker *w, const struct train_run *t, const struct algo *a,
+		  void *state, int64_t *first)
+{
+	struct worker_slot *slot = region_slot(w->rg, w->id);
+	const struct crash_span *sp = crash_nth(&t->crashes, w->id, atomic_load(&slot->lives) - 2);
+	struct ckpt_acc acc;
+
+	if (!sp) {
+		snprintf(slot->error, sizeof(slot->error), "restarted, but no crash of it is planned");
+		return -1;
+	}
+	if (ckpt_worker_load_crash(w, a, state, &acc, t->dir, sp->from, t->cfg_hash,
+				   sp->rejoin != REJOIN_OWN, slot->error, sizeof(slot->error)) < 0)
+		return -1;
+	/* they all began step sp->to before this process was forked (supervisor.c) */
+	uint64_t ran = up_at(w, t, sp->to - 1);
+	for (int k = 0; k < w->n; k++) {
+		int64_t v = atomic_load(&region_slot(w->rg, k)->vclock);
+
+		if ((ran >> k & 1) && v > w->x.clock)
+			w->x.clock = v;
+	}
+	*first = sp->to;
+	return 0;
+}
+
+/* At a step where workers rejoin with rejoin = mean, everyone up meets: those take the
+ * mean of the replicas of the others.  0, or < 0 (reported). */
+static int rejoin_mean(struct worker *w, const struct train_run *t, struct scratch *s,
+		       uint64_t up)
+{
+	uint64_t mean, back = crash_rejoining(&t->crashes, w->step, &mean);
+	uint64_t from = up & ~back;
+	int rc;
+
+	if (!mean || !from)	/* nobody to take it from: they stay fresh */
+		return 0;
+	rc = replicas_mean(w, s, up, from, NULL);
+	if (rc == 0 && (mean >> w->id & 1))
+		rc = load_model(w, s->mean);
+	if (rc < 0)
+		fail(w, "rejoin", rc);
+	return rc;
 }
 
 /* 0 when the run is done, 1 when it stopped early (agreed), < 0 on failure (reported).
@@ -420,12 +517,21 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 		p.compute_ns = acc.compute_ns;
 		first = t->resume_step;
 	}
+	if (atomic_load(&slot->lives) > 1 && rejoin(w, t, a, state, &first) < 0)
+		return -1;
 	for (w->step = first; w->step < p.total; w->step++) {
 		w->epoch = (int)(w->step / p.spe);
+		atomic_store(&slot->vclock, w->x.clock);	/* before step: a rejoin reads it */
 		atomic_store(&slot->step, w->step);
 		atomic_fetch_add_explicit(&slot->beats, 1, memory_order_relaxed);
+		if (crash_starting(&t->crashes, w->id, w->step))
+			return crash(w, t, a, state, &p);
+		p.up = up_at(w, t, w->step);
 		uint32_t all = 0;
-		int rc = train_step(w, a, state, s, &p, &all);
+		int rc = rejoin_mean(w, t, s, p.up);
+		if (rc < 0)
+			return rc;
+		rc = train_step(w, a, state, s, &p, &all);
 		if (rc < 0)
 			return rc;
 		int64_t done = w->step + 1;
@@ -458,11 +564,25 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 		}
 		if (last && !own_log && (rc = log_step(w, s, &p, 1)) < 0)
 			return rc;
-		if (last && own_log && !own_eval && (rc = log_eval(w, s)) < 0)
+		if (last && own_log && !own_eval && (rc = log_eval(w, s, &p)) < 0)
 			return rc;
 		if (stop)
 			return 1;
 	}
+	return 0;
+}
+
+/* The crashes of the plan as the exchange takes them (xchg.h): 0 or -ENOMEM. */
+static int absences(const struct crash_plan *p, struct xchg_links *l)
+{
+	struct xchg_absence *a = p->n ? calloc((size_t)p->n, sizeof(*a)) : NULL;
+
+	if (p->n && !a)
+		return -ENOMEM;
+	for (int i = 0; i < p->n; i++)
+		a[i] = (struct xchg_absence){ p->s[i].worker, p->s[i].from, p->s[i].to };
+	l->absent = a;
+	l->nabsent = p->n;
 	return 0;
 }
 
@@ -518,8 +638,11 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	train_length(c, t->train.n, &spe, &total);
 	rc = cfg_xchg_windows(c, spe, id, &links);	/* the links' schedules ([event]) */
 	if (rc == 0)
+		rc = absences(&t->crashes, &links);
+	if (rc == 0)
 		rc = xchg_init(&w->x, &links, rg, &w->nt, id, max_msg);
 	free((void *)links.win);
+	free((void *)links.absent);
 	if (rc < 0)
 		fail(w, "exchange", rc);
 	return rc;

@@ -13,14 +13,18 @@
 #include <stdint.h>
 
 #define REGION_MAGIC 0x454d5552454731ULL	/* "EMUREG1" */
-#define REGION_VERSION 3
+#define REGION_VERSION 4
 
-enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED };
+/* WORKER_CRASHED: the process ended as a crash event planned (emu/run/crash.h) */
+enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED,
+		    WORKER_CRASHED };
 
 struct worker_slot {
 	_Alignas(64) _Atomic int32_t pid;
 	_Atomic int32_t state;		/* enum worker_state */
+	_Atomic int32_t lives;		/* processes forked for it: > 1 after a crash */
 	_Atomic int64_t step;		/* the step the worker is in, for reports */
+	_Atomic int64_t vclock;		/* its virtual clock when it began that step */
 	_Atomic uint64_t beats;		/* bumped at every step and evaluation batch: the
 					 * supervisor's watchdog sees progress by it */
 	char error[192];		/* a failing worker's last words */
