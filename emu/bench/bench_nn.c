@@ -4,7 +4,8 @@
  * PyTorch doing the same step in the same run on the same kind of device
  * (shared/peers/torch_step.py on the CPU; for lstm, and for every model on a GPU, peers
  * of the same architectures given here), and each model's effective GFLOP/s (nn_flops /
- * step time), on the CPU against single-thread OpenBLAS sgemm measured in the same run.
+ * step time), on the CPU against single-thread OpenBLAS sgemm and against the core's
+ * FMA peak (fma_peak_gflops), both measured in the same run.
  * A worker's step includes moving the gradients to the host and the parameters back:
  * on a GPU that copy time is reported beside the step (on the CPU it is nothing).
  *
@@ -140,6 +141,78 @@ static double sgemm_gflops(int n, int reps)
 	free(b);
 	free(c);
 	return g;
+}
+
+/* The core's single-precision FMA peak in GFLOP/s: a loop of 24 FMAs per iteration
+ * on 12 independent accumulators (enough to cover the FMA latency on every pipe of
+ * current cores: 4 cycles x 2 pipes needs 8), widest vectors the build targets
+ * (AVX-512, else AVX2+FMA; 0 without either: no peak reported), median of reps runs
+ * of ~10 ms.  Written in asm so that the compiler can neither drop nor spill the
+ * chains; the operands are small normal floats (no zero or denormal shortcuts).  It
+ * is the rate of the FMA units at the clock the core runs now, loads and all else
+ * aside: what a perfect kernel would reach. */
+#define FMA12(w) \
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "0\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "1\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "2\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "3\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "4\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "5\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "6\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "7\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "8\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "9\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "10\n\t"	\
+	"vfmadd231ps %%" w "12, %%" w "13, %%" w "11\n\t"
+#define FMA_CLOBBER "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
+	"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc"
+
+static double fma_peak_gflops(int reps)
+{
+	const float one_e8 = 1e-8f;
+	const long iters = 2000000;
+	double t[64];
+	int lanes = 0;
+
+	if (reps > 64)
+		reps = 64;
+	for (int r = 0; r < reps; r++) {
+		long n = iters;
+		double t0 = now();
+#if defined(__AVX512F__)
+		lanes = 16;
+		__asm__ volatile("vbroadcastss %1, %%zmm12\n\tvbroadcastss %1, %%zmm13\n\t"
+				 "vxorps %%zmm0, %%zmm0, %%zmm0\n\t"
+				 "vmovaps %%zmm0, %%zmm1\n\tvmovaps %%zmm0, %%zmm2\n\t"
+				 "vmovaps %%zmm0, %%zmm3\n\tvmovaps %%zmm0, %%zmm4\n\t"
+				 "vmovaps %%zmm0, %%zmm5\n\tvmovaps %%zmm0, %%zmm6\n\t"
+				 "vmovaps %%zmm0, %%zmm7\n\tvmovaps %%zmm0, %%zmm8\n\t"
+				 "vmovaps %%zmm0, %%zmm9\n\tvmovaps %%zmm0, %%zmm10\n\t"
+				 "vmovaps %%zmm0, %%zmm11\n\t"
+				 "1:\n\t" FMA12("zmm") FMA12("zmm") "dec %0\n\tjnz 1b\n\t"
+				 "vzeroupper"
+				 : "+r"(n) : "m"(one_e8) : FMA_CLOBBER, "memory");
+#elif defined(__FMA__) && defined(__AVX__)
+		lanes = 8;
+		__asm__ volatile("vbroadcastss %1, %%ymm12\n\tvbroadcastss %1, %%ymm13\n\t"
+				 "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
+				 "vmovaps %%ymm0, %%ymm1\n\tvmovaps %%ymm0, %%ymm2\n\t"
+				 "vmovaps %%ymm0, %%ymm3\n\tvmovaps %%ymm0, %%ymm4\n\t"
+				 "vmovaps %%ymm0, %%ymm5\n\tvmovaps %%ymm0, %%ymm6\n\t"
+				 "vmovaps %%ymm0, %%ymm7\n\tvmovaps %%ymm0, %%ymm8\n\t"
+				 "vmovaps %%ymm0, %%ymm9\n\tvmovaps %%ymm0, %%ymm10\n\t"
+				 "vmovaps %%ymm0, %%ymm11\n\t"
+				 "1:\n\t" FMA12("ymm") FMA12("ymm") "dec %0\n\tjnz 1b\n\t"
+				 "vzeroupper"
+				 : "+r"(n) : "m"(one_e8) : FMA_CLOBBER, "memory");
+#else
+		(void)n;
+		(void)one_e8;
+		return 0;
+#endif
+		t[r] = now() - t0;
+	}
+	return 24.0 * 2 * lanes * iters / median(t, reps) * 1e-9;
 }
 
 static struct nn_input input_of(const char *model)
@@ -282,7 +355,8 @@ static const char usage[] =
 	"                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
 	"  median step time (forward, backward, SGD; batch " STR(BATCH) "; one thread on the CPU)\n"
 	"  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
-	"  against OpenBLAS sgemm), and on a GPU the time of the step's two copies.\n"
+	"  against OpenBLAS sgemm and the core's FMA peak), and on a GPU the time of the\n"
+	"  step's two copies.\n"
 	"  CSV default: bench-nn.csv\n";
 
 struct opts {
@@ -330,7 +404,7 @@ static bool have_peer(char *peers, size_t len, bool gpu)
  * Returns 0, or -errno of emu's side; *ratio gets emu/torch (0 without a peer). */
 static int one_model(const struct opts *o, struct nn_backend *be, const char *peers, bool peer,
 		     bool gpu, const char *name, FILE *csv, double g256, double g1024,
-		     double *ratio)
+		     double peak, double *ratio)
 {
 	struct result e = { 0 }, one;
 	double tms = 0, t1 = 0;
@@ -348,7 +422,7 @@ static int one_model(const struct opts *o, struct nn_backend *be, const char *pe
 		return r;
 	}
 	double gfs = e.gflop / (e.ms * 1e-3);
-	char tcol[32] = "no peer", rcol[32] = "-", scol[32] = "-";
+	char tcol[32] = "no peer", rcol[32] = "-", scol[32] = "-", pcol[32] = "-";
 	*ratio = peer ? e.ms / tms : 0;
 	if (peer) {
 		snprintf(tcol, sizeof(tcol), "%.2f", tms);
@@ -359,11 +433,14 @@ static int one_model(const struct opts *o, struct nn_backend *be, const char *pe
 	}
 	if (!gpu)
 		snprintf(scol, sizeof(scol), "%.0f%%", 100 * gfs / g1024);
-	printf("%-10s %9zu %9.3f %8.3f %9s %7s %8.3f %8.1f %7s\n", name, e.params, e.ms,
-	       e.copy_ms, tcol, rcol, e.gflop, gfs, scol);
-	fprintf(csv, "%s,%s,%zu,%.4f,%.4f,%s,%s,%.4f,%.2f,%.2f,%.2f\n", o->device, name, e.params,
-		e.ms, e.copy_ms, peer ? tcol : "", peer ? rcol : "", e.gflop, gfs, gpu ? 0 : g256,
-		gpu ? 0 : g1024);
+	if (!gpu && peak > 0)
+		snprintf(pcol, sizeof(pcol), "%.0f%%", 100 * gfs / peak);
+	printf("%-10s %9zu %9.3f %8.3f %9s %7s %8.3f %8.1f %7s %6s\n", name, e.params, e.ms,
+	       e.copy_ms, tcol, rcol, e.gflop, gfs, scol, pcol);
+	fprintf(csv, "%s,%s,%zu,%.4f,%.4f,%s,%s,%.4f,%.2f,%.2f,%.2f,%.2f,%.4f,%.4f\n", o->device,
+		name, e.params, e.ms, e.copy_ms, peer ? tcol : "", peer ? rcol : "", e.gflop, gfs,
+		gpu ? 0 : g256, gpu ? 0 : g1024, gpu ? 0 : peak, gpu ? 0 : gfs / g1024,
+		gpu || peak <= 0 ? 0 : gfs / peak);
 	return 0;
 }
 
@@ -397,23 +474,25 @@ int bench_nn(int argc, char **argv)
 		return 1;
 	}
 	double g256 = gpu ? 0 : sgemm_gflops(256, 31), g1024 = gpu ? 0 : sgemm_gflops(1024, 5);
+	double peak = gpu ? 0 : fma_peak_gflops(15);
 	fprintf(csv, "# emu bench nn: device %s, batch %d, best of %d rounds of the median of %d"
 		     " steps\n", o.device, BATCH, o.rounds, o.steps);
 	fprintf(csv, "device,model,params,emu_ms,copy_ms,torch_ms,ratio,gflop_per_step,emu_gflops,"
-		     "sgemm256_gflops,sgemm1024_gflops\n");
+		     "sgemm256_gflops,sgemm1024_gflops,fma_peak_gflops,frac_sgemm,frac_peak\n");
 	if (gpu)
 		printf("one training step on %s, batch %d; PyTorch on the same GPU (float32, no TF32, "
 		       "deterministic cuDNN)\n", o.device, BATCH);
 	else
 		printf("one training step on %s, batch %d, one thread; sgemm 256^3 %.1f GFLOP/s, "
-		       "1024^3 %.1f GFLOP/s\n", o.device, BATCH, g256, g1024);
-	printf("%-10s %9s %9s %8s %9s %7s %8s %8s %7s\n", "model", "params", "emu ms", "copy ms",
-	       "torch ms", "ratio", "GFLOP", "GFLOP/s", "%sgemm");
+		       "1024^3 %.1f GFLOP/s; FMA peak %.1f GFLOP/s\n", o.device, BATCH, g256, g1024,
+		       peak);
+	printf("%-10s %9s %9s %8s %9s %7s %8s %8s %7s %6s\n", "model", "params", "emu ms",
+	       "copy ms", "torch ms", "ratio", "GFLOP", "GFLOP/s", "%sgemm", "%peak");
 	int accept = 1, checked = 0;
 	for (char *save = NULL, *name = strtok_r(o.models, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
 		double ratio = 0;
-		if (one_model(&o, &be, peers, peer, gpu, name, csv, g256, g1024, &ratio) < 0) {
+		if (one_model(&o, &be, peers, peer, gpu, name, csv, g256, g1024, peak, &ratio) < 0) {
 			rc = 2;
 			continue;
 		}

@@ -103,38 +103,38 @@ static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
 }
 
 /* Weight gradient of a same conv read in place (NN_CPU_DIRECT): per sample, the input
- * channel-last and zero-padded, xp (Hp*Wp, C), and dout channel-last on the wide grid,
- * dt (H*Wp, K), zero in the junk columns.  For kernel row i, the patches' (j, c)
- * entries at wide position t are kw*C adjacent floats of xp from (t + i*Wp)*C on, so
+ * channel-last and zero-padded, xp (Hp*Ws, C) with Ws = W+P (a row's right padding is
+ * the next row's left, as in conv_direct), and dout channel-last on the wide grid,
+ * dt (H*Ws, K), zero in the junk columns.  For kernel row i, the patches' (j, c)
+ * entries at wide position t are kw*C adjacent floats of xp from (t + i*Ws)*C on, so
  * dw' (K, (i, j, c)) += dt^T xp_i is nn_cpu_gemm_at's form with no im2row; junk
  * positions read past their row (into the slack after xp) but meet dout zeros. */
 static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 				  const struct nn_conv_shape *s, float *ws)
 {
 	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, kk = s->kh * s->kw;
-	const int Wp = W + 2 * P, Hp = H + 2 * P, HW = H * W, CKK = C * kk;
-	float *dwp = ws, *xp = dwp + (size_t)K * CKK, *dt = xp + ((size_t)Hp * Wp + s->kw) * C;
-	float *tmp = dt + (size_t)H * Wp * K;
+	const int Ws = W + P, Hp = H + 2 * P, HW = H * W, CKK = C * kk;
+	float *dwp = ws, *xp = dwp + (size_t)K * CKK, *dt = xp + ((size_t)Hp * Ws + s->kw) * C;
+	float *tmp = dt + (size_t)H * Ws * K;
 
-	nn_fzero(xp, P * Wp * C);
-	nn_fzero(xp + (size_t)(P + H) * Wp * C, (P * Wp + s->kw) * C);
+	nn_fzero(xp, P * Ws * C);
+	nn_fzero(xp + (size_t)(P + H) * Ws * C, (P * Ws + s->kw) * C);
 	for (int n = 0; n < s->B; n++) {
 		nn_cpu_transpose(tmp, in + (size_t)n * C * HW, C, HW);
 		for (int h = 0; h < H; h++) {
-			float *row = xp + (size_t)(P + h) * Wp * C;
+			float *row = xp + (size_t)(P + h) * Ws * C;
 
 			nn_fzero(row, P * C);
 			nn_fcopy(row + P * C, tmp + (size_t)h * W * C, W * C);
-			nn_fzero(row + (P + W) * C, P * C);
 		}
 		nn_cpu_transpose(tmp, dout + (size_t)n * K * HW, K, HW);
 		for (int h = 0; h < H; h++) {
-			nn_fcopy(dt + (size_t)h * Wp * K, tmp + (size_t)h * W * K, W * K);
-			nn_fzero(dt + ((size_t)h * Wp + W) * K, 2 * P * K);
+			nn_fcopy(dt + (size_t)h * Ws * K, tmp + (size_t)h * W * K, W * K);
+			nn_fzero(dt + ((size_t)h * Ws + W) * K, P * K);
 		}
 		for (int i = 0; i < s->kh; i++)
-			nn_cpu_gemm_at(dwp + i * s->kw * C, CKK, dt, xp + (size_t)i * Wp * C, C, K,
-				       s->kw * C, H * Wp, NULL, n > 0);
+			nn_cpu_gemm_at(dwp + i * s->kw * C, CKK, dt, xp + (size_t)i * Ws * C, C, K,
+				       s->kw * C, H * Ws, NULL, n > 0);
 	}
 	wgrad_from_hwc(dw, dwp, s);
 }
@@ -158,10 +158,10 @@ static size_t conv_hwc_wgrad_ws(const struct nn_conv_shape *s)
 
 static size_t same_wgrad_ws(const struct nn_conv_shape *s)
 {
-	size_t Wp = (size_t)s->W + 2 * s->pad, Hp = (size_t)s->H + 2 * s->pad, HW = (size_t)s->H * s->W;
+	size_t Ws = (size_t)s->W + s->pad, Hp = (size_t)s->H + 2 * s->pad, HW = (size_t)s->H * s->W;
 	size_t CKK = (size_t)s->C * s->kh * s->kw;
 
-	return (size_t)s->K * CKK + (Hp * Wp + s->kw) * s->C + (size_t)s->H * Wp * s->K +
+	return (size_t)s->K * CKK + (Hp * Ws + s->kw) * s->C + (size_t)s->H * Ws * s->K +
 	       HW * (s->C > s->K ? s->C : s->K);
 }
 

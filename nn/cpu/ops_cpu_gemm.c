@@ -18,38 +18,38 @@
  * resnet's shapes: fewer broadcasts per FMA) */
 #define NV 3
 
-/* One row of B (at b) times mr values of A (at a) into the accumulators */
-#define GEMM_STEP(mr)								\
+/* One row of B (at b) times mr values of A (at a) into the accumulators, nv vectors */
+#define GEMM_STEP(mr, nv)								\
 	do {									\
-		__m512 bv[NV];							\
+		__m512 bv[nv];							\
 										\
 		_Pragma("GCC unroll 4")						\
-		for (int v = 0; v < NV; v++)					\
+		for (int v = 0; v < nv; v++)					\
 			bv[v] = _mm512_maskz_loadu_ps(kv[v], b + 16 * v);	\
 		_Pragma("GCC unroll 16")					\
 		for (int m = 0; m < mr; m++) {					\
 			__m512 av = _mm512_set1_ps(a[m]);			\
 										\
 			_Pragma("GCC unroll 4")					\
-			for (int v = 0; v < NV; v++)				\
+			for (int v = 0; v < nv; v++)				\
 				c[m][v] = _mm512_fmadd_ps(av, bv[v], c[m][v]);	\
 		}								\
 	} while (0)
 
-/* C rows [0, mr) x all N columns; at (Kd, lda) holds A^T, so A[m][r] = at[r * lda + m].
- * Columns go 16*NV at a time, masked at the end of the row. */
-#define GEMM_KERNEL(mr)								\
-static void gemm_kernel_##mr(float *C, size_t ldc, const float *at, size_t lda,	\
-			     const struct nn_gemm_rows *B, int N,		\
-			     const float *bias, int acc)				\
+/* C rows [0, mr) x columns [j0, N); at (Kd, lda) holds A^T, so A[m][r] = at[r * lda + m].
+ * Columns go 16*nv at a time, masked at the end of the row. */
+#define GEMM_KERNEL(mr, nv)							\
+static void gemm_kernel_##mr##_##nv(float *C, size_t ldc, const float *at, size_t lda,	\
+				    const struct nn_gemm_rows *B, int j0, int N,	\
+				    const float *bias, int acc)			\
 {										\
-	for (int j = 0; j < N; j += 16 * NV) {					\
-		__mmask16 kv[NV];						\
-		__m512 c[mr][NV];						\
+	for (int j = j0; j < N; j += 16 * nv) {					\
+		__mmask16 kv[nv];						\
+		__m512 c[mr][nv];						\
 		const float *a = at;						\
 										\
 		_Pragma("GCC unroll 4")						\
-		for (int v = 0; v < NV; v++) {					\
+		for (int v = 0; v < nv; v++) {					\
 			int rem = N - j - 16 * v;				\
 										\
 			kv[v] = rem >= 16 ? 0xffff :				\
@@ -58,53 +58,67 @@ static void gemm_kernel_##mr(float *C, size_t ldc, const float *at, size_t lda,	
 		_Pragma("GCC unroll 16")					\
 		for (int m = 0; m < mr; m++)					\
 			_Pragma("GCC unroll 4")					\
-			for (int v = 0; v < NV; v++)				\
+			for (int v = 0; v < nv; v++)				\
 				c[m][v] = acc ? _mm512_maskz_loadu_ps(kv[v], C + m * ldc + j + 16 * v)	\
 					      : _mm512_set1_ps(bias ? bias[m] : 0.0f);	\
 		if (B->kh == 1 && B->kw == 1) {					\
 			const float *b = B->p + j;				\
 										\
 			for (int r = 0; r < B->nc; r++, b += B->ps, a += lda)	\
-				GEMM_STEP(mr);					\
+				GEMM_STEP(mr, nv);					\
 		} else {							\
 			for (int ci = 0; ci < B->nc; ci++)			\
 			for (int i = 0; i < B->kh; i++) {			\
 				const float *b = B->p + ci * B->ps + i * B->rs + j;	\
 										\
 				for (int q = 0; q < B->kw; q++, b++, a += lda)	\
-					GEMM_STEP(mr);				\
+					GEMM_STEP(mr, nv);				\
 			}							\
 		}								\
 		_Pragma("GCC unroll 16")					\
 		for (int m = 0; m < mr; m++)					\
 			_Pragma("GCC unroll 4")					\
-			for (int v = 0; v < NV; v++)				\
+			for (int v = 0; v < nv; v++)				\
 				_mm512_mask_storeu_ps(C + m * ldc + j + 16 * v, kv[v], c[m][v]);	\
 	}									\
 }
 
-GEMM_KERNEL(8)
-GEMM_KERNEL(4)
-GEMM_KERNEL(2)
-GEMM_KERNEL(1)
+#define GEMM_KERNELS(mr) GEMM_KERNEL(mr, NV) GEMM_KERNEL(mr, 2) GEMM_KERNEL(mr, 1)
+GEMM_KERNELS(8)
+GEMM_KERNELS(4)
+GEMM_KERNELS(2)
+GEMM_KERNELS(1)
+
+/* Rows [i, i+mr) of C: the columns in tiles of 16*NV, and a last tile of one or two
+ * vectors when that is all that is left.  A masked lane costs as much as a used one:
+ * resnet's 8x8 planes (80 columns on the wide grid, 64 after a stride-2 conv) cost
+ * 96 lanes in tiles of 48 alone.  Each column sums in the same order whatever its
+ * tile, so the split changes no bits. */
+#define GEMM_ROWS(mr)								\
+	for (; i + mr <= M; i += mr) {						\
+		const float *bi = bias ? bias + i : NULL;			\
+										\
+		gemm_kernel_##mr##_##NV(C + i * ldc, ldc, at + i, M, B, 0, full, bi,	\
+				     accumulate);				\
+		if (rest > 16)							\
+			gemm_kernel_##mr##_2(C + i * ldc, ldc, at + i, M, B, full, N, bi,	\
+					     accumulate);			\
+		else if (rest > 0)						\
+			gemm_kernel_##mr##_1(C + i * ldc, ldc, at + i, M, B, full, N, bi,	\
+					     accumulate);			\
+	}
 
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
 		      int M, int N, const float *bias, int accumulate)
 {
-	int i = 0;
+	int rest = N % (16 * NV), full = N - (rest > 32 ? 0 : rest), i = 0;
 
-	for (; i + 8 <= M; i += 8)
-		gemm_kernel_8(C + i * ldc, ldc, at + i, M, B, N, bias ? bias + i : NULL,
-			      accumulate);
-	for (; i + 4 <= M; i += 4)
-		gemm_kernel_4(C + i * ldc, ldc, at + i, M, B, N, bias ? bias + i : NULL,
-			      accumulate);
-	for (; i + 2 <= M; i += 2)
-		gemm_kernel_2(C + i * ldc, ldc, at + i, M, B, N, bias ? bias + i : NULL,
-			      accumulate);
-	for (; i < M; i++)
-		gemm_kernel_1(C + i * ldc, ldc, at + i, M, B, N, bias ? bias + i : NULL,
-			      accumulate);
+	if (rest > 32)
+		rest = 0;	/* three vectors: the last tile of 16*NV, masked */
+	GEMM_ROWS(8)
+	GEMM_ROWS(4)
+	GEMM_ROWS(2)
+	GEMM_ROWS(1)
 }
 
 void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
