@@ -4,7 +4,8 @@
 # run done in one go, byte for byte (emu compare: all but wall_s; workers.csv and
 # events.csv whole); a finished run extended by train.max_steps equals the longer run,
 # for every algorithm; corrupt, truncated, mismatched checkpoints and overrides that
-# change the past are refused with exit 2 and the file or key named.
+# change the past, and data files changed since, are refused with exit 2 and the file or
+# key named.
 . "$SRCDIR/tests/lib.sh"
 cat >"$T/s.ini" <<INI
 [run]
@@ -144,4 +145,15 @@ rm -rf "$T/r" && cp -r "$T/crps" "$T/r"
 sed -i 's/^lr = .*/lr = 0.07/' "$T/r/config.ini"
 refused r "was taken under another configuration"
 refused full "the run took no checkpoint"
+# the data files changed under the run (a text set: the same configuration reads them)
+mkdir "$T/txt"
+for f in train test; do
+	awk -v n=$([ $f = train ] && echo 256 || echo 64) 'BEGIN { for (i = 0; i < n; i++)
+		printf "%d\tw%d w%d w%d\n", i % 2, i % 7, (i * 3) % 11, i % 2 }' >"$T/txt/$f.tsv"
+done
+"$EMU" run "$T/s.ini" run.output="$T/tx" data.dataset=text data.dir="$T/txt" \
+	train.model=lstm data.seq_len=4 train.max_steps=8 run.checkpoint_every=4 'event burst.at=2' \
+	>/dev/null 2>"$T/tx.err" || { cat "$T/tx.err"; fail "text run"; }
+sed -i '1s/w0/w5/' "$T/txt/train.tsv"
+refused tx "the data as read now (data.dataset = text, data.dir = $T/txt) differs from the data the checkpoint was taken with"
 exit 0

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include "emu/cfg/cfg.h"
 
-#define CKPT_VERSION 1
+#define CKPT_VERSION 2	/* 2: the manifest holds the data's hash */
 #define CKPT_DIR "ckpt"
 #define CKPT_LOGS 4		/* train.csv, eval.csv, net.csv, workers.csv */
 
@@ -48,6 +48,7 @@ struct ckpt_manifest {
 	int64_t log_step, acc_step;
 	double loss, epoch, acc, wall_s;
 	int32_t has_loss, has_acc;
+	uint64_t data_hash;	/* of the data sets as loaded (train.c): a resume reads the same */
 	struct {
 		uint64_t size;	/* of the whole file worker-K.bin */
 		uint32_t crc, pad;	/* its payload's CRC */

@@ -85,7 +85,7 @@ struct runlog {
 	char error[512];		/* the first write that failed; the run stops there */
 	/* checkpoints: each worker's REC_CKPT records until every worker's is in */
 	bool ckpt_on;
-	uint64_t ckpt_hash;
+	uint64_t ckpt_hash, data_hash;
 	struct queue cq[CFG_MAX_WORKERS];
 	/* crash events: who is down when, and the counters a worker left when it went
 	 * down (its REC_DOWN; step: the step it missed first, -1 before any) */
@@ -645,10 +645,11 @@ void runlog_crashes(struct runlog *l, const struct crash_plan *p)
 	l->crashes = p->n ? p : NULL;
 }
 
-void runlog_checkpoints(struct runlog *l, uint64_t hash)
+void runlog_checkpoints(struct runlog *l, uint64_t hash, uint64_t data_hash)
 {
 	l->ckpt_on = true;
 	l->ckpt_hash = hash;
+	l->data_hash = data_hash;
 }
 
 /* Every worker's part of the checkpoint after step is written (r[]), and so is every
@@ -662,7 +663,7 @@ static int write_manifest(struct runlog *l, const struct rec_ckpt r[], int64_t s
 	struct ckpt_manifest m = {
 		.log_step = l->step, .acc_step = l->acc_step, .loss = l->loss, .epoch = l->epoch,
 		.acc = l->acc, .wall_s = now_s() - l->t0, .has_loss = l->has_loss,
-		.has_acc = l->has_acc,
+		.has_acc = l->has_acc, .data_hash = l->data_hash,
 	};
 	struct ckpt_head h = { .kind = CKPT_MANIFEST, .cfg_hash = l->ckpt_hash, .step = step,
 			       .worker = -1, .nworkers = l->n };

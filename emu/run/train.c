@@ -162,50 +162,74 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 	return 0;
 }
 
-/* A hash of what every rank must agree on: this build, the resolved configuration, the
- * data as loaded.  Not a digest against malice: a check that the hosts got the same
- * files (FNV-1a over the configuration's text, then the data a 64-bit word at a time). */
-static uint64_t run_hash(const struct cfg *c, const struct train_run *t)
+/* FNV-1a, continued from h over len bytes (a 64-bit word at a time, then the tail). */
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, b + i, 8);
+		h = (h ^ v) * 0x100000001b3ULL;
+	}
+	for (; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* A hash of the data as loaded (both sets): what a checkpoint's resume and every MPI
+ * rank must read alike.  Not a digest against malice: a check of the same files. */
+static uint64_t data_hash(const struct train_run *t)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
+	const struct nn_dataset *sets[] = { &t->train, &t->test };
+
+	for (int k = 0; k < 2; k++) {
+		const struct nn_dataset *d = sets[k];
+		size_t n = (size_t)d->n, feat = (size_t)d->in.C * d->in.H * d->in.W;
+
+		h = (h ^ n) * 0x100000001b3ULL;
+		h = fnv(h, d->x, d->x ? n * feat * sizeof(float) : 0);
+		h = fnv(h, d->tokens, d->tokens ? n * (size_t)d->in.T * sizeof(int32_t) : 0);
+		h = fnv(h, d->y, d->y ? n * sizeof(int32_t) : 0);
+		h = fnv(h, d->target, d->target ? n * sizeof(float) : 0);
+	}
+	return h;
+}
+
+/* A hash of what every rank must agree on: this build, the resolved configuration, the
+ * data as loaded (FNV-1a over the configuration's text, then the data's hash). */
+static uint64_t run_hash(const struct cfg *c, const struct train_run *t)
+{
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
+	uint64_t h;
 
 	if (f) {
 		fputs(EMU_VERSION "\n", f);
 		cfg_print(c, f);
 		fclose(f);
 	}
-	for (size_t i = 0; text && i < len; i++)
-		h = (h ^ (uint8_t)text[i]) * 0x100000001b3ULL;
+	h = fnv(0xcbf29ce484222325ULL, text, text ? len : 0);
 	free(text);
-	const struct nn_dataset *sets[] = { &t->train, &t->test };
-	for (int k = 0; k < 2; k++) {
-		const struct nn_dataset *d = sets[k];
-		size_t n = (size_t)d->n, feat = (size_t)d->in.C * d->in.H * d->in.W;
-		struct { const void *p; size_t bytes; } parts[] = {
-			{ d->x, d->x ? n * feat * sizeof(float) : 0 },
-			{ d->tokens, d->tokens ? n * (size_t)d->in.T * sizeof(int32_t) : 0 },
-			{ d->y, d->y ? n * sizeof(int32_t) : 0 },
-			{ d->target, d->target ? n * sizeof(float) : 0 },
-		};
-		h = (h ^ n) * 0x100000001b3ULL;
-		for (size_t p = 0; p < sizeof(parts) / sizeof(parts[0]); p++) {
-			const uint8_t *b = parts[p].p;
-			size_t i = 0;
+	h ^= data_hash(t);
+	return h * 0x100000001b3ULL;
+}
 
-			for (; i + 8 <= parts[p].bytes; i += 8) {
-				uint64_t v;
-
-				memcpy(&v, b + i, 8);
-				h = (h ^ v) * 0x100000001b3ULL;
-			}
-			for (; i < parts[p].bytes; i++)
-				h = (h ^ b[i]) * 0x100000001b3ULL;
-		}
-	}
-	return h;
+/* A resumed run reads the data its checkpoint was taken with: 0, or 2 with the reason
+ * printed. */
+static int check_resumed_data(const struct cfg *c, const struct train_run *t,
+			      const struct ckpt_manifest *resume, const char *dir)
+{
+	if (!resume || resume->data_hash == data_hash(t))
+		return 0;
+	fprintf(stderr, "emu resume: %s: the data as read now (data.dataset = %s, data.dir = %s) "
+		"differs from the data the checkpoint was taken with; expected the same files\n",
+		dir, cfg_dataset_names[c->data.dataset], c->data.dir);
+	return 2;
 }
 
 /* Everything before the logs: the backend, the checks, the data, the model's size.
@@ -314,6 +338,8 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 	}
 	if (!status)
 		status = run_prepare(c, &t);
+	if (!status)
+		status = check_resumed_data(c, &t, resume, dir);
 	status = agree_prepared(c, &t, &w, status);
 	/* The length that will run: train.max_steps may cut the epochs short. */
 	int64_t spe = 0, total = 0;
@@ -341,7 +367,7 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		snprintf(len, sizeof(len), "%d epochs (%lld steps)", c->train.epochs,
 			 (long long)total);
 	if (t.log && t.ckpt_run)
-		runlog_checkpoints(t.log, t.cfg_hash);
+		runlog_checkpoints(t.log, t.cfg_hash, data_hash(&t));
 	if (t.log)
 		runlog_crashes(t.log, &t.crashes);
 	if (t.log) {
