@@ -180,7 +180,8 @@ static int cmd_with_config(int argc, char **argv, int run)
 	r = load(c, argc, argv, file);
 	if (!r && run) {
 		r = cmd_run(c, argc, argv);
-	} else if (!r && plan_check_config(c, NULL, err, sizeof(err)) < 0) {
+	} else if (!r && (plan_check_config(c, NULL, err, sizeof(err)) < 0 ||
+			   events_check(c, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "emu: %s\n", err);
 		r = 2;
 	} else if (!r) {

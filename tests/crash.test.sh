@@ -1,7 +1,8 @@
 # Crash events ([event NAME] kind = crash, README "Scheduled events"): a worker's process
 # really ends and a new one rejoins; the effect in net.csv, workers.csv and on the
 # virtual clock in closed form, what each rejoin brings back, the same numbers from two
-# runs (one under load), and a death or a stop while a worker is down.
+# runs (one under load), checkpoints taken while workers are down and resumed, and a
+# death or a stop while a worker is down.
 #
 # The set-up of tests/events.test.sh: 4 workers, no loss, latency L = 50 us, compute c a
 # step.  While worker 1 is down, every other worker waits out timeout = 1 ms for it in
@@ -89,7 +90,7 @@ done
 # the totals keep what it sent before: train.csv's bytes_sent never goes down
 col "$T/down/train.csv" bytes_sent | awk 'NR > 1 && $1 <= p { exit 1 } { p = $1 }' ||
 	fail "crash: bytes_sent in train.csv went down"
-[ -s "$T/down/crash/worker-1.bin" ] || fail "crash: no RUN/crash/worker-1.bin"
+[ -s "$T/down/crash/step-000000000010/worker-1.bin" ] || fail "crash: no RUN/crash/step-000000000010/worker-1.bin"
 grep -q '^10,,boom,crash,start,1,' "$T/down/events.csv" &&
 	grep -q '^15,,boom,crash,end,1,' "$T/down/events.csv" || fail "events.csv: $(cat "$T/down/events.csv")"
 echo "crash of worker 1, steps [10, 15): each step c + 2 timeout = $((c + 2 * TO)) ns, 10 units lost into it per link, no rows or sends from it"
@@ -134,6 +135,57 @@ for f in train eval net workers; do
 done
 echo "8 workers, two crashes (rejoin mean and fresh), 10% packet loss: identical CSVs from two runs, one under load"
 
+# --- the last running worker crashes at the very step another comes back (2 workers),
+# in both notification modes; one worker down twice in a row (8 workers): every row
+# there, the same twice (rows of a crash must not wait for the counters of the next)
+for mode in io_uring futex; do
+	run "last_$mode" '[event a]\nkind = crash\nat = 0\nfor = 10\nworkers = 0\n[event b]\nkind = crash\nat = 10\nfor = 10\nworkers = 1\n' \
+		run.workers=2 run.notify=$mode
+	[ "$(col "$T/last_$mode/train.csv" step | wc -l)" = 30 ] ||
+		fail "$mode: $(col "$T/last_$mode/train.csv" step | wc -l) rows of 30 when the last running worker crashed as another came back"
+done
+twice='[event a]\nkind = crash\nat = 5\nfor = 5\nworkers = 0\n[event b]\nkind = crash\nat = 10\nfor = 5\nworkers = 0\n'
+run twice1 "$twice" run.workers=8
+run twice2 "$twice" run.workers=8
+[ "$(col "$T/twice1/train.csv" step | wc -l)" = 30 ] || fail "down twice in a row: rows missing"
+"$EMU" compare "$T/twice1" "$T/twice2" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "down twice: two runs differ"; }
+echo "the last running worker crashing as another comes back, one worker down twice in a row: every row"
+
+# --- checkpoints while workers are down: a resume equals the run done in one go ----------
+# worker 1 down for steps [100, 250) (back with the others' mean), worker 2 for [200, 220)
+# (back fresh); runs cut at 175 (1 down), 210 (both), 250 (1 comes back at the very
+# step the resume starts), then extended to 400 steps; and one SIGKILLed after its
+# checkpoint at 150 (or finished before), resumed
+ck='[event one]\nkind = crash\nat = 100\nfor = 150\nworkers = 1\nrejoin = mean\n[event two]\nkind = crash\nat = 200\nfor = 20\nworkers = 2\nrejoin = fresh\n'
+set -- train.algorithm=rps train.log_every=5 train.eval_every=0 train.epochs=60 \
+	train.momentum=0.9 net.loss=gilbert net.loss_p=0.05 net.unit=packet net.mtu=512B
+run ckfull "$ck" "$@" train.max_steps=400
+same() {
+	"$EMU" compare "$T/$1" "$T/$2" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "$2 differs from $1"; }
+	cmp -s "$T/$1/workers.csv" "$T/$2/workers.csv" || fail "$2/workers.csv differs from $1's"
+}
+for cut in 175 210 250; do
+	run "ck$cut" "$ck" "$@" train.max_steps=$cut run.checkpoint_every=50
+	"$EMU" resume "$T/ck$cut" train.max_steps=400 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "resume ck$cut"; }
+	same ckfull "ck$cut"
+done
+printf '%b' "$ck" | cat "$T/s.ini" - >"$T/ckkill.ini"
+"$EMU" run "$T/ckkill.ini" run.output="$T/ckkill" "$@" train.max_steps=250 \
+	run.checkpoint_every=50 >/dev/null 2>&1 & sup=$!
+i=0; while [ ! -e "$T/ckkill/ckpt/step-000000000150/manifest.bin" ] && kill -0 $sup 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 2400 ] || fail "no checkpoint at 150"; sleep 0.05; done
+kill -KILL $sup 2>/dev/null || true
+wait $sup 2>/dev/null || true
+"$EMU" resume "$T/ckkill" train.max_steps=400 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "resume ckkill"; }
+same ckfull ckkill
+# a crash part gone: refused with exit 2, naming it
+run ckgone "$ck" "$@" train.max_steps=175 run.checkpoint_every=50
+rm "$T/ckgone/crash/step-000000000100/worker-1.bin"
+rc=0; "$EMU" resume "$T/ckgone" train.max_steps=400 >/dev/null 2>"$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "crash/step-000000000100/worker-1.bin" "$T/err" ||
+	{ cat "$T/err"; fail "a missing crash part: exit $rc"; }
+echo "checkpoints while workers are down: resumed at 175, 210, 250 and after SIGKILL, equal to the run done in one go"
+
 # --- a death or a stop while a worker is down: reported, nothing left behind -------------
 no_children() {
 	sleep 0.2
@@ -148,6 +200,15 @@ long() {
 	wait_lines "$T/$name/train.csv" 30
 	[ "$(pgrep -P $sup | wc -l)" = 3 ] || fail "$name: $(pgrep -P $sup | wc -l) workers, expected 3 (worker 2 crashed)"
 }
+# a process forked back holds none of the supervisor's fds (signalfd, pidfds)
+printf '%b' '[event blip]\nkind = crash\nat = 3\nfor = 2\nworkers = 1\n' | cat "$T/s.ini" - >"$T/blip.ini"
+"$EMU" run "$T/blip.ini" run.output="$T/blip" train.max_steps=0 train.epochs=100000 \
+	train.eval_every=0 2>/dev/null & sup=$!
+wait_lines "$T/blip/train.csv" 30
+back=$(pgrep -n -P $sup)
+fds=$(ls -l /proc/"$back"/fd 2>/dev/null | grep -c 'signalfd\|pidfd' || true)
+kill -INT $sup; wait $sup || true
+[ "$fds" = 0 ] || fail "the process forked back holds $fds of the supervisor's signalfd and pidfds"
 long dead
 kill -KILL "$(pgrep -P $sup | sed -n 2p)"
 rc=0; wait $sup || rc=$?

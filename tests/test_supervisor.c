@@ -74,7 +74,7 @@ static int worker(void *ctx, struct region *rg, int id)
 
 	int first = 0;
 
-	if (atomic_load(&slot->lives) > 1) {	/* forked back after its crash */
+	if (atomic_load(&slot->start) >= 0) {	/* forked back after its crash */
 		res->crashed_pid = res->pids[id];
 		res->rejoined_pid = getpid();
 		res->others_at_rejoin = INT64_MAX;

@@ -80,6 +80,7 @@ static int check_kind(struct loader *L, int i)
 					"expected no %s", e->name, cfg_event_keys[k], kind, takes,
 					cfg_event_keys[k]);
 	}
+	key_list(needs[e->kind], takes, sizeof(takes));
 	for (int k = 0; k < CFG_NEVK; k++)
 		if ((needs[e->kind] & 1u << k) && !(e->set & 1u << k))
 			return cfg_fail(L, L->ev_loc[i], "[event %s] has no %s; expected %s = %s "
@@ -90,8 +91,7 @@ static int check_kind(struct loader *L, int i)
 
 /* A crash: decided by the step (every other worker must know, without a message, that
  * none will come), never of every worker (someone must run the steps it misses), with
- * a for when it says how to rejoin, and not in a run that takes checkpoints (a
- * checkpoint has no part for a worker that is down: README, "Limits"). */
+ * a for when it says how to rejoin. */
 static int check_crash(struct loader *L, int i)
 {
 	const struct cfg *c = L->c;
@@ -113,11 +113,6 @@ static int check_crash(struct loader *L, int i)
 		return cfg_fail(L, kl[CFG_EVK_rejoin], "event %s.rejoin: a crash without for "
 				"never ends, so nobody rejoins; expected for = a length, or no "
 				"rejoin", e->name);
-	if (c->run.checkpoint_every > 0 || c->run.checkpoint_wall > 0)
-		return cfg_fail(L, L->ev_loc[i], "[event %s] is a crash, and run.checkpoint_%s "
-				"is set: checkpoints of runs with crashes are not supported; "
-				"expected one or the other", e->name,
-				c->run.checkpoint_every > 0 ? "every" : "wall");
 	return 0;
 }
 

@@ -1072,6 +1072,30 @@ void xchg_state_save(const struct xchg *x, void *dst)
 		memcpy(o, &p->txq.fin[(p->txq.head + k) % p->txq.cap], sizeof(int64_t));
 }
 
+int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
+			struct xchg_link_stats out[], struct xchg_link_stats in[])
+{
+	struct xsave_head h;
+	const uint8_t *at = src;
+	size_t links = (size_t)n * sizeof(struct net_link), st = (size_t)n * sizeof(*out);
+
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, at, sizeof(h));
+	if (h.n != (uint32_t)n || len != sizeof(h) + links + 2 * st + (size_t)h.count * sizeof(int64_t))
+		return -EINVAL;
+	memset(tot, 0, sizeof(*tot));
+	tot->clock = h.clock;
+	tot->bytes_sent = h.bytes_sent;
+	tot->units_dropped = h.units_dropped;
+	tot->bytes_delivered = h.bytes_delivered;
+	tot->units_late = h.units_late;
+	at += sizeof(h) + links;
+	memcpy(out, at, st);
+	memcpy(in, at + st, st);
+	return 0;
+}
+
 int xchg_state_load(struct xchg *x, const void *src, size_t len)
 {
 	struct xpriv *p = x->priv;

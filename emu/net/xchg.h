@@ -151,6 +151,13 @@ size_t xchg_state_size(const struct xchg *x);
 void xchg_state_save(const struct xchg *x, void *dst);
 int xchg_state_load(struct xchg *x, const void *src, size_t len);
 
+/* The counters of a state saved by xchg_state_save of worker id of n (a crashed worker's,
+ * for the logs while it is down): the totals into *tot (clock, bytes_sent, units_dropped,
+ * bytes_delivered, units_late; nothing else of it is set), the sender side of link
+ * id -> j into out[j], the receiver side of j -> id into in[j].  0, or -EINVAL. */
+int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
+			struct xchg_link_stats out[], struct xchg_link_stats in[]);
+
 /* Advance the virtual clock by modelled compute time. */
 void xchg_compute(struct xchg *x, int64_t ns);
 

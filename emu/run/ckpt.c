@@ -29,6 +29,11 @@ void ckpt_step_dir(char *out, size_t n, const char *run, int64_t step)
 	snprintf(out, n, "%s/" CKPT_DIR "/step-%012lld", run, (long long)step);
 }
 
+void ckpt_crash_dir(char *out, size_t n, const char *run, int64_t step)
+{
+	snprintf(out, n, "%s/crash/step-%012lld", run, (long long)step);
+}
+
 void ckpt_file(char *out, size_t n, const char *run, int64_t step, const char *name)
 {
 	snprintf(out, n, "%s/" CKPT_DIR "/step-%012lld/%s", run, (long long)step, name);

@@ -57,6 +57,9 @@ struct ckpt_manifest {
 
 /* RUN/ckpt/step-NNNNNNNNNNNN (out of n bytes); and the same with "/NAME" after it. */
 void ckpt_step_dir(char *out, size_t n, const char *run, int64_t step);
+/* RUN/crash/step-NNNNNNNNNNNN: the parts of the workers that crashed before that step
+ * (emu/run/crash.h), kept for the run's life (a resume may need any of them). */
+void ckpt_crash_dir(char *out, size_t n, const char *run, int64_t step);
 void ckpt_file(char *out, size_t n, const char *run, int64_t step, const char *name);
 
 /* Writes DIR/NAME (mkdir -p DIR) atomically: head h (magic, version, payload, CRCs

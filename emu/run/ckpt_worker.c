@@ -83,19 +83,13 @@ int ckpt_worker_save(struct worker *w, const struct algo *a, void *state,
 	return save_part(w, a, state, acc, dir, w->step + 1, hash, rec, err, errlen);
 }
 
-/* RUN/crash (out of n bytes), and the file of worker id in it. */
-static void crash_dir(char *out, size_t n, const char *run)
-{
-	snprintf(out, n, "%s/crash", run);
-}
-
 int ckpt_worker_save_crash(struct worker *w, const struct algo *a, void *state,
 			   const struct ckpt_acc *acc, const char *run, uint64_t hash,
 			   char *err, size_t errlen)
 {
 	char dir[CFG_STR + 64];
 
-	crash_dir(dir, sizeof(dir), run);
+	ckpt_crash_dir(dir, sizeof(dir), run, w->step);
 	return save_part(w, a, state, acc, dir, w->step, hash, NULL, err, errlen);
 }
 
@@ -173,7 +167,51 @@ int ckpt_worker_load_crash(struct worker *w, const struct algo *a, void *state,
 {
 	char path[CFG_STR + 96];
 
-	crash_dir(path, sizeof(path), run);
+	ckpt_crash_dir(path, sizeof(path), run, step);
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/worker-%d.bin", w->id);
 	return load_part(w, a, state, acc, path, step, hash, net_only, err, errlen);
+}
+
+int ckpt_crash_xchg_state(const char *run, int id, int n, int64_t from, uint64_t hash,
+			  void **state, size_t *len, char *err, size_t errlen)
+{
+	char path[CFG_STR + 96];
+	struct ckpt_head h;
+	uint64_t fsize, l = 0;
+	uint8_t *payload;
+	void *pv;
+	size_t at = 0;
+
+	ckpt_crash_dir(path, sizeof(path), run, from);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/worker-%d.bin", id);
+	if (ckpt_read(path, CKPT_WORKER, &h, &pv, &fsize, err, errlen) < 0)
+		return -1;
+	payload = pv;
+	if (h.cfg_hash != hash || h.step != from || h.worker != id || h.nworkers != n) {
+		snprintf(err, errlen, "%s: the part of another run, step or worker", path);
+		free(pv);
+		return -1;
+	}
+	for (int i = 0; i <= 3; i++) {	/* pieces() order: the exchange's is the 4th */
+		if (h.payload - at < sizeof(l))
+			break;
+		memcpy(&l, payload + at, sizeof(l));
+		at += sizeof(l);
+		if (h.payload - at < l)
+			break;
+		if (i == 3) {
+			*state = malloc(l ? l : 1);
+			if (*state)
+				memcpy(*state, payload + at, l);
+			*len = l;
+			free(pv);
+			if (!*state)
+				snprintf(err, errlen, "%s: out of memory", path);
+			return *state ? 0 : -1;
+		}
+		at += l;
+	}
+	snprintf(err, errlen, "%s: its pieces do not fit a worker's part", path);
+	free(pv);
+	return -1;
 }

@@ -39,7 +39,7 @@ int ckpt_worker_load(struct worker *w, const struct algo *a, void *state,
 		     char *err, size_t errlen);
 
 /* A worker that crashes (emu/run/crash.h) before step w->step: its part, of w->step
- * steps, into RUN/crash/worker-ID.bin (replacing its previous crash's), and, for the
+ * steps, into RUN/crash/step-N/worker-ID.bin (ckpt_crash_dir), and, for the
  * process that comes back in its place, the same read back: all of it, or with
  * net_only only the exchange's state (the model, the algorithm's state and acc stay
  * as they are).  0, or -1 with the reason in err. */
@@ -49,5 +49,11 @@ int ckpt_worker_save_crash(struct worker *w, const struct algo *a, void *state,
 int ckpt_worker_load_crash(struct worker *w, const struct algo *a, void *state,
 			   struct ckpt_acc *acc, const char *run, int64_t step, uint64_t hash,
 			   bool net_only, char *err, size_t errlen);
+
+/* The exchange's state (xchg_state_save) in the crash part worker id of n left before
+ * step `from`, for the logs of a run resumed while it is down: *state (malloc'd), *len.
+ * 0, or -1 with the reason in err (a missing, corrupt or foreign part). */
+int ckpt_crash_xchg_state(const char *run, int id, int n, int64_t from, uint64_t hash,
+			  void **state, size_t *len, char *err, size_t errlen);
 
 #endif

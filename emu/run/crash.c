@@ -48,7 +48,17 @@ static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err
 	}
 	for (int i = 0; i < p->n; i++) {
 		const struct crash_span *a = &p->s[i];
+		uint64_t mean, back = a->to < INT64_MAX ? crash_rejoining(p, a->to, &mean) : 0;
 
+		if (a->rejoin == REJOIN_MEAN && back &&
+		    !(all & ~crash_down_mask(p, a->to) & ~back)) {
+			where(c, &c->events[a->event], at, sizeof(at));
+			snprintf(err, n, "%s: event %s.rejoin = mean at step %lld, but every worker "
+				 "running then comes back with it: no replica to take the mean of; "
+				 "expected rejoin = own or fresh", at, c->events[a->event].name,
+				 (long long)a->to);
+			return -1;
+		}
 		if ((crash_down_mask(p, a->from) & all) == all) {
 			where(c, &c->events[a->event], at, sizeof(at));
 			snprintf(err, n, "%s: event %s leaves no worker up at step %lld (every "
@@ -84,6 +94,16 @@ int crash_plan_build(const struct cfg *c, int64_t spe, struct crash_plan *p, cha
 		if (e->kind != EVENT_CRASH)
 			continue;
 		cfg_event_span(e, spe, &sp);	/* in steps: check_crash refused time */
+		if (sp.to <= sp.from) {
+			char at[CFG_STR + 32];
+
+			where(c, e, at, sizeof(at));
+			snprintf(err, errlen, "%s: event %s lasts no step at %lld steps per epoch "
+				 "(it starts and ends at step %lld); expected a crash of at least "
+				 "one step", at, e->name, (long long)spe, (long long)sp.from);
+			crash_plan_free(p);
+			return -1;
+		}
 		for (int w = 0; w < c->run.workers; w++)
 			if (cfg_event_covers_worker(e, w))
 				p->s[p->n++] = (struct crash_span){ .worker = w, .event = i,

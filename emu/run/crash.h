@@ -3,8 +3,8 @@
  *
  * A crash of worker w over steps [from, to): w runs steps up to from - 1 (its logs of
  * them included), then its process saves what it would need to come back (RUN/crash/
- * worker-W.bin: a checkpoint part, ckpt_worker.h) and exits; the supervisor sees a
- * planned death (the worker says so in its slot, and the plan agrees).  Nobody runs w's
+ * step-FROM/worker-W.bin: a checkpoint part, ckpt_worker.h) and exits; the supervisor
+ * sees a planned death (the worker says so in its slot, and the plan agrees).  Nobody runs w's
  * steps [from, to).  At step `to` (when every worker that is up has begun it) the
  * supervisor forks a new process for w, which rejoins with its network state (clock
  * set to the latest of the others', every link's chain and counters as they were) and
@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "emu/cfg/cfg.h"
+#include "emu/run/record.h"
 
 struct crash_span {
 	int worker, event;	/* the event: its index in the configuration */
@@ -50,5 +51,23 @@ const struct crash_span *crash_starting(const struct crash_plan *p, int w, int64
 const struct crash_span *crash_nth(const struct crash_plan *p, int w, int k);
 /* The workers that rejoin at step (bit w), those of them with rejoin = mean in *mean. */
 uint64_t crash_rejoining(const struct crash_plan *p, int64_t step, uint64_t *mean);
+
+/* A run resumed after `step` steps (its checkpoint) while workers are down (they went
+ * down before it and come back after it): the records each sent as it went down (its
+ * links' REC_LINK and REC_LINK_IN, its REC_DOWN, as crash() in train_worker.c sends
+ * them), rebuilt from its crash part, for the logs, which keep its counters while it is
+ * down.  *recs (malloc'd), *nrecs of them.  0, or -1 with the reason in err (a missing,
+ * corrupt or foreign crash part). */
+struct crash_rec {
+	int worker;
+	size_t len;
+	union {
+		struct rec_link link;
+		struct rec_down down;
+	} r;
+};
+int crash_resume_records(const struct crash_plan *p, const char *run, int n, int64_t step,
+			 uint64_t hash, struct crash_rec **recs, int *nrecs, char *err,
+			 size_t errlen);
 
 #endif

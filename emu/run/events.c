@@ -10,6 +10,7 @@
 #include "emu/cfg/cfg_event.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/units.h"
+#include "emu/run/crash.h"
 #include "emu/run/rundir.h"
 #include "emu/run/train.h"
 
@@ -193,6 +194,21 @@ static void comment(FILE *f, const char *text)
 		while (*p == ' ')
 			p++;
 	}
+}
+
+int events_check(const struct cfg *c, char *err, size_t n)
+{
+	const char *what;
+	int64_t ns = nominal_samples(c, &what), spe, total;
+	struct crash_plan p;
+
+	if (ns <= 0)
+		return 0;	/* steps unknown until the data is read: emu run checks */
+	train_length(c, ns > INT32_MAX ? INT32_MAX : (int)ns, &spe, &total);
+	if (crash_plan_build(c, spe, &p, err, n) < 0)
+		return -1;
+	crash_plan_free(&p);
+	return 0;
 }
 
 int events_print(const struct cfg *c, FILE *f)

@@ -7,6 +7,7 @@
 #define EMU_RECORD_H
 
 #include <stdint.h>
+#include "emu/net/xchg.h"
 
 enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN, REC_CKPT, REC_DOWN };
 
@@ -25,6 +26,9 @@ struct rec_train {		/* one per worker per logged step */
 	uint64_t bytes_delivered;	/* cumulative, reached this worker in time */
 	uint64_t units_late;	/* cumulative, reached this worker after its deadline */
 	double compute_s;	/* modelled compute time of the steps since the last record */
+	int32_t after_ckpt;	/* logged after the checkpoint of its step (a stop's or the
+				 * end's own row): written after that checkpoint's manifest */
+	int32_t pad;
 };
 
 struct rec_eval {		/* one per worker per evaluation: its share of the test set */
@@ -38,6 +42,8 @@ struct rec_eval {		/* one per worker per evaluation: its share of the test set *
 	int64_t correct;
 	int64_t count;
 	uint64_t bytes_delivered;	/* cumulative, as in rec_train */
+	int32_t after_ckpt;	/* as in rec_train */
+	int32_t pad;
 };
 
 /* Per directed link src -> dst at each evaluation, twice: REC_LINK from src with what it
@@ -79,5 +85,38 @@ struct rec_down {
 	int64_t step;
 	uint64_t bytes_sent, units_dropped, bytes_delivered, units_late;
 };
+
+/* The records of link src -> dst at step: its sender's side (REC_LINK, from the sender's
+ * counters) and its receiver's (REC_LINK_IN, from the receiver's). */
+static inline struct rec_link rec_link_out(int src, int dst, int64_t step,
+					   const struct xchg_link_stats *st)
+{
+	return (struct rec_link){
+		.type = REC_LINK, .src = src, .dst = dst, .step = step,
+		.messages = st->messages, .units = st->units, .units_dropped = st->units_dropped,
+		.retransmits = st->retransmits, .units_duplicated = st->units_duplicated,
+		.units_corrupted = st->units_corrupted, .units_overflow = st->units_overflow,
+		.bytes_sent = st->bytes, .delay_sum_ns = st->delay_sum_ns,
+	};
+}
+
+static inline struct rec_link rec_link_in(int src, int dst, int64_t step,
+					  const struct xchg_link_stats *st)
+{
+	return (struct rec_link){
+		.type = REC_LINK_IN, .src = src, .dst = dst, .step = step,
+		.units_late = st->units_late, .bytes_delivered = st->bytes_delivered,
+	};
+}
+
+/* Worker w goes down before step, its exchange's totals as x has them. */
+static inline struct rec_down rec_down_of(int w, int64_t step, const struct xchg *x)
+{
+	return (struct rec_down){
+		.type = REC_DOWN, .worker = w, .step = step, .bytes_sent = x->bytes_sent,
+		.units_dropped = x->units_dropped, .bytes_delivered = x->bytes_delivered,
+		.units_late = x->units_late,
+	};
+}
 
 #endif

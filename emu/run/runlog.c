@@ -86,11 +86,14 @@ struct runlog {
 	/* checkpoints: each worker's REC_CKPT records until every worker's is in */
 	bool ckpt_on;
 	uint64_t ckpt_hash, data_hash;
+	int64_t ckpt_step;	/* of the last manifest written */
 	struct queue cq[CFG_MAX_WORKERS];
 	/* crash events: who is down when, and the counters a worker left when it went
-	 * down (its REC_DOWN; step: the step it missed first, -1 before any) */
+	 * down, per crash of the plan (its REC_DOWN; step: the step it missed first, -1
+	 * until it is in): a worker may be down again before the rows of its last crash
+	 * are all joined */
 	const struct crash_plan *crashes;
-	struct rec_down down[CFG_MAX_WORKERS];
+	struct rec_down down[CFG_MAX_EVENTS * CFG_MAX_WORKERS];
 };
 
 static double now_s(void)
@@ -299,8 +302,6 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	}
 	l->c = c;
 	l->n = c->run.workers;
-	for (int i = 0; i < CFG_MAX_WORKERS; i++)
-		l->down[i].step = -1;
 	l->t0 = now_s();
 	l->last_line = l->t0;
 	l->tty = isatty(STDERR_FILENO);
@@ -439,15 +440,26 @@ static uint64_t up_at(const struct runlog *l, int64_t s)
 	return l->crashes ? all & ~crash_down_mask(l->crashes, s) : all;
 }
 
-/* The totals of a row: the up workers' counters from w[], a down worker's as it left
- * them (it sent and received nothing since). */
+/* The REC_DOWN of the crash that has worker i down for step s (one of the plan's), or
+ * NULL while it has not come in. */
+static const struct rec_down *down_rec(const struct runlog *l, int i, int64_t s)
+{
+	const struct crash_span *sp = crash_span_at(l->crashes, i, s);
+	const struct rec_down *d = &l->down[sp - l->crashes->s];
+
+	return d->step == sp->from ? d : NULL;
+}
+
+/* The totals of the row after `done` steps: the up workers' counters from w[], a down
+ * worker's as it left them (it sent and received nothing since). */
 static void row_totals(const struct runlog *l, const struct rec_train w[], uint64_t up,
-		       uint64_t *bytes, uint64_t *dropped, uint64_t *delivered, uint64_t *late)
+		       int64_t done, uint64_t *bytes, uint64_t *dropped, uint64_t *delivered,
+		       uint64_t *late)
 {
 	*bytes = *dropped = *delivered = *late = 0;
 	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
-		const struct rec_down *d = &l->down[i];
 		bool on = up >> i & 1;
+		const struct rec_down *d = on ? NULL : down_rec(l, i, done - 1);
 
 		*bytes += on ? w[i].bytes_sent : d->bytes_sent;
 		*dropped += on ? w[i].units_dropped : d->units_dropped;
@@ -462,7 +474,9 @@ static int train_row(struct runlog *l, const struct rec_train w[], uint64_t up)
 	uint64_t bytes, dropped, delivered, late;
 	int nup = __builtin_popcountll(up);
 
-	row_totals(l, w, up, &bytes, &dropped, &delivered, &late);
+	const struct rec_train *f = &w[__builtin_ctzll(up)];	/* the first up: step, lr */
+
+	row_totals(l, w, up, f->step, &bytes, &dropped, &delivered, &late);
 	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
 		if (!(up >> i & 1))
 			continue;
@@ -475,7 +489,6 @@ static int train_row(struct runlog *l, const struct rec_train w[], uint64_t up)
 	}
 	loss /= nup;
 	cons /= nup;
-	const struct rec_train *f = &w[__builtin_ctzll(up)];	/* the first up: step, lr */
 	if (csv_line(l, &l->train, "%lld,%.6f,%.9g,%.9g,%.9f,%.3f,%.9g,%llu,%llu,%llu,%llu,%.9f\n",
 		     (long long)f->step, f->epoch, loss, f->lr, vt, now_s() - l->t0, cons,
 		     (unsigned long long)bytes, (unsigned long long)dropped,
@@ -548,10 +561,13 @@ static int eval_row(struct runlog *l, const struct rec_eval w[], uint64_t up)
 	double loss = 0, vt = 0;
 	int64_t correct = 0, count = 0;
 	uint64_t bytes = 0, delivered = 0;
+	const struct rec_eval *f = &w[__builtin_ctzll(up)];	/* the first up: step, epoch */
 	for (int i = 0; i < l->n; i++) {
 		if (!(up >> i & 1)) {	/* down: its counters as it left them */
-			bytes += l->down[i].bytes_sent;
-			delivered += l->down[i].bytes_delivered;
+			const struct rec_down *d = down_rec(l, i, f->step - 1);
+
+			bytes += d->bytes_sent;
+			delivered += d->bytes_delivered;
 			continue;
 		}
 		bytes += w[i].bytes_sent;
@@ -562,7 +578,6 @@ static int eval_row(struct runlog *l, const struct rec_eval w[], uint64_t up)
 		if (w[i].vclock_s > vt)
 			vt = w[i].vclock_s;
 	}
-	const struct rec_eval *f = &w[__builtin_ctzll(up)];	/* the first up: step, epoch */
 	l->acc = count ? (double)correct / (double)count : 0;
 	l->has_acc = true;
 	l->acc_step = f->step;
@@ -576,25 +591,30 @@ static int eval_row(struct runlog *l, const struct rec_eval w[], uint64_t up)
 	return 0;
 }
 
-/* Whether every worker's queue holds a record. */
-static int all_queued(const struct queue q[], int n)
-{
-	for (int i = 0; i < n; i++)
-		if (q[i].len == 0)
-			return 0;
-	return 1;
-}
-
-/* The steps done of a queued train or eval record (both have it at the same place). */
+/* The steps done of a queued train, eval or checkpoint record (all have it at the same
+ * place). */
 static int64_t rec_step(const void *rec)
 {
 	return ((const struct rec_train *)rec)->step;
 }
 
-/* Whether the next row of q (train or eval records) is complete: the row after the
- * fewest steps queued, with a record from every worker up for the last of those steps
- * (its mask into *up) and the counters of every worker down then. */
-static bool row_ready(const struct runlog *l, const struct queue q[], uint64_t *up)
+/* Whether a queued train or eval record was logged after its step's checkpoint. */
+static bool rec_after_ckpt(const void *rec)
+{
+	int32_t type;
+
+	memcpy(&type, rec, sizeof(type));
+	return type == REC_TRAIN ? ((const struct rec_train *)rec)->after_ckpt :
+	       type == REC_EVAL ? ((const struct rec_eval *)rec)->after_ckpt : false;
+}
+
+/* Whether the next row (or checkpoint) of q is complete: the one after the fewest steps
+ * queued, with a record from every worker up for the last of those steps (its mask
+ * into *up; one that is down has none) and the counters of every worker down then (the
+ * rows up to it need them: its REC_DOWN).  A row logged after its step's checkpoint
+ * waits for that checkpoint's manifest: a checkpoint's logs end before it (a worker's
+ * REC_DOWN, late, may free both at once). */
+static bool next_ready(const struct runlog *l, const struct queue q[], uint64_t *up)
 {
 	int64_t step = INT64_MAX;
 
@@ -608,7 +628,10 @@ static bool row_ready(const struct runlog *l, const struct queue q[], uint64_t *
 		if (*up >> i & 1) {
 			if (!q[i].len || rec_step(queue_front(&q[i])) != step)
 				return false;
-		} else if (l->down[i].step != crash_span_at(l->crashes, i, step - 1)->from) {
+			if (l->ckpt_on && q != l->cq && rec_after_ckpt(queue_front(&q[i])) &&
+			    l->ckpt_step < step)
+				return false;
+		} else if (!down_rec(l, i, step - 1)) {
 			return false;	/* its REC_DOWN of this crash is still on the way */
 		}
 	}
@@ -620,7 +643,7 @@ static int join_rows(struct runlog *l, struct queue q[], int train)
 {
 	uint64_t up;
 
-	while (row_ready(l, q, &up)) {
+	while (next_ready(l, q, &up)) {
 		union {
 			struct rec_train t[CFG_MAX_WORKERS];
 			struct rec_eval e[CFG_MAX_WORKERS];
@@ -642,6 +665,8 @@ static int join_rows(struct runlog *l, struct queue q[], int train)
 
 void runlog_crashes(struct runlog *l, const struct crash_plan *p)
 {
+	for (int i = 0; i < p->n; i++)
+		l->down[i].step = -1;
 	l->crashes = p->n ? p : NULL;
 }
 
@@ -683,30 +708,48 @@ static int write_manifest(struct runlog *l, const struct rec_ckpt r[], int64_t s
 	    ckpt_set_latest(l->dir.path, step, l->error, sizeof(l->error)) < 0)
 		return -1;
 	ckpt_prune(l->dir.path, step);
+	l->ckpt_step = step;
 	return 0;
 }
 
 /* The checkpoints every worker's REC_CKPT is in for (they come in step order). */
 static int join_checkpoints(struct runlog *l)
 {
-	while (all_queued(l->cq, l->n)) {
+	uint64_t up;
+
+	while (next_ready(l, l->cq, &up)) {
 		struct rec_ckpt r[CFG_MAX_WORKERS] = { 0 };
+		int64_t step = 0;
 
 		for (int i = 0; i < l->n; i++) {
+			if (!(up >> i & 1))
+				continue;	/* down: no part (size 0 in the manifest) */
 			r[i] = *(const struct rec_ckpt *)queue_front(&l->cq[i]);
+			step = r[i].step;
 			queue_pop(&l->cq[i]);
 		}
-		for (int i = 1; i < l->n; i++)
-			if (r[i].step != r[0].step) {
-				snprintf(l->error, sizeof(l->error), "checkpoint records of steps "
-					 "%lld and %lld joined", (long long)r[0].step,
-					 (long long)r[i].step);
-				return -1;
-			}
-		if (write_manifest(l, r, r[0].step) < 0)
+		if (write_manifest(l, r, step) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* Everything the queues can complete, in the order the workers logged it: the rows,
+ * the checkpoints, then the rows that follow a checkpoint. */
+static int join_all(struct runlog *l)
+{
+	int rc = join_rows(l, l->tq, 1);
+
+	if (rc == 0)
+		rc = join_rows(l, l->eq, 0);
+	if (rc == 0 && l->ckpt_on) {
+		rc = join_checkpoints(l);
+		if (rc == 0)
+			rc = join_rows(l, l->tq, 1);
+		if (rc == 0)
+			rc = join_rows(l, l->eq, 0);
+	}
+	return rc;
 }
 
 int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
@@ -720,20 +763,23 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 	if (type == REC_TRAIN && len == sizeof(struct rec_train)) {
 		rc = queue_push(&l->tq[worker], rec);
 		if (rc == 0)
-			rc = join_rows(l, l->tq, 1);
+			rc = join_all(l);
 	} else if (type == REC_EVAL && len == sizeof(struct rec_eval)) {
 		rc = queue_push(&l->eq[worker], rec);
 		if (rc == 0)
-			rc = join_rows(l, l->eq, 0);
+			rc = join_all(l);
 	} else if (type == REC_CKPT && len == sizeof(struct rec_ckpt) && l->ckpt_on) {
 		rc = queue_push(&l->cq[worker], rec);
 		if (rc == 0)
-			rc = join_checkpoints(l);
+			rc = join_all(l);
 	} else if (type == REC_DOWN && len == sizeof(struct rec_down)) {
-		memcpy(&l->down[worker], rec, len);	/* rows waiting for it may go */
-		rc = join_rows(l, l->tq, 1);
-		if (rc == 0)
-			rc = join_rows(l, l->eq, 0);
+		const struct rec_down *d = rec;
+		const struct crash_span *sp = l->crashes ?
+			crash_starting(l->crashes, worker, d->step) : NULL;
+
+		if (sp)	/* (only from the crash its plan has) */
+			memcpy(&l->down[sp - l->crashes->s], rec, len);
+		rc = join_all(l);	/* what waited for it may go */
 	} else if ((type == REC_LINK || type == REC_LINK_IN) && len == sizeof(struct rec_link)) {
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
@@ -756,6 +802,13 @@ int runlog_close(struct runlog *l, int status, const char *why)
 	 * fails a run that had succeeded. */
 	bool failed_before = l->error[0] != 0;
 
+	/* a run that ended well joined every record into a row: one left is a bug that
+	 * lost rows, never a success */
+	for (int i = 0; i < l->n && status == 0 && !l->error[0]; i++)
+		if (l->tq[i].len || l->eq[i].len)
+			snprintf(l->error, sizeof(l->error), "internal error: %zu records of worker "
+				 "%d joined no row of train.csv or eval.csv (the run's rows are "
+				 "incomplete)", l->tq[i].len + l->eq[i].len, i);
 	csv_close(l, &l->train);
 	csv_close(l, &l->eval);
 	csv_close(l, &l->net);

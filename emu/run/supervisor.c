@@ -73,6 +73,7 @@ struct sup {
 	int *pf_worker;
 	struct notify nt;
 	bool uring_ok;
+	bool watching;		/* setup_watchers ran: a worker forked now must drop them */
 	struct io_uring ring;
 	int sfd;
 	bool sig_armed, logs_armed, bridge_armed;
@@ -368,6 +369,15 @@ static void child(struct sup *s, int id, pid_t parent, const sigset_t *oldmask)
 	/* No worker outlives a supervisor that was killed. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
+	if (s->watching) {	/* forked back after a crash: nothing of the supervisor's */
+		close(s->sfd);
+		for (int w = 0; w < s->n; w++)
+			if (s->pidfd[w] >= 0)
+				close(s->pidfd[w]);
+		if (s->uring_ok)
+			io_uring_queue_exit(&s->ring);
+		notify_free(&s->nt);
+	}
 	atomic_store(&slot->pid, (int32_t)getpid());
 	atomic_store(&slot->state, WORKER_RUNNING);
 	ret = s->ops->worker(s->ctx, s->rg, id);
@@ -398,12 +408,13 @@ static void watch_pid(struct sup *s, int w)
 /* Forks worker w (with the stop signals blocked: the supervisor reads them from a
  * signalfd, the worker restores oldmask); 0, or -1 after a failed fork (reported, the
  * others killed). */
-static int fork_worker(struct sup *s, int w)
+static int fork_worker(struct sup *s, int w, int64_t start)
 {
 	pid_t self = getpid(), pid;
 
 	fflush(NULL);
-	atomic_fetch_add(&region_slot(s->rg, w)->lives, 1);
+	atomic_store(&region_slot(s->rg, w)->start, start);
+	atomic_store(&region_slot(s->rg, w)->state, WORKER_STARTING);	/* not CRASHED now */
 	pid = fork();
 	if (pid < 0) {
 		failure(s, "cannot fork worker %d: %s", w, strerror(errno));
@@ -418,30 +429,52 @@ static int fork_worker(struct sup *s, int w)
 	return 0;
 }
 
+/* Every worker of this host but those down at the start of the run (a run resumed
+ * inside their crash: they come back as after a crash, rejoin_workers). */
 static void fork_workers(struct sup *s)
 {
-	for (int w = s->lo; w < s->hi; w++)
-		if (fork_worker(s, w) < 0)
+	for (int w = s->lo; w < s->hi; w++) {
+		int64_t at = s->ops->rejoin_at ? s->ops->rejoin_at(s->ctx, w, -1) : -2;
+
+		if (at != -2) {	/* down: as if it had crashed (rejoin_due) */
+			atomic_store(&region_slot(s->rg, w)->state, WORKER_CRASHED);
+			s->rejoin[w] = at;
+			continue;
+		}
+		if (fork_worker(s, w, -1) < 0)
 			return;
+	}
 }
 
-/* A worker that crashed as planned comes back at its step, once every worker still
- * running has begun it (they cannot finish it without the newcomer; it reads their
- * clocks as they began it).  Even while stopping: they may be waiting for it. */
+/* Whether worker w, pending, is due back: every other worker that has not crashed has
+ * begun its step (they cannot finish it without the newcomer; it reads their clocks
+ * as they began it).  Those that crashed are out of it (one that crashed at that very
+ * step may have been the last running); one that stopped or finished before it keeps
+ * it from coming back (a stopped run does not fork). */
+static bool rejoin_due(const struct sup *s, int w)
+{
+	for (int k = s->lo; k < s->hi; k++) {
+		struct worker_slot *slot = region_slot(s->rg, k);
+
+		if (k == w || atomic_load(&slot->state) == WORKER_CRASHED)
+			continue;
+		if (atomic_load(&slot->step) < s->rejoin[w])
+			return false;
+	}
+	return true;
+}
+
+/* A worker that crashed as planned comes back at its step (rejoin_due).  Even while
+ * stopping: the others may be waiting for it. */
 static void rejoin_workers(struct sup *s)
 {
 	for (int w = s->lo; w < s->hi && !s->killing; w++) {
-		if (s->rejoin[w] < 0)
+		if (s->rejoin[w] < 0 || !rejoin_due(s, w))
 			continue;
-		bool due = true;
+		int64_t at = s->rejoin[w];
 
-		for (int k = s->lo; k < s->hi && due; k++)
-			if (s->pid[k] > 0 && atomic_load(&region_slot(s->rg, k)->step) < s->rejoin[w])
-				due = false;
-		if (!due)
-			continue;
 		s->rejoin[w] = -1;
-		if (fork_worker(s, w) < 0)
+		if (fork_worker(s, w, at) < 0)
 			return;
 		s->pidfd[w] = (int)syscall(SYS_pidfd_open, s->pid[w], 0);
 		if (s->pidfd[w] < 0) {
@@ -570,10 +603,12 @@ static int watch(struct sup *s)
 	int ret;
 
 	for (int w = s->lo; w < s->hi; w++)
-		watch_pid(s, w);
+		if (s->pidfd[w] >= 0)
+			watch_pid(s, w);
 	for (;;) {
 		drain_logs(s);
 		check_remote_failure(s);
+		rejoin_workers(s);	/* (the last running may just have crashed) */
 		if (s->nalive == 0 && (!s->br || s->failed || s->killing))
 			return 0;	/* (a failure across hosts ends in world_abort) */
 		if (s->nalive == 0) {
@@ -587,7 +622,6 @@ static int watch(struct sup *s)
 		check_progress(s);
 		if (s->ops->on_tick)
 			s->ops->on_tick(s->ctx);
-		rejoin_workers(s);
 		ret = s->uring_ok ? wait_uring(s) : wait_ppoll(s);
 		if (ret < 0)
 			return ret;
@@ -607,12 +641,15 @@ static int setup_watchers(struct sup *s, enum notify_mode mode)
 	if (s->sfd < 0)
 		return -errno;
 	for (int w = s->lo; w < s->hi; w++) {
+		if (s->pid[w] <= 0)
+			continue;	/* down at the start (fork_workers) */
 		s->pidfd[w] = (int)syscall(SYS_pidfd_open, s->pid[w], 0);
 		if (s->pidfd[w] < 0)
 			return -errno;
 	}
 	s->uring_ok = s->nt.mode == NOTIFY_IO_URING &&
 		      io_uring_queue_init(2 * s->n + 8, &s->ring, 0) == 0;
+	s->watching = true;
 	return 0;
 }
 

@@ -38,13 +38,15 @@ struct supervisor_ops {
 	/* In the supervisor, optional: at every wake-up, at least every run.progress_every
 	 * (and every second): what runs by the clock, such as a progress line. */
 	void (*on_tick)(void *ctx);
-	/* In the supervisor, optional (one host): worker id's process exited 0 saying it
-	 * crashed as planned (its slot's state WORKER_CRASHED) before `step`.  Returns the
-	 * step at which a new process takes its place (forked once every worker still
-	 * running has begun that step; its slot's lives counts the processes), -1 for
-	 * never, or -2 when no such crash is planned: then it is a failure like any
-	 * other death. */
-	int64_t (*rejoin_at)(void *ctx, int id, int64_t step);
+	/* In the supervisor, optional (one host): when worker id's next process begins.
+	 * after < 0: at the start of the run; -2 (fork it at once, its slot's start -1: the
+	 * run's first step), or it is down then (a run resumed inside its crash): the step
+	 * it comes back at, or -1 for never.  after >= 0: its process exited 0 saying it
+	 * crashed as planned (its slot's state WORKER_CRASHED) before step `after`: the
+	 * step it comes back at, -1 for never, or -2 when no such crash is planned (then it
+	 * is a failure like any other death).  A worker that comes back at step k is forked
+	 * once every running worker has begun step k, with its slot's start k. */
+	int64_t (*rejoin_at)(void *ctx, int id, int64_t after);
 };
 
 int supervise(const struct cfg *c, const struct region_params *p,

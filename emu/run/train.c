@@ -80,10 +80,14 @@ static void on_tick(void *ctx)
 	runlog_tick(t->log);
 }
 
-static int64_t rejoin_at(void *ctx, int id, int64_t step)
+/* supervisor_ops.rejoin_at: from the crash plan.  A run resumed after step S - 1 starts
+ * without the workers that were down for it (they have no part in the checkpoint). */
+static int64_t rejoin_at(void *ctx, int id, int64_t after)
 {
 	struct train_run *t = ctx;
-	const struct crash_span *sp = crash_starting(&t->crashes, id, step);
+	int64_t first = t->resume_step > 0 ? t->resume_step : 0;
+	const struct crash_span *sp = after >= 0 ? crash_starting(&t->crashes, id, after) :
+				      first > 0 ? crash_span_at(&t->crashes, id, first - 1) : NULL;
 
 	if (!sp)
 		return -2;
@@ -350,9 +354,19 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		t.total = total;
 		status = plan_crashes(c, &t, &w);
 	}
+	struct crash_rec *down = NULL;	/* a resume while workers are down: their records */
+	int ndown = 0;
+	char err[512];
+	if (!status && resume && crash_resume_records(&t.crashes, dir, c->run.workers,
+						      resume_step, t.cfg_hash, &down, &ndown,
+						      err, sizeof(err)) < 0) {
+		fprintf(stderr, "emu resume: %s\n", err);
+		status = 2;
+	}
 	if (!status)
 		status = open_logs(c, &t, &w, dir, argc, argv, spe, total, resume);
 	if (status) {		/* (only rank 0 opens the logs, and it opens them last) */
+		free(down);
 		crash_plan_free(&t.crashes);
 		data_free(&t.train);
 		data_free(&t.test);
@@ -370,6 +384,9 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		runlog_checkpoints(t.log, t.cfg_hash, data_hash(&t));
 	if (t.log)
 		runlog_crashes(t.log, &t.crashes);
+	for (int i = 0; t.log && i < ndown; i++)
+		runlog_record(t.log, down[i].worker, &down[i].r, down[i].len);
+	free(down);
 	if (t.log) {
 		runlog_length(t.log, total, spe);
 		fprintf(stderr, "emu: %s: %d workers, %s, model %s (%zu parameters), %s, logs in "

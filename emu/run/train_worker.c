@@ -53,6 +53,7 @@ struct progress {
 	int64_t compute_ns;	/* modelled compute since the last train record (workers.csv) */
 	int shard_n;		/* samples in this epoch's shard */
 	uint64_t up;		/* the workers up for this step (crash events): bit k */
+	bool after_ckpt;	/* the records now logged follow this step's checkpoint */
 };
 
 /* The worker's last words: the backend's own ("cudnnConvolutionForward:
@@ -196,20 +197,10 @@ static void log_links(struct worker *w, int64_t step)
 			continue;
 		struct xchg_link_stats st;
 		xchg_link_stats(&w->x, p, &st);
-		struct rec_link out = {
-			.type = REC_LINK, .src = w->id, .dst = p, .step = step,
-			.messages = st.messages,
-			.units = st.units, .units_dropped = st.units_dropped,
-			.retransmits = st.retransmits, .units_duplicated = st.units_duplicated,
-			.units_corrupted = st.units_corrupted, .units_overflow = st.units_overflow,
-			.bytes_sent = st.bytes, .delay_sum_ns = st.delay_sum_ns,
-		};
+		struct rec_link out = rec_link_out(w->id, p, step, &st);
 		worker_log(w->rg, w->id, &out, sizeof(out), &w->nt);
 		xchg_link_stats_in(&w->x, p, &st);
-		struct rec_link in = {
-			.type = REC_LINK_IN, .src = p, .dst = w->id, .step = step,
-			.units_late = st.units_late, .bytes_delivered = st.bytes_delivered,
-		};
+		struct rec_link in = rec_link_in(p, w->id, step, &st);
 		worker_log(w->rg, w->id, &in, sizeof(in), &w->nt);
 	}
 }
@@ -344,15 +335,15 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 
 /* The evaluation of the replicas' mean (just computed) after `done` steps, the links'
  * records of that evaluation and its own record.  0, or -errno (reported). */
-static int eval_record(struct worker *w, struct scratch *s, uint64_t up, int64_t done,
-		       double epoch)
+static int eval_record(struct worker *w, struct scratch *s, const struct progress *p,
+		       int64_t done, double epoch)
 {
 	struct rec_eval er = {
 		.type = REC_EVAL, .worker = w->id, .step = done, .epoch = epoch,
 		.vclock_s = (double)w->x.clock * 1e-9, .bytes_sent = w->x.bytes_sent,
-		.bytes_delivered = w->x.bytes_delivered,
+		.bytes_delivered = w->x.bytes_delivered, .after_ckpt = p->after_ckpt,
 	};
-	int rc = evaluate(w, s, up, &er);
+	int rc = evaluate(w, s, p->up, &er);
 
 	if (rc < 0) {
 		fail(w, "evaluation", rc);
@@ -380,7 +371,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 		.vclock_s = (double)w->x.clock * 1e-9, .consensus = consensus,
 		.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
 		.bytes_delivered = w->x.bytes_delivered, .units_late = w->x.units_late,
-		.compute_s = (double)p->compute_ns * 1e-9,
+		.compute_s = (double)p->compute_ns * 1e-9, .after_ckpt = p->after_ckpt,
 	};
 	worker_log(w->rg, w->id, &tr, sizeof(tr), &w->nt);
 	p->loss_acc = 0;
@@ -388,7 +379,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	p->compute_ns = 0;
 	if (!eval)
 		return 0;
-	return eval_record(w, s, p->up, done, tr.epoch);
+	return eval_record(w, s, p, done, tr.epoch);
 }
 
 /* The evaluation of the replicas' mean after step w->step, whose train record is
@@ -401,7 +392,7 @@ static int log_eval(struct worker *w, struct scratch *s, const struct progress *
 		fail(w, "snapshot", rc);
 		return rc;
 	}
-	return eval_record(w, s, p->up, done, (double)done / (double)p->spe);
+	return eval_record(w, s, p, done, (double)done / (double)p->spe);
 }
 
 /* This worker's part of the checkpoint after step w->step, then the record that tells
@@ -429,11 +420,7 @@ static int crash(struct worker *w, const struct train_run *t, const struct algo 
 {
 	struct ckpt_acc acc = { p->loss_acc, p->loss_n, p->compute_ns };
 	struct worker_slot *slot = region_slot(w->rg, w->id);
-	struct rec_down d = {
-		.type = REC_DOWN, .worker = w->id, .step = w->step,
-		.bytes_sent = w->x.bytes_sent, .units_dropped = w->x.units_dropped,
-		.bytes_delivered = w->x.bytes_delivered, .units_late = w->x.units_late,
-	};
+	struct rec_down d = rec_down_of(w->id, w->step, &w->x);
 
 	if (ckpt_worker_save_crash(w, a, state, &acc, t->dir, t->cfg_hash, slot->error,
 				   sizeof(slot->error)) < 0)
@@ -444,22 +431,17 @@ static int crash(struct worker *w, const struct train_run *t, const struct algo 
 	return 0;
 }
 
-/* A process forked in place of a crashed worker (its slot's lives > 1): the network
+/* A process forked in place of a crashed worker, to begin at step sp->to: the network
  * state the crash left; the model and algorithm state too with rejoin = own (fresh and
  * mean start from worker_init's: the initial model; mean takes the others' mean at its
  * first step, train_loop); the clock of the latest of the workers that ran the step
- * before.  Its first step into *first.  0, or -1 (reported). */
+ * before.  0, or -1 (reported). */
 static int rejoin(struct worker *w, const struct train_run *t, const struct algo *a,
-		  void *state, int64_t *first)
+		  void *state, const struct crash_span *sp)
 {
 	struct worker_slot *slot = region_slot(w->rg, w->id);
-	const struct crash_span *sp = crash_nth(&t->crashes, w->id, atomic_load(&slot->lives) - 2);
 	struct ckpt_acc acc;
 
-	if (!sp) {
-		snprintf(slot->error, sizeof(slot->error), "restarted, but no crash of it is planned");
-		return -1;
-	}
 	if (ckpt_worker_load_crash(w, a, state, &acc, t->dir, sp->from, t->cfg_hash,
 				   sp->rejoin != REJOIN_OWN, slot->error, sizeof(slot->error)) < 0)
 		return -1;
@@ -471,7 +453,6 @@ static int rejoin(struct worker *w, const struct train_run *t, const struct algo
 		if ((ran >> k & 1) && v > w->x.clock)
 			w->x.clock = v;
 	}
-	*first = sp->to;
 	return 0;
 }
 
@@ -505,9 +486,17 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 	const struct cfg *c = w->c;
 	struct worker_slot *slot = region_slot(w->rg, w->id);
 	struct progress p;
-	int64_t first = 0;
+	/* where this process begins: the run's first step (0, or after the checkpoint it
+	 * resumes from), or the end of a crash it comes back from (slot->start) */
+	int64_t start = atomic_load(&slot->start);
+	int64_t first = start >= 0 ? start : t->resume_step > 0 ? t->resume_step : 0;
+	const struct crash_span *back = first > 0 ? crash_span_at(&t->crashes, w->id, first - 1) :
+					NULL;
 	progress_init(&p, w);
-	if (t->resume_step >= 0) {
+	if (back) {
+		if (rejoin(w, t, a, state, back) < 0)
+			return -1;
+	} else if (t->resume_step >= 0) {
 		struct ckpt_acc acc;
 		if (ckpt_worker_load(w, a, state, &acc, t->ckpt_run, t->resume_step, t->cfg_hash,
 				     slot->error, sizeof(slot->error)) < 0)
@@ -515,10 +504,7 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 		p.loss_acc = acc.loss_acc;
 		p.loss_n = (int)acc.loss_n;
 		p.compute_ns = acc.compute_ns;
-		first = t->resume_step;
 	}
-	if (atomic_load(&slot->lives) > 1 && rejoin(w, t, a, state, &first) < 0)
-		return -1;
 	for (w->step = first; w->step < p.total; w->step++) {
 		w->epoch = (int)(w->step / p.spe);
 		atomic_store(&slot->vclock, w->x.clock);	/* before step: a rejoin reads it */
@@ -562,6 +548,7 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 			if (checkpoint(w, t, a, state, &p) < 0)
 				return -1;
 		}
+		p.after_ckpt = last;	/* the end's own rows come after its checkpoint */
 		if (last && !own_log && (rc = log_step(w, s, &p, 1)) < 0)
 			return rc;
 		if (last && own_log && !own_eval && (rc = log_eval(w, s, &p)) < 0)

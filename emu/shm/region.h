@@ -22,7 +22,8 @@ enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED,
 struct worker_slot {
 	_Alignas(64) _Atomic int32_t pid;
 	_Atomic int32_t state;		/* enum worker_state */
-	_Atomic int32_t lives;		/* processes forked for it: > 1 after a crash */
+	_Atomic int64_t start;		/* the step its process begins at: -1 the run's first;
+					 * else it rejoins after a crash (supervisor.h) */
 	_Atomic int64_t step;		/* the step the worker is in, for reports */
 	_Atomic int64_t vclock;		/* its virtual clock when it began that step */
 	_Atomic uint64_t beats;		/* bumped at every step and evaluation batch: the
