@@ -7,7 +7,8 @@
 # (the others' files keep inode and mtime); a stop signal stops the runs and the sweep
 # (exit 130), and a restart reruns the interrupted runs over their rows; a finished run of
 # another configuration is refused; a failing run makes the sweep exit 1 naming it; bad
-# arguments exit 2 and create nothing; folder names spell '/' as %2F.
+# arguments (an axis value its key refuses among them) exit 2 and create nothing; folder
+# names spell '/' as %2F.
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
 # Four classes in 4 dimensions: accuracy between 0.3 and 0.65, different across seeds,
@@ -188,20 +189,21 @@ grep -q "0 done earlier" "$T/long.err" || { cat "$T/long.err"; fail "after SIGIN
 	fail "after SIGINT: summary.csv: $(cat "$long/summary.csv")"
 [ "$(cat "$long/curves/configs.txt")" = all ] || fail "run.seed alone: configs.txt says $(cat "$long/curves/configs.txt")"
 
-# a run that fails: the sweep goes on, names it and exits 1; the summary counts what is done
+# a run that fails (8 samples cannot feed 4 workers: found when it loads its data): the
+# sweep goes on, names it and exits 1; the summary counts what is done
 rc=0
-"$EMU" sweep "$T/s.ini" train.lr=0.05,-1 run.seed=1,2 run.output="$T/f" train.max_steps=10 \
-	2>"$T/err" || rc=$?
+"$EMU" sweep "$T/s.ini" data.synthetic_size=2048,8 run.seed=1,2 run.output="$T/f" \
+	train.max_steps=10 2>"$T/err" || rc=$?
 [ $rc -eq 1 ] || { cat "$T/err"; fail "a failing run: exit $rc, expected 1"; }
 for s in 1 2; do
-	grep -q "^emu sweep: \[[1-4]/4\] train.lr=-1,run.seed=$s: failed (exit 2), [0-9.]* s: .*train.lr" "$T/err" ||
-		{ cat "$T/err"; fail "a failing run: no line names train.lr=-1,run.seed=$s and why"; }
-	grep -q "^emu sweep: failed: $T/f/train.lr=-1,run.seed=$s " "$T/err" ||
+	grep -q "^emu sweep: \[[1-4]/4\] data.synthetic_size=8,run.seed=$s: failed (exit 2), [0-9.]* s: .*cannot feed" "$T/err" ||
+		{ cat "$T/err"; fail "a failing run: no line names data.synthetic_size=8,run.seed=$s and why"; }
+	grep -q "^emu sweep: failed: $T/f/data.synthetic_size=8,run.seed=$s " "$T/err" ||
 		{ cat "$T/err"; fail "a failing run: not named at the end"; }
-	grep -q '"status": "done"' "$T/f/train.lr=0.05,run.seed=$s/status.json" ||
+	grep -q '"status": "done"' "$T/f/data.synthetic_size=2048,run.seed=$s/status.json" ||
 		fail "a failing run: the sweep did not go on"
 done
-[ "$(cut -d, -f1-4 "$T/f/summary.csv" | tr '\n' ' ')" = "train.lr,n,diverged,target 0.05,2,0,0.8 -1,0,0,0.8 " ] ||
+[ "$(cut -d, -f1-4 "$T/f/summary.csv" | tr '\n' ' ')" = "data.synthetic_size,n,diverged,target 2048,2,0,0.8 8,0,0,0.8 " ] ||
 	fail "a failing run: summary.csv: $(cut -d, -f1-6 "$T/f/summary.csv")"
 awk -F, 'NR == 3 { for (i = 5; i <= NF; i++) if ($i != "" && i != 13) exit 1 }' "$T/f/summary.csv" ||
 	fail "a failing run: its row has statistics: $(sed -n 3p "$T/f/summary.csv")"
@@ -233,6 +235,9 @@ bad "$T/s.ini" "$o" train.lr=0.1,0.2 --target 1.5
 bad "$T/s.ini" "$o" train.lr=0.1,0.2 --frobnicate
 bad "$T/s.ini" "$o" train.lr=0.1,0.2 train.lr=0.3
 bad "$T/s.ini" "$o" train.lr=0.1,0.2 train.lr=0.3,0.4
+bad "$T/s.ini" "$o" train.lr=0.1,-1	# a value its key refuses: before anything runs
+grep -q "^emu sweep: $T/bad/train.lr=-1: argument [0-9]* (train.lr=-1): " "$T/err" ||
+	{ cat "$T/err"; fail "a refused axis value: $(cat "$T/err")"; }
 bad "$T/s.ini" "$o" train.lr=0.1,,0.2
 bad "$T/s.ini" "$o" train.lr=0.1,0.1
 bad "$T/s.ini" "$o" 'data.dir=a/b,a%2Fb'

@@ -342,6 +342,24 @@ static int run_all(struct sweeper *w)
 	return rc;
 }
 
+/* Every run's configuration loads: an axis value its key refuses (train.lr=-1) stops
+ * the sweep before anything runs or is made, with the run and the reason.  0 or 2. */
+static int check_runs(struct sweeper *w, char *err, size_t n)
+{
+	for (long r = 0; r < w->s.nruns; r++) {
+		char dir[CFG_STR], msg[2048];
+		int nargs = sweep_run_args(&w->s, r, w->argv, w->store, sizeof(w->store));
+
+		if (nargs >= 0 && !cfg_load(w->cfg, w->s.file, nargs, w->argv, msg, sizeof(msg)))
+			continue;
+		sweep_run_dir(&w->s, r, dir, sizeof(dir));
+		snprintf(err, n, "emu sweep: %s: %s", dir, nargs < 0 ? "its arguments do not fit" :
+			 msg);
+		return 2;
+	}
+	return 0;
+}
+
 /* Marks the runs still to run; refuses (2) a finished run of another configuration. */
 static int plan(struct sweeper *w, char *err, size_t n)
 {
@@ -391,17 +409,12 @@ static int sweep_main(struct sweeper *w, int argc, char **argv)
 {
 	char err[4096];
 	double t0 = now();
-	int rc, lock;
+	int rc, lock = -1;
 
 	rc = sweep_parse(&w->s, argc, argv, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s\n", rc < 0 ? "emu sweep: out of memory" : err);
 		return rc < 0 ? 1 : rc;
-	}
-	lock = lock_root(w->s.root, err, sizeof(err));
-	if (lock < 0) {
-		fprintf(stderr, "%s\n", err);
-		return 2;
 	}
 	w->todo = calloc((size_t)w->s.nruns, 1);
 	w->jobs = calloc((size_t)w->s.jobs, sizeof(*w->jobs));
@@ -413,7 +426,13 @@ static int sweep_main(struct sweeper *w, int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = plan(w, err, sizeof(err));
+	rc = check_runs(w, err, sizeof(err));
+	if (!rc) {
+		lock = lock_root(w->s.root, err, sizeof(err));
+		rc = lock < 0 ? 2 : 0;
+	}
+	if (!rc)
+		rc = plan(w, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s\n", err);
 		goto out;
@@ -454,7 +473,8 @@ static int sweep_main(struct sweeper *w, int argc, char **argv)
 	}
 	rc = w->nfailed ? 1 : 0;
 out:
-	close(lock);
+	if (lock >= 0)
+		close(lock);
 	return rc;
 }
 
