@@ -10,52 +10,8 @@
 # doubling, max_retries 3: 1 + 2 + 4 + 8 = 15 ms); what is sent to it is lost on the
 # way, 2 units a step on each link into it (scatter and broadcast); it sends nothing.
 . "$SRCDIR/tests/lib.sh"
-cat >"$T/s.ini" <<INI
-[run]
-name = crash
-workers = 4
-seed = 7
-worker_log = true
-[net]
-loss = none
-latency = 50us
-timeout = 1ms
-[train]
-algorithm = allreduce
-model = mlp
-batch = 16
-lr = 0.05
-lr_scaling = none
-max_steps = 30
-log_every = 1
-eval_every = 1
-compute = flops
-device_flops = 1G
-op_overhead = 5us
-[data]
-dataset = gaussian
-synthetic_size = 2048
-dim = 16
-classes = 4
-INI
-L=50000 TO=1000000
+. "$SRCDIR/tests/clock.sh"
 crash='[event boom]\nkind = crash\nat = 10\nfor = 5\nworkers = 1\n'
-
-run() {
-	name=$1; printf '%b' "$2" | cat "$T/s.ini" - >"$T/$name.ini"; shift 2
-	"$EMU" run "$T/$name.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" ||
-		{ cat "$T/err"; fail "$name"; }
-}
-steps() {
-	col "$T/$1/train.csv" vtime_s | awk '{ t = sprintf("%.0f", $1 * 1e9); print t - p; p = t }'
-}
-step() { steps "$1" | sed -n "${2}p"; }
-net() {
-	awk -F, -v s="$2" -v a="$3" -v b="$4" -v c="$5" 'NR == 1 {
-		for (i = 1; i <= NF; i++) k[$i] = i; next }
-		$k["step"] == s && $k["src"] == a && $k["dst"] == b { print $k[c]; found = 1 }
-		END { if (!found) print "none" }' "$T/$1/net.csv"
-}
 # rows NAME STEP: the workers with a row in workers.csv after STEP steps
 rows() { awk -F, -v s="$2" 'NR > 1 && $1 == s { printf "%s%s", (n++ ? " " : ""), $2 }
 	END { print "" }' "$T/$1/workers.csv"; }
