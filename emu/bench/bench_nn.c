@@ -12,8 +12,9 @@
  * usage: emu bench nn [--device NAME] [--csv FILE] [--models mlp,lenet,...] [--steps N]
  *                     [--rounds R]
  * Each side runs R rounds alternately (emu, torch, emu, torch...); each side's figure is
- * its best round's median, so that a burst of load from other processes on a shared
- * machine hits neither side alone.
+ * the median over the rounds of each round's median step (R odd: a round of each), so
+ * that a burst of load from other processes on a shared machine hits neither side alone
+ * and neither side's luckiest round decides.
  * The peers are found in $EMU_SHARED/peers, else in ../shared/peers beside the
  * repository the binary was built in, else in ./../shared/peers.
  */
@@ -32,6 +33,7 @@
 #include "nn/optim.h"
 
 #define BATCH 32
+#define MAX_ROUNDS 15	/* --rounds R: at most this many */
 #define WARMUP 3
 #define LSTM_T 32
 #define LSTM_V 5000
@@ -353,7 +355,8 @@ static int torch_step(const char *peers, const char *model, bool gpu, double *ms
 static const char usage[] =
 	"usage: emu bench nn [--device auto|cpu|ref|cuda] [--csv FILE]\n"
 	"                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
-	"  median step time (forward, backward, SGD; batch " STR(BATCH) "; one thread on the CPU)\n"
+	"  median step time (forward, backward, SGD; batch " STR(BATCH) "; one thread on the CPU),\n"
+	"  the median of R (3, at most " STR(MAX_ROUNDS) ") rounds taken in turn with PyTorch's,\n"
 	"  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
 	"  against OpenBLAS sgemm and the core's FMA peak), and on a GPU the time of the\n"
 	"  step's two copies.\n"
@@ -368,7 +371,7 @@ struct opts {
 static int parse(struct opts *o, int argc, char **argv)
 {
 	*o = (struct opts){ .csv_path = "bench-nn.csv", .device = "auto",
-			    .models = "mlp,lenet,resnet20,resnet56,lstm", .steps = 15, .rounds = 2 };
+			    .models = "mlp,lenet,resnet20,resnet56,lstm", .steps = 15, .rounds = 3 };
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--csv") && i + 1 < argc)
 			o->csv_path = argv[++i];
@@ -380,7 +383,7 @@ static int parse(struct opts *o, int argc, char **argv)
 			 (o->steps = atoi(argv[++i])) > 0)
 			continue;
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc &&
-			 (o->rounds = atoi(argv[++i])) > 0)
+			 (o->rounds = atoi(argv[++i])) > 0 && o->rounds <= MAX_ROUNDS)
 			continue;
 		else	/* 1 + the exit code: 0 means run */
 			return bench_usage("nn", argv[i], usage) + 1;
@@ -406,16 +409,30 @@ static int one_model(const struct opts *o, struct nn_backend *be, const char *pe
 		     bool gpu, const char *name, FILE *csv, double g256, double g1024,
 		     double peak, double *ratio)
 {
-	struct result e = { 0 }, one;
-	double tms = 0, t1 = 0;
+	struct result e = { 0 }, one[MAX_ROUNDS];
+	double tms = 0, t1[MAX_ROUNDS];
 	size_t tparams = 0;
-	int r = 0;
-	for (int k = 0; k < o->rounds && !r; k++) {
-		if (!(r = emu_step(be, name, o->steps, &one)) && (k == 0 || one.ms < e.ms))
-			e = one;
-		if (peer && (peer = torch_step(peers, name, gpu, &t1, &tparams) == 0) &&
-		    (k == 0 || t1 < tms))
-			tms = t1;
+	int r = 0, n = 0;
+	for (; n < o->rounds && !r; n++) {
+		r = emu_step(be, name, o->steps, &one[n]);
+		if (peer)
+			peer = torch_step(peers, name, gpu, &t1[n], &tparams) == 0;
+	}
+	if (!r) {	/* the median round of each side (insertion sorts: R is small) */
+		for (int i = 1; i < n; i++)
+			for (int j = i; j > 0 && one[j].ms < one[j - 1].ms; j--) {
+				struct result x = one[j];
+				one[j] = one[j - 1];
+				one[j - 1] = x;
+			}
+		for (int i = 1; peer && i < n; i++)
+			for (int j = i; j > 0 && t1[j] < t1[j - 1]; j--) {
+				double x = t1[j];
+				t1[j] = t1[j - 1];
+				t1[j - 1] = x;
+			}
+		e = one[n / 2];
+		tms = peer ? t1[n / 2] : 0;
 	}
 	if (r) {
 		fprintf(stderr, "emu bench nn: model %s: %s\n", name, be->err ? be->msg : strerror(-r));
@@ -475,7 +492,7 @@ int bench_nn(int argc, char **argv)
 	}
 	double g256 = gpu ? 0 : sgemm_gflops(256, 31), g1024 = gpu ? 0 : sgemm_gflops(1024, 5);
 	double peak = gpu ? 0 : fma_peak_gflops(15);
-	fprintf(csv, "# emu bench nn: device %s, batch %d, best of %d rounds of the median of %d"
+	fprintf(csv, "# emu bench nn: device %s, batch %d, the median of %d rounds of the median of %d"
 		     " steps\n", o.device, BATCH, o.rounds, o.steps);
 	fprintf(csv, "device,model,params,emu_ms,copy_ms,torch_ms,ratio,gflop_per_step,emu_gflops,"
 		     "sgemm256_gflops,sgemm1024_gflops,fma_peak_gflops,frac_sgemm,frac_peak\n");
