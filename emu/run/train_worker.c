@@ -343,6 +343,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 {
 	int64_t done = w->step + 1;
 	double consensus;
+	usage_mark(&w->usage, &w->nt, done);
 	int rc = replicas_mean(w, s, &consensus);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
@@ -478,6 +479,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	w->rg = rg;
 	w->id = id;
 	w->n = c->run.workers;
+	usage_marks_init(&w->usage);
 	openblas_set_num_threads(c->run.threads);
 	int rc = notify_init(&w->nt, c->run.notify);
 	if (rc < 0) {
@@ -527,6 +529,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 
 static void worker_free(struct worker *w, const struct algo *a, void *state, struct scratch *s)
 {
+	usage_report(&w->usage, w->id);
 	xchg_free(&w->x);
 	if (state)
 		a->free(state);

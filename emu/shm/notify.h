@@ -22,6 +22,7 @@ struct notify {
 	enum notify_mode mode;		/* NOTIFY_IO_URING or NOTIFY_FUTEX once initialised */
 	void *uring;			/* struct io_uring *, io_uring mode only */
 	uint64_t waits, wakes;		/* counters, for tests and benchmarks */
+	uint64_t yields;		/* sched_yield calls of a spin (usage.h) */
 	int64_t spin_ns;		/* ring_*_all spin this long before sleeping;
 					 * notify_init sets NOTIFY_SPIN_NS, 0 = sleep at once */
 	uint64_t fallbacks;		/* io_uring operations that failed and were done by

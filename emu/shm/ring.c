@@ -171,6 +171,7 @@ static void wait_until(struct ring *r, struct notify *nt, size_t (*ready)(struct
 				/* The peer may be waiting for this very core (16 workers
 				 * on 2 cores): measured under load, a spin that yields
 				 * cut the median round trip from 17 to 6 us. */
+				nt->yields++;
 				sched_yield();
 			}
 		}
