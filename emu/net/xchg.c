@@ -43,6 +43,7 @@
 
 #include "emu/net/net.h"
 #include "emu/net/xhdr.h"
+#include "emu/shm/inbox.h"
 #include "emu/shm/notify.h"
 #include "emu/shm/region.h"
 #include "emu/shm/ring.h"
@@ -84,6 +85,10 @@ struct xpriv {
 	void *mem;			/* one allocation for the arrays below */
 	size_t max_msg;
 	bool fits;		/* every message fits its ring whole: no sender ever waits for space */
+	bool post;		/* one host: a sender posts every whole message to its receiver's inbox */
+	bool inbox;		/* and two messages fit every ring into this worker: it sleeps
+				 * on its inbox for the last message of a phase (see flows_sleep) */
+	uint32_t in_target[2];	/* the inbox count that completes the current phase of each parity */
 	int max_units, words;	/* bitmap words per message */
 	struct net_txq txq;
 	int32_t *flip;			/* [max_units] scratch for net_send */
@@ -311,6 +316,8 @@ static int flows_pass(struct xchg *x, int64_t step, int phase, bool *moved)
 		if (p->out[j].stage != ST_DONE) {
 			*moved |= out_progress(&p->out[j], x->nt);
 			busy |= p->out[j].stage != ST_DONE;
+			if (p->post && p->out[j].stage == ST_DONE)
+				inbox_post(region_inbox(x->rg, j), phase, x->nt);
 		}
 		if (p->in[j].stage != ST_DONE) {
 			int rc = in_progress(x, &p->in[j], step, phase);
@@ -324,13 +331,33 @@ static int flows_pass(struct xchg *x, int64_t step, int phase, bool *moved)
 	return busy;
 }
 
+/* In inbox mode, with every outgoing message written: one sleep until the last incoming
+ * one is whole (inbox.h), instead of one per ring.  Every peer writes its message of
+ * this phase whole without waiting: at most two of its messages are in our ring at a
+ * time (it writes the next scatter only after our broadcast, and the next broadcast
+ * only after our scatter), and two fit.  False when some outgoing message is unfinished:
+ * the rings' own sleep then. */
+static bool inbox_sleep(struct xchg *x, int phase)
+{
+	struct xpriv *p = x->priv;
+
+	for (int j = 0; j < x->n; j++)
+		if (j != x->id && p->out[j].stage != ST_DONE)
+			return false;
+	inbox_wait(region_inbox(x->rg, x->id), phase, p->in_target[phase], x->nt);
+	return true;
+}
+
 /* Arm, re-check, sleep once on all unfinished rings, disarm.  When every message fits
  * its ring, no sender can be waiting for this worker to make space, so only the first
  * unfinished in-ring is armed: a worker waiting for N-1 messages then wakes a few times,
  * not once per message (with 16 workers on 2 cores, each wake is a context switch). */
-static void flows_sleep(struct xchg *x)
+static void flows_sleep(struct xchg *x, int phase)
 {
 	struct xpriv *p = x->priv;
+
+	if (p->inbox && inbox_sleep(x, phase))
+		return;
 	_Atomic uint32_t *words[NOTIFY_MAX_WORDS];
 	uint32_t expect[NOTIFY_MAX_WORDS];
 	struct ring *armed_r[NOTIFY_MAX_WORDS];
@@ -405,7 +432,7 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 				continue;
 			}
 		}
-		flows_sleep(x);
+		flows_sleep(x, phase);
 		spin_until = -1;
 	}
 }
@@ -645,6 +672,8 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 		     const struct xchg_iov *(*iov)(struct xchg *x, int j, void *arg), void *arg,
 		     const size_t len[])
 {
+	struct xpriv *p = x->priv;
+
 	for (int k = 1; k < x->n; k++) {
 		int j = (x->id + k) % x->n;
 		int rc = start_out(x, j, step, phase, flags, iov(x, j, arg), len[j]);
@@ -653,6 +682,7 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 			return rc;
 		start_in(x, j);
 	}
+	p->in_target[phase] += (uint32_t)(x->n - 1);	/* every peer's message counts once */
 	return run_flows(x, step, phase);
 }
 
@@ -870,6 +900,7 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		return -EINVAL;
 	if (2 * (n - 1) > NOTIFY_MAX_WORDS)
 		return -EINVAL;
+	region_prefault(rg, id);	/* optional: region.h says why */
 	int units = max_units(l, n, id, max_msg);
 
 	if (units < 0)
@@ -886,9 +917,14 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	rc = alloc_arrays(p, n);
 	if (rc)
 		goto err;
-	p->fits = n < 2 || sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) +
-				   (size_t)units * sizeof(int64_t) + max_msg <=
-				   region_ring(rg, (id + 1) % n, id)->size;
+	size_t wire = sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) +
+		      (size_t)units * sizeof(int64_t) + max_msg;
+	size_t ring = n < 2 ? 0 : region_ring(rg, (id + 1) % n, id)->size;
+
+	p->fits = n < 2 || wire <= ring;
+	/* the bridge writes the messages of other hosts and posts nothing: rings only */
+	p->post = n >= 2 && !region_bridged(rg);
+	p->inbox = p->post && 2 * wire <= ring;
 	rc = net_txq_init(&p->txq, max_limit(l, n, id));
 	if (rc)
 		goto err;

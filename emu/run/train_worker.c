@@ -92,13 +92,17 @@ static void scratch_free(struct scratch *s)
 	free(s->mean);
 }
 
-/* Every worker publishes its replica; all compute the same mean (summed in worker-id
- * order) into s->mean, and their own squared distance to it (*dist).  Across hosts the
- * bridge is a party of both barriers: it copies the other hosts' snapshots in before it
- * lets the first one go (emu/mpi/world.h), so this code is the same there. */
+/* Every worker publishes its replica; all get the same mean (summed in worker-id order)
+ * into s->mean, and their own squared distance to it (*dist).  On one host each worker
+ * sums only its share of the elements, into the region's mean area, and reads the rest
+ * from there: the replicas are read once per logged step, not once per worker (64
+ * LeNet workers: 16 MB each, 1 GB in all), and every element is summed as before, so
+ * the mean is the same to the bit.  Across hosts the bridge is a party of both
+ * barriers: it copies the other hosts' snapshots in before it lets the first one go
+ * (emu/mpi/world.h), and every worker sums all the elements itself. */
 static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
 {
-	size_t np = w->m.nparams, ns = w->m.nstate;
+	size_t np = w->m.nparams, ns = w->m.nstate, nel = np + ns;
 	float *mine = region_snapshot(w->rg, w->id);
 	int rc = nn_model_to_host(&w->m, NN_STATE);	/* batch norm moved it on the device */
 	if (rc < 0)
@@ -110,19 +114,31 @@ static int replicas_mean(struct worker *w, struct scratch *s, double *dist)
 	const float *snap[CFG_MAX_WORKERS];
 	for (int k = 0; k < w->n; k++)
 		snap[k] = region_snapshot(w->rg, k);
-	*dist = 0;
-	for (size_t i = 0; i < np + ns; i++) {
+	int shared = !region_bridged(w->rg);
+	size_t lo = shared ? nel * (size_t)w->id / (size_t)w->n : 0;
+	size_t hi = shared ? nel * (size_t)(w->id + 1) / (size_t)w->n : nel;
+	float *mean = shared ? region_mean(w->rg) : s->mean;
+	for (size_t i = lo; i < hi; i++) {
 		double sum = 0;
 		for (int k = 0; k < w->n; k++)
 			sum += snap[k][i];
-		s->mean[i] = (float)(sum / w->n);
-		if (i < np) {
-			double d = (double)mine[i] - s->mean[i];
-			*dist += d * d;
-		}
+		mean[i] = (float)(sum / w->n);
 	}
-	/* nobody overwrites a snapshot until everybody has read them all */
-	barrier_wait(region_barrier(w->rg), region_barrier_parties(w->rg), &w->nt);
+	/* One host: the mean is whole once all have summed their shares; the snapshots are
+	 * read by then, and the mean area is written again only after the next call's first
+	 * barrier, which everybody reaches after reading it.  Across hosts: nobody
+	 * overwrites a snapshot until everybody has read them all. */
+	if (shared) {
+		barrier_wait(region_barrier(w->rg), region_barrier_parties(w->rg), &w->nt);
+		memcpy(s->mean, mean, nel * sizeof(float));
+	}
+	*dist = 0;
+	for (size_t i = 0; i < np; i++) {
+		double d = (double)mine[i] - s->mean[i];
+		*dist += d * d;
+	}
+	if (!shared)
+		barrier_wait(region_barrier(w->rg), region_barrier_parties(w->rg), &w->nt);
 	return 0;
 }
 
@@ -490,8 +506,10 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	 * core, so spinning before sleeping only burns the time it needs.  The workers of
 	 * other ranks run on other hosts' cores (the bridge counts the same way). */
 	cpu_set_t cpus;
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && t->nlocal > CPU_COUNT(&cpus))
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && t->nlocal > CPU_COUNT(&cpus)) {
 		w->nt.spin_ns = 0;
+		notify_use_slots(&w->nt, region_run_slots(rg));	/* one runs per core */
+	}
 	rc = nn_backend_open(&w->be, t->backend, (id - t->lo) % t->ndevices);
 	if (rc < 0) {
 		fail(w, "backend", rc);

@@ -30,6 +30,10 @@ struct notify {
 	int64_t race_ns;		/* tests only: a ring's producer waits this long
 					 * between its publication and its fence, a sleeper
 					 * between its last check and its sleep (ring.c) */
+	struct run_slots *slots;	/* NULL, or the host's run slots (slots.h): every
+					 * sleep gives this process's slot back, every
+					 * wake-up takes one again */
+	int holding;			/* this process holds a slot */
 };
 
 #define NOTIFY_SPIN_NS 5000
@@ -69,10 +73,19 @@ const char *notify_mode_name(enum notify_mode mode);
 /* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none).
  * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR; an io_uring failure is
  * retried with the futex_waitv(2) syscall (counted in fallbacks), and a failure of that
- * (a bad word address: a bug) ends the process with a message, never a busy loop. */
+ * (a bad word address: a bug) ends the process with a message, never a busy loop.
+ * With n->slots, the process's run slot is given back before the sleep and taken again
+ * after it (a word that differs already returns at once, keeping the slot). */
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		const uint32_t expect[], int64_t timeout_ns);
-/* Wake every sleeper on word.  (notify_wait and notify_wake count into waits/wakes.) */
+/* The same without the run slots (slots.c sleeps for a slot through it). */
+int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[],
+		    const uint32_t expect[], int64_t timeout_ns);
+/* Wake every sleeper on word, or one of them.  (notify_wait and the wakes count into
+ * waits/wakes.) */
 void notify_wake(struct notify *n, _Atomic uint32_t *word);
+void notify_wake_one(struct notify *n, _Atomic uint32_t *word);
+/* Join the run slots s (NULL: none) holding none yet; notify_free gives a held one back. */
+void notify_use_slots(struct notify *n, struct run_slots *s);
 
 #endif
