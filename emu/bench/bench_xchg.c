@@ -103,7 +103,7 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 	cpu_set_t cpus;
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && BX_WORKERS > CPU_COUNT(&cpus)) {
 		nt.spin_ns = 0;
-		notify_use_slots(&nt, region_run_slots(rg));
+		region_join_lane(rg, id, &nt);
 	}
 	struct xchg_links links;
 	cfg_xchg_links(c, id, &links);

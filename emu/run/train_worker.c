@@ -508,7 +508,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	cpu_set_t cpus;
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && t->nlocal > CPU_COUNT(&cpus)) {
 		w->nt.spin_ns = 0;
-		notify_use_slots(&w->nt, region_run_slots(rg));	/* one runs per core */
+		region_join_lane(rg, id - t->lo, &w->nt);	/* one runs per core */
 	}
 	rc = nn_backend_open(&w->be, t->backend, (id - t->lo) % t->ndevices);
 	if (rc < 0) {

@@ -26,7 +26,9 @@ struct region {
 	uint64_t off_mean;
 	uint32_t barrier_parties, bridged;
 	_Alignas(64) _Atomic uint32_t stop;
-	struct run_slots slots;		/* one per core of the creator's affinity */
+	uint32_t lanes;			/* CPUs of the creator's affinity, at most REGION_LANES */
+	int32_t lane_cpu[REGION_LANES];
+	struct run_slots slots[REGION_LANES];	/* one run slot per lane */
 };
 
 static size_t pow2_at_least(size_t x)
@@ -96,8 +98,15 @@ int region_create(struct region **out, const struct region_params *p)
 	memcpy(r, &h, sizeof(h));
 	atomic_init(&r->stop, 0);
 	cpu_set_t cpus;
-	slots_init(&r->slots, sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ?
-			      CPU_COUNT(&cpus) : 1);
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+		for (int c = 0; c < CPU_SETSIZE && r->lanes < REGION_LANES; c++)
+			if (CPU_ISSET(c, &cpus))
+				r->lane_cpu[r->lanes++] = c;
+	}
+	if (r->lanes == 0)
+		r->lane_cpu[r->lanes++] = -1;	/* unknown: one lane, not pinned */
+	for (uint32_t i = 0; i < r->lanes; i++)
+		slots_init(&r->slots[i], 1);
 	for (int i = 0; i < p->nworkers; i++) {
 		region_slot(r, i)->error[0] = '\0';
 		ring_init(region_log_ring(r, i), h.log_ring_size);
@@ -129,9 +138,29 @@ _Atomic uint32_t *region_stop(struct region *r)
 	return &r->stop;
 }
 
-struct run_slots *region_run_slots(struct region *r)
+int region_lanes(const struct region *r)
 {
-	return &r->slots;
+	return (int)r->lanes;
+}
+
+struct run_slots *region_run_slots(struct region *r, int lane)
+{
+	return &r->slots[(uint32_t)lane % r->lanes];
+}
+
+int region_join_lane(struct region *r, int local, struct notify *nt)
+{
+	int lane = (int)((uint32_t)local % r->lanes), cpu = r->lane_cpu[lane];
+	cpu_set_t one;
+
+	if (cpu >= 0) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0)
+			return -errno;	/* not pinned: no slot either, as before */
+	}
+	notify_use_slots(nt, &r->slots[lane]);
+	return 0;
 }
 
 struct worker_slot *region_slot(struct region *r, int worker)

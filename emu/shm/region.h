@@ -52,9 +52,18 @@ void region_destroy(struct region *r);
 
 int region_nworkers(const struct region *r);
 _Atomic uint32_t *region_stop(struct region *r);	/* nonzero: stop requested */
-/* The host's run slots (slots.h), one per core the creator may run on; a worker joins
- * them with notify_use_slots when the host has more workers than cores. */
-struct run_slots *region_run_slots(struct region *r);
+/* Lanes: one per CPU the creator may run on (at most REGION_LANES), each with one run
+ * slot (slots.h).  With more workers on a host than cores, worker `local` (its index
+ * among the host's workers) joins lane local % lanes: region_join_lane pins it to that
+ * lane's CPU and makes its notify take and give that lane's slot, so that on each core
+ * one worker runs at a time and a hand-off (one sleeps, the next in its lane wakes)
+ * stays on that core: no migration, no cross-core wake-up.  0 or -errno (not pinned,
+ * and then no slot either). */
+#define REGION_LANES 64
+struct notify;
+int region_lanes(const struct region *r);
+struct run_slots *region_run_slots(struct region *r, int lane);
+int region_join_lane(struct region *r, int local, struct notify *nt);
 struct worker_slot *region_slot(struct region *r, int worker);
 struct barrier *region_barrier(struct region *r);
 struct ring *region_ring(struct region *r, int src, int dst);	/* src != dst */
