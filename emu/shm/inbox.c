@@ -2,6 +2,7 @@
 #include "emu/shm/inbox.h"
 
 #include "emu/shm/notify.h"
+#include "emu/shm/slots.h"
 
 static int reached(uint32_t count, uint32_t target)
 {
@@ -12,10 +13,12 @@ void inbox_post(struct inbox *b, int p, struct notify *nt)
 {
 	uint32_t c = atomic_fetch_add_explicit(&b->count[p], 1, memory_order_seq_cst) + 1;
 	uint64_t w = atomic_load_explicit(&b->waiting[p], memory_order_seq_cst);
+	struct run_slots *lane = atomic_load_explicit(&b->lane, memory_order_acquire);
 
 	if ((w & INBOX_ARMED) && reached(c, (uint32_t)w) &&
 	    atomic_compare_exchange_strong_explicit(&b->waiting[p], &w, 0, memory_order_relaxed,
-						    memory_order_relaxed))
+						    memory_order_relaxed) &&
+	    !(lane && slots_defer(lane, b->member, &b->count[p])))
 		notify_wake(nt, &b->count[p]);
 }
 

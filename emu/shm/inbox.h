@@ -11,6 +11,8 @@
  * waiting and wakes only when its message reached the target, clearing the arm with a
  * compare-and-swap.  Either the receiver's second look sees the last message, or its
  * sender sees the arm: no wake is lost, and the n-2 senders before it wake nobody.
+ * With run slots, a wake the receiver could not act on (its lane's slot is held) is
+ * left to the slot's holder (slots_defer).
  */
 #ifndef EMU_INBOX_H
 #define EMU_INBOX_H
@@ -22,9 +24,16 @@ struct notify;
 
 #define INBOX_ARMED (1ULL << 32)
 
+struct run_slots;
+
 struct inbox {
 	_Alignas(64) _Atomic uint32_t count[2];
 	_Atomic uint64_t waiting[2];
+	/* the receiver's lane of run slots and its member number there (slots_defer), or
+	 * NULL: set by region_join_lane on one host, where the region has the same address
+	 * in every process (mapped before fork) */
+	_Atomic(struct run_slots *) lane;	/* stored after member (release) */
+	int member;
 };
 
 /* Sender: one more message of parity p is whole in the receiver's ring. */

@@ -26,6 +26,7 @@ int notify_init(struct notify *n, enum notify_mode mode)
 
 	memset(n, 0, sizeof(*n));
 	n->spin_ns = NOTIFY_SPIN_NS;
+	n->member = -1;
 	if (mode == NOTIFY_IO_URING || mode == NOTIFY_AUTO) {
 		ret = notify_uring_init(&n->uring);
 		if (ret == 0) {
@@ -42,7 +43,7 @@ int notify_init(struct notify *n, enum notify_mode mode)
 void notify_free(struct notify *n)
 {
 	if (n->slots && n->holding)
-		slots_give(n->slots, n);
+		slots_give(n->slots, n->member, n);
 	n->slots = NULL;
 	n->holding = 0;
 	if (n->mode == NOTIFY_IO_URING)
@@ -79,10 +80,15 @@ static int futex_waitv_sys(struct futex_waitv *v, int count, int64_t timeout_ns)
 	return errno == ETIMEDOUT ? -ETIMEDOUT : -errno;
 }
 
-void notify_use_slots(struct notify *n, struct run_slots *s)
+void notify_use_slots(struct notify *n, struct run_slots *s, int member)
 {
 	n->slots = s && s->k > 0 ? s : NULL;
 	n->holding = 0;
+	n->member = member;
+	if (n->slots) {		/* from now on, awake means holding a slot (slots.h) */
+		slots_take(n->slots, member, n);
+		n->holding = 1;
+	}
 }
 
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
@@ -93,13 +99,15 @@ int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 	/* A word that moved already: no sleep, so the slot is kept (giving it away would
 	 * queue this process behind the others for nothing). */
 	for (int i = 0; i < count; i++)
-		if (atomic_load_explicit(words[i], memory_order_acquire) != expect[i])
+		if (atomic_load_explicit(words[i], memory_order_acquire) != expect[i]) {
+			slots_awake(n->slots, n->member);	/* no deferred wake for us */
 			return 0;
+		}
 	if (n->holding)
-		slots_give(n->slots, n);
+		slots_give(n->slots, n->member, n);
 	int ret = notify_wait_raw(n, count, words, expect, timeout_ns);
 
-	slots_take(n->slots, n);
+	slots_take(n->slots, n->member, n);
 	n->holding = 1;
 	return ret;
 }

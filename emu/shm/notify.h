@@ -34,6 +34,7 @@ struct notify {
 					 * sleep gives this process's slot back, every
 					 * wake-up takes one again */
 	int holding;			/* this process holds a slot */
+	int member;			/* its member number in the lane of slots, or -1 */
 };
 
 #define NOTIFY_SPIN_NS 5000
@@ -85,7 +86,8 @@ int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[]
  * waits/wakes.) */
 void notify_wake(struct notify *n, _Atomic uint32_t *word);
 void notify_wake_one(struct notify *n, _Atomic uint32_t *word);
-/* Join the run slots s (NULL: none) holding none yet; notify_free gives a held one back. */
-void notify_use_slots(struct notify *n, struct run_slots *s);
+/* Join the run slots s (NULL: none) as member (slots_defer; -1: none): takes a slot,
+ * sleeping until one is free; notify_free gives it back. */
+void notify_use_slots(struct notify *n, struct run_slots *s, int member);
 
 #endif

@@ -159,7 +159,14 @@ int region_join_lane(struct region *r, int local, struct notify *nt)
 		if (sched_setaffinity(0, sizeof(one), &one) < 0)
 			return -errno;	/* not pinned: no slot either, as before */
 	}
-	notify_use_slots(nt, &r->slots[lane]);
+	int member = (int)((uint32_t)local / r->lanes);
+
+	notify_use_slots(nt, &r->slots[lane], member);
+	if (!r->bridged && (uint32_t)local < r->nworkers) {	/* one host: local is the id */
+		region_inbox(r, local)->member = member;
+		atomic_store_explicit(&region_inbox(r, local)->lane, &r->slots[lane],
+				      memory_order_release);
+	}
 	return 0;
 }
 
