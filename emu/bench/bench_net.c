@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -437,6 +438,55 @@ static void bench_latency(FILE *csv, int quick)
 	}
 }
 
+/* --- (b) cont.: what a waiting worker costs ------------------------------------------ */
+
+/* Percent of a core that a process blocked in ring_read_all on an empty ring uses over
+ * `ns` (its spin phase included, as a worker with a core of its own has), from its
+ * rusage when it is reaped.  -1 on failure. */
+static double idle_waiter_pct(int64_t ns)
+{
+	struct region_params p = { .nworkers = 2, .ring_size = 4096, .log_ring_size = 64 };
+	struct region *rg;
+	struct notify nt;
+	struct rusage ru;
+	uint8_t byte = 0;
+	double pct = -1;
+	int status;
+
+	if (region_create(&rg, &p) < 0)
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (notify_init(&nt, NOTIFY_AUTO) < 0)
+			_exit(1);
+		ring_read_all(region_ring(rg, 0, 1), &byte, 1, &nt);
+		_exit(0);
+	}
+	if (pid > 0) {
+		int64_t t0 = notify_now_ns();
+		struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+
+		nanosleep(&ts, NULL);
+		if (notify_init(&nt, NOTIFY_AUTO) == 0) {
+			ring_write(region_ring(rg, 0, 1), &byte, 1, &nt);	/* and the wake */
+			notify_free(&nt);
+		} else {
+			kill(pid, SIGKILL);
+		}
+		while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+			;
+		double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
+			     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			pct = 100.0 * cpu / (double)(notify_now_ns() - t0);
+	}
+	region_destroy(rg);
+	return pct;
+}
+
 int bench_net(int argc, char **argv)
 {
 	const char *path = "bench-net.csv";
@@ -485,6 +535,11 @@ int bench_net(int argc, char **argv)
 	}
 	bench_throughput(csv, quick);
 	bench_latency(csv, quick);
+	double idle = idle_waiter_pct(quick ? 200000000 : 1000000000);
+
+	printf("%-28s %9.2f%% of a core while it waits %s s (goal < 5%%)\n", "waiting worker",
+	       idle, quick ? "0.2" : "1");
+	bench_csv_line(csv, "idle", "waiting worker", 1, idle, "%core", "goal", 5.0);
 	printf("\n(c) exchange, 16 workers\n");
 	fflush(NULL);
 	ret = bench_xchg(csv, quick);
