@@ -98,7 +98,8 @@ static double xcore_gbps(size_t size, size_t total, size_t buf_size)
 		for (uint64_t tail = 0; tail < total;) {
 			uint64_t head;
 
-			while ((head = atomic_load_explicit(&x->head, memory_order_acquire)) == tail)
+			while ((head = atomic_load_explicit(&x->head,
+							    memory_order_acquire)) == tail)
 				notify_cpu_relax();
 			for (uint64_t t = tail; t < head;) {	/* out, in pieces of size */
 				size_t off = t % size, n = size - off;
@@ -122,7 +123,8 @@ static double xcore_gbps(size_t size, size_t total, size_t buf_size)
 
 		n = n < buf_size - head % buf_size ? n : buf_size - head % buf_size;
 		n = n < size - head % size ? n : size - head % size;
-		while (head + n - atomic_load_explicit(&x->tail, memory_order_acquire) > buf_size)
+		while (head + n - atomic_load_explicit(&x->tail, memory_order_acquire) >
+		       buf_size)
 			notify_cpu_relax();
 		memcpy(x->data + head % buf_size, buf + head % size, n);
 		head += n;
@@ -166,7 +168,7 @@ static double ring_gbps(size_t size, size_t total, size_t ring_size)
 	if (pid < 0)
 		goto out;
 	if (pid == 0) {
-		pin_to(1);	/* as the cross-core copy: consumer and producer on two cores */
+		pin_to(1);	/* as the cross-core copy: the two sides on two cores */
 		region_prefault(rg, 1);
 		if (notify_init(&nt, NOTIFY_AUTO) < 0)
 			_exit(1);
@@ -470,7 +472,7 @@ static double idle_waiter_pct(int64_t ns)
 
 		nanosleep(&ts, NULL);
 		if (notify_init(&nt, NOTIFY_AUTO) == 0) {
-			ring_write(region_ring(rg, 0, 1), &byte, 1, &nt);	/* and the wake */
+			ring_write(region_ring(rg, 0, 1), &byte, 1, &nt);	/* + the wake */
 			notify_free(&nt);
 		} else {
 			kill(pid, SIGKILL);

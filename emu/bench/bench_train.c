@@ -5,7 +5,12 @@
  * use.  Actual: the wall time per step of `emu run` of the same configuration (every
  * process, ring, notification, barrier and log line included), taken from train.csv
  * between logged steps (median of the 10-step windows), so start-up and the final
- * evaluation are left out.  Both from one invocation, printed side by side with their ratio.
+ * evaluation are left out.  Both from one invocation, printed side by side with their
+ * ratio and the goal of issue 17, for 16 and for 64 workers (or the run.workers given).
+ * Beside them, per step and summed over the workers, over the same logged window
+ * (emu/shm/usage.h): voluntary and involuntary context switches, sleeps (notify_wait
+ * calls, for a message, for the barrier, for a run slot), wakes (FUTEX_WAKEs issued),
+ * yields and CPU time.
  */
 #include <errno.h>
 #include <ftw.h>
