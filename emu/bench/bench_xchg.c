@@ -12,6 +12,7 @@
  * and the apply copies 15/16 of the vector, plus the framing and the futex sleeps.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,6 +98,13 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 	rc = notify_init(&nt, c->run.notify);
 	if (rc)
 		goto out_v;
+	/* as a run's worker does with more workers than cores (train_worker.c): no spin
+	 * before a sleep, and one worker runs per core (slots.h) */
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && BX_WORKERS > CPU_COUNT(&cpus)) {
+		nt.spin_ns = 0;
+		region_join_lane(rg, id, &nt);
+	}
 	struct xchg_links links;
 	cfg_xchg_links(c, id, &links);
 	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float));

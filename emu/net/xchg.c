@@ -43,6 +43,7 @@
 
 #include "emu/net/net.h"
 #include "emu/net/xhdr.h"
+#include "emu/shm/inbox.h"
 #include "emu/shm/notify.h"
 #include "emu/shm/region.h"
 #include "emu/shm/ring.h"
@@ -78,12 +79,19 @@ struct xflow {
 	size_t cbase;
 	/* receiver: where the payload goes */
 	uint8_t *buf;
+	/* or, zero-copy, where it is: in the ring, zc_len bytes given back after use */
+	const uint8_t *zc;
+	size_t zc_len;
 };
 
 struct xpriv {
 	void *mem;			/* one allocation for the arrays below */
 	size_t max_msg;
 	bool fits;		/* every message fits its ring whole: no sender ever waits for space */
+	bool post;		/* one host: a sender posts every whole message to its receiver's inbox */
+	bool inbox;		/* and two messages fit every ring into this worker: it sleeps
+				 * on its inbox for the last message of a phase (see flows_sleep) */
+	int ngone;			/* peers down in this step (gone) */
 	int max_units, words;	/* bitmap words per message */
 	struct net_txq txq;
 	int32_t *flip;			/* [max_units] scratch for net_send */
@@ -245,6 +253,44 @@ static int check_header(const struct xchg *x, const struct xflow *f, int64_t ste
 	return why ? bad_header(x, f, step, phase, why) : 0;
 }
 
+/* Zero-copy: a whole message (every unit arrived: its payload is one run of len
+ * bytes) whose payload is in the ring already, in one piece and 8-byte aligned, is read
+ * in place by reduce and apply, and given back after them (release_in_place), instead
+ * of being copied out first: a third of the exchange's memory traffic.  Only in inbox
+ * mode, where two messages fit every ring: holding one back never stops a sender (a
+ * peer has at most two of ours unread, inbox_sleep says why). */
+static void in_place(struct xchg *x, struct xflow *f)
+{
+	const struct xpriv *p = x->priv;
+	const uint8_t *q;
+
+	if (!p->inbox || f->stage != ST_DATA || f->h.narrived != f->h.nunits ||
+	    f->pos != 0 || f->run_end != f->h.len)
+		return;
+	q = ring_peek(f->r, f->h.len);
+	if (!q || ((uintptr_t)q & 7))
+		return;
+	f->zc = q;
+	f->zc_len = f->h.len;
+	f->stage = ST_DONE;
+}
+
+/* Give back the payloads read in place, once reduce or apply is done with them. */
+static void release_in_place(struct xchg *x)
+{
+	struct xpriv *p = x->priv;
+
+	for (int j = 0; j < x->n; j++) {
+		struct xflow *f = &p->in[j];
+
+		if (j != x->id && f->zc_len) {
+			ring_consume(f->r, f->zc_len, x->nt);
+			f->zc = NULL;
+			f->zc_len = 0;
+		}
+	}
+}
+
 /* Receiver: read what is there.  Returns 1 if bytes moved, 0 if not, or -EPROTO. */
 static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 {
@@ -287,6 +333,7 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 				return moved || k;
 			moved = true;
 			start_data(f);
+			in_place(x, f);
 		} else {
 			size_t want = f->run_end - f->pos;
 
@@ -315,6 +362,8 @@ static int flows_pass(struct xchg *x, int64_t step, int phase, bool *moved)
 		if (p->out[j].stage != ST_DONE) {
 			*moved |= out_progress(&p->out[j], x->nt);
 			busy |= p->out[j].stage != ST_DONE;
+			if (p->post && p->out[j].stage == ST_DONE)
+				inbox_post(region_inbox(x->rg, j), phase, x->nt);
 		}
 		if (p->in[j].stage != ST_DONE) {
 			int rc = in_progress(x, &p->in[j], step, phase);
@@ -328,13 +377,35 @@ static int flows_pass(struct xchg *x, int64_t step, int phase, bool *moved)
 	return busy;
 }
 
+/* In inbox mode, with every outgoing message written: one sleep until the last incoming
+ * one is whole (inbox.h), instead of one per ring.  Every peer writes its message of
+ * this phase whole without waiting: at most two of its messages are in our ring at a
+ * time (it writes the next scatter only after our broadcast, and the next broadcast
+ * only after our scatter), and two fit.  False when some outgoing message is unfinished:
+ * the rings' own sleep then. */
+static bool inbox_sleep(struct xchg *x, int phase)
+{
+	struct xpriv *p = x->priv;
+
+	for (int j = 0; j < x->n; j++)
+		if (j != x->id && p->out[j].stage != ST_DONE)
+			return false;
+	struct inbox *in = region_inbox(x->rg, x->id);
+
+	inbox_wait(in, phase, in->target[phase], x->nt);
+	return true;
+}
+
 /* Arm, re-check, sleep once on all unfinished rings, disarm.  When every message fits
  * its ring, no sender can be waiting for this worker to make space, so only the first
  * unfinished in-ring is armed: a worker waiting for N-1 messages then wakes a few times,
  * not once per message (with 16 workers on 2 cores, each wake is a context switch). */
-static void flows_sleep(struct xchg *x)
+static void flows_sleep(struct xchg *x, int phase)
 {
 	struct xpriv *p = x->priv;
+
+	if (p->inbox && inbox_sleep(x, phase))
+		return;
 	_Atomic uint32_t *words[NOTIFY_MAX_WORDS];
 	uint32_t expect[NOTIFY_MAX_WORDS];
 	struct ring *armed_r[NOTIFY_MAX_WORDS];
@@ -409,7 +480,7 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 				continue;
 			}
 		}
-		flows_sleep(x);
+		flows_sleep(x, phase);
 		spin_until = -1;
 	}
 }
@@ -514,6 +585,10 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 			size_t s = (size_t)u * h->unit, e = xhdr_unit_end(h, u);
 
 			if (f->times[u] > deadline) {
+				if (f->zc) {	/* read in place: copy it out to zero the unit */
+					memcpy(f->buf, f->zc, h->len);
+					f->zc = NULL;
+				}
 				f->bits[u >> 6] &= ~(1ULL << (u & 63));
 				h->narrived--;
 				st->units_late++;
@@ -587,7 +662,7 @@ static int64_t wait_clock(const struct xchg *x, int64_t t0)
 
 static void fill_msg(struct xmsg *m, const struct xflow *f)
 {
-	m->data = f->buf;
+	m->data = f->zc ? f->zc : f->buf;
 	m->len = f->h.len;
 	m->unit = f->h.unit;
 	m->nunits = f->h.nunits;
@@ -666,11 +741,14 @@ static void mark_gone(struct xchg *x, int64_t step)
 	struct xpriv *p = x->priv;
 
 	memset(p->gone, 0, (size_t)x->n * sizeof(*p->gone));
+	p->ngone = 0;
 	for (int i = 0; i < p->nabsent; i++) {
 		const struct xchg_absence *a = &p->absent[i];
 
-		if (a->worker != x->id && a->from <= step && step < a->to)
+		if (a->worker != x->id && a->from <= step && step < a->to && !p->gone[a->worker]) {
 			p->gone[a->worker] = true;
+			p->ngone++;
+		}
 	}
 }
 
@@ -704,6 +782,10 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 		if (p->gone[j])
 			gone_flows(x, j);
 	}
+	/* every peer's message counts once; a peer that is down sends none (its own count
+	 * stays as the crash left it, for the process that comes back: inbox.h) */
+	if (p->post)
+		region_inbox(x->rg, x->id)->target[phase] += (uint32_t)(x->n - 1 - p->ngone);
 	return run_flows(x, step, phase);
 }
 
@@ -755,6 +837,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	collect(x, own_message(x), len[x->id], &or_flags);
 	size_t reply = ops->reduce(ctx, x->id, p->msg, p->reply, p->max_msg);
 
+	release_in_place(x);
 	if (reply > p->max_msg)
 		return -EMSGSIZE;
 	x->clock = t1;
@@ -775,6 +858,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	collect(x, p->reply, reply, &or_flags);
 	for (int j = 0; j < x->n; j++)
 		ops->apply(ctx, j, &p->msg[j]);
+	release_in_place(x);
 	if (flags_out)
 		*flags_out = or_flags;
 	return 0;
@@ -934,6 +1018,7 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		return -EINVAL;
 	if (2 * (n - 1) > NOTIFY_MAX_WORDS)
 		return -EINVAL;
+	region_prefault(rg, id);	/* optional: region.h says why */
 	int units = max_units(l, n, id, max_msg);
 
 	if (units < 0)
@@ -960,9 +1045,14 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	if (l->nabsent)
 		memcpy(p->absent, l->absent, (size_t)l->nabsent * sizeof(*p->absent));
 	p->nabsent = l->nabsent;
-	p->fits = n < 2 || sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) +
-				   (size_t)units * sizeof(int64_t) + max_msg <=
-				   region_ring(rg, (id + 1) % n, id)->size;
+	size_t wire = sizeof(struct xhdr) + (size_t)p->words * sizeof(uint64_t) +
+		      (size_t)units * sizeof(int64_t) + max_msg;
+	size_t ring = n < 2 ? 0 : region_ring(rg, (id + 1) % n, id)->size;
+
+	p->fits = n < 2 || wire <= ring;
+	/* the bridge writes the messages of other hosts and posts nothing: rings only */
+	p->post = n >= 2 && !region_bridged(rg);
+	p->inbox = p->post && 2 * wire <= ring;
 	rc = net_txq_init(&p->txq, max_limit(l, n, id));
 	if (rc)
 		goto err;

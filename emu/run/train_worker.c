@@ -110,15 +110,19 @@ static int parties(const struct worker *w, uint64_t up)
 	       __builtin_popcountll(up);
 }
 
-/* Every worker up publishes its replica; all compute the same mean of those in `from`
+/* Every worker up publishes its replica; all get the same mean of those in `from`
  * (summed in worker-id order) into s->mean, and, when dist, their own squared distance
- * to it.  Across hosts the bridge is a party of both barriers: it copies the other
- * hosts' snapshots in before it lets the first one go (emu/mpi/world.h), so this code
- * is the same there. */
+ * to it.  On one host each worker up sums only its share of the elements (by its rank
+ * among them), into the region's mean area, and reads the rest from there: the
+ * replicas are read once per logged step, not once per worker (64 LeNet workers: 16 MB
+ * each, 1 GB in all), and every element is summed as before, so the mean is the same
+ * to the bit.  Across hosts the bridge is a party of both barriers: it copies the other
+ * hosts' snapshots in before it lets the first one go (emu/mpi/world.h), and every
+ * worker sums all the elements itself. */
 static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint64_t from,
 			 double *dist)
 {
-	size_t np = w->m.nparams, ns = w->m.nstate;
+	size_t np = w->m.nparams, ns = w->m.nstate, nel = np + ns;
 	float *mine = region_snapshot(w->rg, w->id);
 	int rc = nn_model_to_host(&w->m, NN_STATE);	/* batch norm moved it on the device */
 	if (rc < 0)
@@ -132,20 +136,34 @@ static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint6
 	for (int k = 0; k < w->n; k++)
 		if (from >> k & 1)
 			snap[nf++] = region_snapshot(w->rg, k);
-	if (dist)
-		*dist = 0;
-	for (size_t i = 0; i < np + ns; i++) {
+	int shared = !region_bridged(w->rg);
+	size_t nup = (size_t)__builtin_popcountll(up);
+	size_t rank = (size_t)__builtin_popcountll(up & ((1ULL << w->id) - 1));
+	size_t lo = shared ? nel * rank / nup : 0, hi = shared ? nel * (rank + 1) / nup : nel;
+	float *mean = shared ? region_mean(w->rg) : s->mean;
+	for (size_t i = lo; i < hi; i++) {
 		double sum = 0;
 		for (int k = 0; k < nf; k++)
 			sum += snap[k][i];
-		s->mean[i] = (float)(sum / nf);
-		if (dist && i < np) {
+		mean[i] = (float)(sum / nf);
+	}
+	/* One host: the mean is whole once all have summed their shares; the snapshots are
+	 * read by then, and the mean area is written again only after the next call's first
+	 * barrier, which everybody reaches after reading it.  Across hosts: nobody
+	 * overwrites a snapshot until everybody has read them all. */
+	if (shared) {
+		barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
+		memcpy(s->mean, mean, nel * sizeof(float));
+	}
+	if (dist) {
+		*dist = 0;
+		for (size_t i = 0; i < np; i++) {
 			double d = (double)mine[i] - s->mean[i];
 			*dist += d * d;
 		}
 	}
-	/* nobody overwrites a snapshot until everybody has read them all */
-	barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
+	if (!shared)
+		barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
 	return 0;
 }
 
@@ -360,6 +378,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 {
 	int64_t done = w->step + 1;
 	double consensus;
+	usage_mark(&w->usage, &w->nt, done);
 	int rc = replicas_mean(w, s, p->up, p->up, &consensus);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
@@ -585,6 +604,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	w->rg = rg;
 	w->id = id;
 	w->n = c->run.workers;
+	usage_marks_init(&w->usage);
 	openblas_set_num_threads(c->run.threads);
 	int rc = notify_init(&w->nt, c->run.notify);
 	if (rc < 0) {
@@ -595,8 +615,10 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	 * core, so spinning before sleeping only burns the time it needs.  The workers of
 	 * other ranks run on other hosts' cores (the bridge counts the same way). */
 	cpu_set_t cpus;
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && t->nlocal > CPU_COUNT(&cpus))
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && t->nlocal > CPU_COUNT(&cpus)) {
 		w->nt.spin_ns = 0;
+		region_join_lane(rg, id - t->lo, &w->nt);	/* one runs per core */
+	}
 	rc = nn_backend_open(&w->be, t->backend, (id - t->lo) % t->ndevices);
 	if (rc < 0) {
 		fail(w, "backend", rc);
@@ -637,6 +659,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 
 static void worker_free(struct worker *w, const struct algo *a, void *state, struct scratch *s)
 {
+	usage_report(&w->usage, w->id);
 	xchg_free(&w->x);
 	if (state)
 		a->free(state);

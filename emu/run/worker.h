@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "emu/cfg/cfg.h"
 #include "emu/shm/notify.h"
+#include "emu/shm/usage.h"
 #include "emu/net/xchg.h"
 #include "nn/data.h"
 #include "nn/model.h"
@@ -32,6 +33,7 @@ struct worker {
 	double lr;		/* learning rate of this step (schedule applied) */
 	float loss;		/* this step's mean batch loss */
 	uint8_t *need_wgrad;	/* per layer; NULL: every layer (algorithms may point it) */
+	struct usage_marks usage;	/* at logged steps, for emu bench train (usage.h) */
 };
 
 #endif

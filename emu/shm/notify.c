@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "emu/shm/notify_uring.h"
+#include "emu/shm/slots.h"
 
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449	/* the same number on every architecture */
@@ -25,6 +26,7 @@ int notify_init(struct notify *n, enum notify_mode mode)
 
 	memset(n, 0, sizeof(*n));
 	n->spin_ns = NOTIFY_SPIN_NS;
+	n->member = -1;
 	if (mode == NOTIFY_IO_URING || mode == NOTIFY_AUTO) {
 		ret = notify_uring_init(&n->uring);
 		if (ret == 0) {
@@ -40,6 +42,10 @@ int notify_init(struct notify *n, enum notify_mode mode)
 
 void notify_free(struct notify *n)
 {
+	if (n->slots && n->holding)
+		slots_give(n->slots, n->member, n);
+	n->slots = NULL;
+	n->holding = 0;
 	if (n->mode == NOTIFY_IO_URING)
 		notify_uring_free(n->uring);
 	n->uring = NULL;
@@ -74,8 +80,40 @@ static int futex_waitv_sys(struct futex_waitv *v, int count, int64_t timeout_ns)
 	return errno == ETIMEDOUT ? -ETIMEDOUT : -errno;
 }
 
+void notify_use_slots(struct notify *n, struct run_slots *s, int member)
+{
+	n->slots = s && s->k > 0 ? s : NULL;
+	n->holding = 0;
+	n->member = member;
+	if (n->slots) {		/* from now on, awake means holding a slot (slots.h) */
+		slots_take(n->slots, member, n);
+		n->holding = 1;
+	}
+}
+
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		const uint32_t expect[], int64_t timeout_ns)
+{
+	if (!n->slots || count < 1 || count > NOTIFY_MAX_WORDS)
+		return notify_wait_raw(n, count, words, expect, timeout_ns);
+	/* A word that moved already: no sleep, so the slot is kept (giving it away would
+	 * queue this process behind the others for nothing). */
+	for (int i = 0; i < count; i++)
+		if (atomic_load_explicit(words[i], memory_order_acquire) != expect[i]) {
+			slots_awake(n->slots, n->member);	/* no deferred wake for us */
+			return 0;
+		}
+	if (n->holding)
+		slots_give(n->slots, n->member, n);
+	int ret = notify_wait_raw(n, count, words, expect, timeout_ns);
+
+	slots_take(n->slots, n->member, n);
+	n->holding = 1;
+	return ret;
+}
+
+int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[],
+		    const uint32_t expect[], int64_t timeout_ns)
 {
 	if (count < 1 || count > NOTIFY_MAX_WORDS)
 		return -EINVAL;
@@ -99,16 +137,26 @@ int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 	abort();
 }
 
-void notify_wake(struct notify *n, _Atomic uint32_t *word)
+static void wake(struct notify *n, _Atomic uint32_t *word, int nwake)
 {
 	n->wakes++;
 	if (n->mode == NOTIFY_IO_URING) {
-		if (notify_uring_wake(n->uring, word) == 0)
+		if (notify_uring_wake(n->uring, word, (uint32_t)nwake) == 0)
 			return;
 		n->fallbacks++;	/* the wake failed or found no room: the syscall instead */
 	}
-	if (syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) < 0) {
+	if (syscall(SYS_futex, word, FUTEX_WAKE, nwake, NULL, NULL, 0) < 0) {
 		fprintf(stderr, "emu: futex wake: %s\n", strerror(errno));
 		abort();
 	}
+}
+
+void notify_wake(struct notify *n, _Atomic uint32_t *word)
+{
+	wake(n, word, INT_MAX);
+}
+
+void notify_wake_one(struct notify *n, _Atomic uint32_t *word)
+{
+	wake(n, word, 1);
 }

@@ -22,6 +22,7 @@ struct notify {
 	enum notify_mode mode;		/* NOTIFY_IO_URING or NOTIFY_FUTEX once initialised */
 	void *uring;			/* struct io_uring *, io_uring mode only */
 	uint64_t waits, wakes;		/* counters, for tests and benchmarks */
+	uint64_t yields;		/* sched_yield calls of a spin (usage.h) */
 	int64_t spin_ns;		/* ring_*_all spin this long before sleeping;
 					 * notify_init sets NOTIFY_SPIN_NS, 0 = sleep at once */
 	uint64_t fallbacks;		/* io_uring operations that failed and were done by
@@ -29,6 +30,11 @@ struct notify {
 	int64_t race_ns;		/* tests only: a ring's producer waits this long
 					 * between its publication and its fence, a sleeper
 					 * between its last check and its sleep (ring.c) */
+	struct run_slots *slots;	/* NULL, or the host's run slots (slots.h): every
+					 * sleep gives this process's slot back, every
+					 * wake-up takes one again */
+	int holding;			/* this process holds a slot */
+	int member;			/* its member number in the lane of slots, or -1 */
 };
 
 #define NOTIFY_SPIN_NS 5000
@@ -68,10 +74,20 @@ const char *notify_mode_name(enum notify_mode mode);
 /* Sleep until some words[i] differs from expect[i], a wake, or timeout_ns (< 0: none).
  * Returns 0 (woken or a word differed), -ETIMEDOUT, or -EINTR; an io_uring failure is
  * retried with the futex_waitv(2) syscall (counted in fallbacks), and a failure of that
- * (a bad word address: a bug) ends the process with a message, never a busy loop. */
+ * (a bad word address: a bug) ends the process with a message, never a busy loop.
+ * With n->slots, the process's run slot is given back before the sleep and taken again
+ * after it (a word that differs already returns at once, keeping the slot). */
 int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 		const uint32_t expect[], int64_t timeout_ns);
-/* Wake every sleeper on word.  (notify_wait and notify_wake count into waits/wakes.) */
+/* The same without the run slots (slots.c sleeps for a slot through it). */
+int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[],
+		    const uint32_t expect[], int64_t timeout_ns);
+/* Wake every sleeper on word, or one of them.  (notify_wait and the wakes count into
+ * waits/wakes.) */
 void notify_wake(struct notify *n, _Atomic uint32_t *word);
+void notify_wake_one(struct notify *n, _Atomic uint32_t *word);
+/* Join the run slots s (NULL: none) as member (slots_defer; -1: none): takes a slot,
+ * sleeping until one is free; notify_free gives it back. */
+void notify_use_slots(struct notify *n, struct run_slots *s, int member);
 
 #endif

@@ -134,7 +134,7 @@ int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout
 	return res;
 }
 
-int notify_uring_wake(void *u, _Atomic uint32_t *word)
+int notify_uring_wake(void *u, _Atomic uint32_t *word, uint32_t nwake)
 {
 	struct io_uring *ring = u;
 	struct io_uring_sqe *sqe;
@@ -144,7 +144,7 @@ int notify_uring_wake(void *u, _Atomic uint32_t *word)
 	sqe = io_uring_get_sqe(ring);
 	if (!sqe)
 		return -EBUSY;
-	notify_uring_prep_wake(sqe, word, INT32_MAX);
+	notify_uring_prep_wake(sqe, word, nwake > INT32_MAX ? INT32_MAX : nwake);
 	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 	sqe->user_data = (uint64_t)(uintptr_t)word;
 	do

@@ -37,7 +37,8 @@ int notify_uring_init(void **out);
 void notify_uring_free(void *u);
 /* Sleep on the count words of v (1..NOTIFY_MAX_WORDS, checked by notify_wait). */
 int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout_ns);
-/* 0, or the failure of the wake (its wake then done by the syscall already). */
-int notify_uring_wake(void *u, _Atomic uint32_t *word);
+/* Wake nwake sleepers on word: 0, or the failure of the wake (its wake then done by the
+ * syscall already). */
+int notify_uring_wake(void *u, _Atomic uint32_t *word, uint32_t nwake);
 
 #endif

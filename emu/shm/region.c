@@ -2,12 +2,15 @@
 #include "emu/shm/region.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "emu/shm/inbox.h"
 #include "emu/shm/notify.h"
 #include "emu/shm/ring.h"
+#include "emu/shm/slots.h"
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 #define LOG_RING_DEFAULT (64 * 1024)
@@ -18,10 +21,14 @@ struct region {
 	uint32_t version, nworkers;
 	uint64_t total;			/* bytes mapped */
 	uint64_t ring_size, log_ring_size, snapshot_bytes;
-	uint64_t off_slots, off_barrier, off_rings, ring_stride;
+	uint64_t off_slots, off_barrier, off_inbox, off_rings, ring_stride;
 	uint64_t off_logs, log_stride, off_snapshots, snapshot_stride;
-	uint32_t barrier_parties;
+	uint64_t off_mean;
+	uint32_t barrier_parties, bridged;
 	_Alignas(64) _Atomic uint32_t stop;
+	uint32_t lanes;			/* CPUs of the creator's affinity, at most REGION_LANES */
+	int32_t lane_cpu[REGION_LANES];
+	struct run_slots slots[REGION_LANES];	/* one run slot per lane */
 };
 
 static size_t pow2_at_least(size_t x)
@@ -52,6 +59,7 @@ int region_create(struct region **out, const struct region_params *p)
 		return -EINVAL;
 	h.nworkers = (uint32_t)n;
 	h.barrier_parties = (uint32_t)(p->barrier_parties ? p->barrier_parties : p->nworkers);
+	h.bridged = p->barrier_parties != 0;
 	h.ring_size = pow2_at_least(p->ring_size ? p->ring_size : 4096);
 	h.log_ring_size = pow2_at_least(p->log_ring_size ? p->log_ring_size : LOG_RING_DEFAULT);
 	h.snapshot_bytes = p->snapshot_bytes;
@@ -60,6 +68,8 @@ int region_create(struct region **out, const struct region_params *p)
 	off += ALIGN64(n * sizeof(struct worker_slot));
 	h.off_barrier = off;
 	off += ALIGN64(sizeof(struct barrier));
+	h.off_inbox = off;
+	off += n * sizeof(struct inbox);
 	h.off_rings = off;
 	h.ring_stride = ring_footprint(h.ring_size);
 	off += n * (n - 1) * h.ring_stride;
@@ -69,6 +79,8 @@ int region_create(struct region **out, const struct region_params *p)
 	h.off_snapshots = off;
 	h.snapshot_stride = ALIGN64(h.snapshot_bytes);
 	off += n * h.snapshot_stride;
+	h.off_mean = off;
+	off += h.snapshot_stride;
 	h.total = off;
 
 	/* No name in /dev/shm; the pages go when the last mapping does. */
@@ -85,6 +97,16 @@ int region_create(struct region **out, const struct region_params *p)
 	struct region *r = map;	/* fresh memfd pages are zero */
 	memcpy(r, &h, sizeof(h));
 	atomic_init(&r->stop, 0);
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+		for (int c = 0; c < CPU_SETSIZE && r->lanes < REGION_LANES; c++)
+			if (CPU_ISSET(c, &cpus))
+				r->lane_cpu[r->lanes++] = c;
+	}
+	if (r->lanes == 0)
+		r->lane_cpu[r->lanes++] = -1;	/* unknown: one lane, not pinned */
+	for (uint32_t i = 0; i < r->lanes; i++)
+		slots_init(&r->slots[i], 1);
 	for (int i = 0; i < p->nworkers; i++) {
 		region_slot(r, i)->error[0] = '\0';
 		ring_init(region_log_ring(r, i), h.log_ring_size);
@@ -116,6 +138,38 @@ _Atomic uint32_t *region_stop(struct region *r)
 	return &r->stop;
 }
 
+int region_lanes(const struct region *r)
+{
+	return (int)r->lanes;
+}
+
+struct run_slots *region_run_slots(struct region *r, int lane)
+{
+	return &r->slots[(uint32_t)lane % r->lanes];
+}
+
+int region_join_lane(struct region *r, int local, struct notify *nt)
+{
+	int lane = (int)((uint32_t)local % r->lanes), cpu = r->lane_cpu[lane];
+	cpu_set_t one;
+
+	if (cpu >= 0) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0)
+			return -errno;	/* not pinned: no slot either, as before */
+	}
+	int member = (int)((uint32_t)local / r->lanes);
+
+	notify_use_slots(nt, &r->slots[lane], member);
+	if (!r->bridged && (uint32_t)local < r->nworkers) {	/* one host: local is the id */
+		region_inbox(r, local)->member = member;
+		atomic_store_explicit(&region_inbox(r, local)->lane, &r->slots[lane],
+				      memory_order_release);
+	}
+	return 0;
+}
+
 struct worker_slot *region_slot(struct region *r, int worker)
 {
 	return (struct worker_slot *)at(r, r->off_slots) + worker;
@@ -124,6 +178,11 @@ struct worker_slot *region_slot(struct region *r, int worker)
 struct barrier *region_barrier(struct region *r)
 {
 	return at(r, r->off_barrier);
+}
+
+struct inbox *region_inbox(struct region *r, int worker)
+{
+	return (struct inbox *)at(r, r->off_inbox) + worker;
 }
 
 struct ring *region_ring(struct region *r, int src, int dst)
@@ -141,6 +200,41 @@ struct ring *region_log_ring(struct region *r, int worker)
 void *region_snapshot(struct region *r, int worker)
 {
 	return at(r, r->off_snapshots + (size_t)worker * r->snapshot_stride);
+}
+
+/* A range of the mapping, page-aligned outwards, mapped in now. */
+static int populate(struct region *r, uint64_t off, uint64_t len)
+{
+	uint64_t lo = off & ~(uint64_t)4095, hi = (off + len + 4095) & ~(uint64_t)4095;
+
+	if (hi > r->total)
+		hi = r->total;
+	return madvise(at(r, lo), hi - lo, MADV_POPULATE_WRITE) < 0 ? -errno : 0;
+}
+
+int region_prefault(struct region *r, int id)
+{
+	int n = (int)r->nworkers, rc = 0;
+
+	for (int j = 0; j < n && rc == 0; j++)
+		if (j != id) {
+			rc = populate(r, (uint64_t)((uint8_t *)region_ring(r, id, j) - (uint8_t *)r),
+				      r->ring_stride);
+			if (rc == 0)
+				rc = populate(r, (uint64_t)((uint8_t *)region_ring(r, j, id) -
+							    (uint8_t *)r), r->ring_stride);
+		}
+	return rc;
+}
+
+float *region_mean(struct region *r)
+{
+	return at(r, r->off_mean);
+}
+
+int region_bridged(const struct region *r)
+{
+	return (int)r->bridged;
 }
 
 size_t region_snapshot_bytes(const struct region *r)

@@ -2,8 +2,10 @@
  *
  * Created by the supervisor before fork (memfd + MAP_SHARED, so nothing appears in
  * /dev/shm and the memory dies with the last process), inherited by every worker.
- * Layout: header (magic, layout version, sizes) | worker slots | barrier |
- * N*(N-1) link rings | N log rings (worker -> supervisor) | N snapshot areas.
+ * Layout: header (magic, layout version, sizes, stop word, run slots) | worker slots |
+ * barrier | N inboxes |
+ * N*(N-1) link rings | N log rings (worker -> supervisor) | N snapshot areas | the
+ * mean of the snapshots (one more area of snapshot_bytes).
  */
 #ifndef EMU_REGION_H
 #define EMU_REGION_H
@@ -55,17 +57,46 @@ void region_destroy(struct region *r);
 
 int region_nworkers(const struct region *r);
 _Atomic uint32_t *region_stop(struct region *r);	/* nonzero: stop requested */
+/* Lanes: one per CPU the creator may run on (at most REGION_LANES), each with one run
+ * slot (slots.h).  With more workers on a host than cores, worker `local` (its index
+ * among the host's workers) joins lane local % lanes: region_join_lane pins it to that
+ * lane's CPU and makes its notify take and give that lane's slot, so that on each core
+ * one worker runs at a time and a hand-off (one sleeps, the next in its lane wakes)
+ * stays on that core: no migration, no cross-core wake-up.  0 or -errno (not pinned,
+ * and then no slot either). */
+#define REGION_LANES 64
+struct notify;
+int region_lanes(const struct region *r);
+struct run_slots *region_run_slots(struct region *r, int lane);
+int region_join_lane(struct region *r, int local, struct notify *nt);
 struct worker_slot *region_slot(struct region *r, int worker);
 struct barrier *region_barrier(struct region *r);
 struct ring *region_ring(struct region *r, int src, int dst);	/* src != dst */
+/* Worker's count of messages written whole into its rings (inbox.h). */
+struct inbox *region_inbox(struct region *r, int worker);
 struct ring *region_log_ring(struct region *r, int worker);
+/* Map in now the pages of every ring into and out of worker id, in this process
+ * (MADV_POPULATE_WRITE).  A process maps a page of MAP_SHARED memory on its first touch
+ * even when another process has touched it already, and a ring's cursor walks all of
+ * its pages: without this, 64 workers fault on fresh ring pages through their first
+ * hundred steps (a tenth of their CPU time).  0 or -errno (-EINVAL before Linux 5.14:
+ * the pages then come on first touch, as before). */
+int region_prefault(struct region *r, int id);
 void *region_snapshot(struct region *r, int worker);
 size_t region_snapshot_bytes(const struct region *r);
+/* One area of snapshot_bytes where the workers of one host build the snapshots' mean
+ * together, each its share of the elements (emu/run/train_worker.c). */
+float *region_mean(struct region *r);
+/* Whether a bridge joins the barrier (barrier_parties was given: workers on other
+ * hosts); only then are some workers' snapshots copies, and the mean area is not
+ * shared with them. */
+int region_bridged(const struct region *r);
 /* Bytes from one worker's snapshot area to the next (the areas are one array). */
 size_t region_snapshot_stride(const struct region *r);
 int region_barrier_parties(const struct region *r);
 
 struct notify;
+struct inbox;
 /* All `parties` meet (region_barrier_parties); sleeps through nt.  The last to arrive
  * releases the others: a participant that waits until barrier_arrived() is parties - 1
  * before it calls barrier_wait is that last one, and never sleeps (the bridge). */

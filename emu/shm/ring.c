@@ -133,6 +133,23 @@ size_t ring_read(struct ring *r, void *dst, size_t n, struct notify *nt)
 	return n;
 }
 
+const void *ring_peek(struct ring *r, size_t n)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	size_t off = tail & (r->size - 1);
+
+	return head - tail >= n && off + n <= r->size ? r->data + off : NULL;
+}
+
+void ring_consume(struct ring *r, size_t n, struct notify *nt)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed) + n;
+
+	atomic_store_explicit(&r->tail, tail, memory_order_release);
+	wake_if_armed(&r->tail_waiting, ring_tail_word(r), tail, nt);
+}
+
 uint32_t ring_arm_read(struct ring *r)
 {
 	return arm_waiting(&r->head_waiting, &r->head);
@@ -171,6 +188,7 @@ static void wait_until(struct ring *r, struct notify *nt, size_t (*ready)(struct
 				/* The peer may be waiting for this very core (16 workers
 				 * on 2 cores): measured under load, a spin that yields
 				 * cut the median round trip from 17 to 6 us. */
+				nt->yields++;
 				sched_yield();
 			}
 		}

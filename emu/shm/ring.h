@@ -40,6 +40,12 @@ void ring_init(struct ring *r, size_t size);
 size_t ring_write(struct ring *r, const void *src, size_t n, struct notify *nt);
 size_t ring_read(struct ring *r, void *dst, size_t n, struct notify *nt);
 size_t ring_readable(struct ring *r);
+/* Zero-copy reading: the next n bytes in place, when all are readable and do not wrap
+ * around the ring's end (else NULL); they stay the consumer's, and the producer cannot
+ * overwrite them, until ring_consume(r, n) gives them back (and wakes a producer that
+ * sleeps for space, as ring_read does). */
+const void *ring_peek(struct ring *r, size_t n);
+void ring_consume(struct ring *r, size_t n, struct notify *nt);
 size_t ring_writable(struct ring *r);
 
 /* Futex words (low halves of head and tail, little-endian). */
