@@ -41,6 +41,7 @@ struct scratch {
 	int32_t *tokens;
 	void *y;		/* labels (int32) or targets (float) */
 	float *mean;		/* mean of all replicas: params then state */
+	bool crashes;		/* the run has crash events: see replicas_mean */
 };
 
 /* Where a run stands: its length, schedule and what the next train record averages. */
@@ -149,8 +150,9 @@ static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint6
 	}
 	/* One host: the mean is whole once all have summed their shares; the snapshots are
 	 * read by then, and the mean area is written again only after the next call's first
-	 * barrier, which everybody reaches after reading it.  Across hosts: nobody
-	 * overwrites a snapshot until everybody has read them all. */
+	 * barrier, which everybody reaches after reading it, unless a crash takes a reader
+	 * out of the next call: then all meet again once the area is read.  Across hosts:
+	 * nobody overwrites a snapshot until everybody has read them all. */
 	if (shared) {
 		barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
 		memcpy(s->mean, mean, nel * sizeof(float));
@@ -162,7 +164,7 @@ static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint6
 			*dist += d * d;
 		}
 	}
-	if (!shared)
+	if (!shared || s->crashes)
 		barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
 	return 0;
 }
@@ -635,6 +637,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 		w->block_off[j] = w->m.nparams * (size_t)j / (size_t)w->n;
 	size_t max_msg = 0;
 	rc = scratch_init(s, w);
+	s->crashes = t->crashes.n > 0;
 	if (rc == 0)
 		rc = a->init(w, state, &max_msg);
 	if (rc < 0) {

@@ -91,11 +91,11 @@ void slots_give(struct run_slots *s, int member, struct notify *nt)
 
 int slots_defer(struct run_slots *s, int member, _Atomic uint32_t *word)
 {
-	uint64_t bit = 1ULL << member;
-
 	if (member < 0 || member >= SLOTS_MEMBERS ||
 	    atomic_load_explicit(&s->free, memory_order_seq_cst) > 0)
 		return 0;
+	uint64_t bit = 1ULL << member;
+
 	atomic_store_explicit(&s->pend_word[member], word, memory_order_release);
 	atomic_fetch_or_explicit(&s->pending, bit, memory_order_seq_cst);
 	if (atomic_load_explicit(&s->free, memory_order_seq_cst) <= 0)
