@@ -32,6 +32,9 @@ struct bench_mean {
 };
 struct xchg_ops;
 extern const struct xchg_ops bench_mean_ops;
+/* Worker id's context for n workers and `floats` floats (blocks of floats / n), its
+ * vector filled with the same values on every run: 0, or -ENOMEM (free w->v after). */
+int bench_mean_init(struct bench_mean *w, int n, size_t floats, int id);
 
 /* emu/bench/bench_xchg.c: a 16-worker exchange.  Prints its table to stdout, appends its lines
  * to csv.  Returns 0 or -errno. */

@@ -43,17 +43,14 @@ struct bh_shared {
 static int bh_child(const struct cfg *c, struct region *rg, int id, int iters,
 		    struct bh_shared *sh)
 {
-	struct bench_mean w = { .n = BH_WORKERS, .blk = BH_FLOATS / BH_WORKERS };
+	struct bench_mean w;
 	struct xchg_links links;
 	struct notify nt;
 	struct xchg x;
 	int rc;
 
-	w.v = malloc(BH_FLOATS * sizeof(float));
-	if (!w.v)
+	if (bench_mean_init(&w, BH_WORKERS, BH_FLOATS, id) < 0)
 		return 1;
-	for (size_t i = 0; i < BH_FLOATS; i++)
-		w.v[i] = (float)((i + (size_t)id) % 100);
 	rc = notify_init(&nt, c->run.notify);
 	if (rc)
 		goto out_v;

@@ -82,19 +82,27 @@ static void mean_apply(void *ctx, int server, const struct xmsg *reply)
 
 const struct xchg_ops bench_mean_ops = { mean_encode, mean_reduce, mean_apply };
 
+int bench_mean_init(struct bench_mean *w, int n, size_t floats, int id)
+{
+	*w = (struct bench_mean){ .n = n, .blk = floats / (size_t)n };
+	w->v = malloc(floats * sizeof(float));
+	if (!w->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < floats; i++)
+		w->v[i] = (float)((i + (size_t)id) % 100);
+	return 0;
+}
+
 static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 		    struct bx_shared *sh)
 {
-	struct bench_mean w = { .n = BX_WORKERS, .blk = BX_FLOATS / BX_WORKERS };
+	struct bench_mean w;
 	struct notify nt;
 	struct xchg x;
 	int rc;
 
-	w.v = malloc(BX_FLOATS * sizeof(float));
-	if (!w.v)
+	if (bench_mean_init(&w, BX_WORKERS, BX_FLOATS, id) < 0)
 		return 1;
-	for (size_t i = 0; i < BX_FLOATS; i++)
-		w.v[i] = (float)((i + (size_t)id) % 100);
 	rc = notify_init(&nt, c->run.notify);
 	if (rc)
 		goto out_v;

@@ -17,6 +17,13 @@
 #include "emu/shm/notify.h"
 
 #define CFG_MAX_WORKERS NET_MAX_WORKERS
+
+/* Bit w set for each of workers 0..n-1 (n <= 64): the masks of workers up, down,
+ * covered by an event. */
+static inline uint64_t cfg_workers_mask(int n)
+{
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
 #define CFG_MAX_LINKS 256	/* [link ...] sections */
 #define CFG_MAX_WORKER_SECTIONS 128	/* [worker ...] sections */
 #define CFG_MAX_DECAY 8

@@ -97,7 +97,7 @@ static int check_crash(struct loader *L, int i)
 	const struct cfg *c = L->c;
 	const struct cfg_event *e = &c->events[i];
 	const loc_t *kl = L->ev_key_loc[i];
-	uint64_t all = c->run.workers >= 64 ? ~0ULL : (1ULL << c->run.workers) - 1;
+	uint64_t all = cfg_workers_mask(c->run.workers);
 
 	if (e->kind != EVENT_CRASH)
 		return 0;

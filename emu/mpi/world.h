@@ -39,6 +39,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "emu/shm/notify.h"
 
@@ -65,6 +67,18 @@ static inline int world_first(int n, int size, int r)
  * starts too, so that they wait for the supervisor's signalfd (supervisor.h).  Returns
  * 0, or -errno with the reason printed. */
 int world_init(struct world *w, const sigset_t *block);
+
+/* The world of one rank on this host, world_init's start in either build (the MPI
+ * build's when no launcher started it). */
+static inline void world_one_rank(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->size = 1;
+	pthread_mutex_init(&w->lock, NULL);
+	if (gethostname(w->host, sizeof(w->host)) < 0)
+		strcpy(w->host, "localhost");
+	w->host[sizeof(w->host) - 1] = '\0';
+}
 /* This rank's share of nworkers: 0, or -EINVAL (printed) with more ranks than workers. */
 int world_place(struct world *w, int nworkers);
 /* The worst of every rank's status (the largest exit code); status itself on one

@@ -27,12 +27,7 @@ int world_init(struct world *w, const sigset_t *block)
 {
 	int provided;
 
-	memset(w, 0, sizeof(*w));
-	w->size = 1;
-	pthread_mutex_init(&w->lock, NULL);
-	if (gethostname(w->host, sizeof(w->host)) < 0)
-		strcpy(w->host, "localhost");
-	w->host[sizeof(w->host) - 1] = '\0';
+	world_one_rank(w);
 	if (!launched())
 		return 0;
 	pthread_sigmask(SIG_BLOCK, block, NULL);	/* MPI's threads inherit it */

@@ -31,7 +31,7 @@ static void where(const struct cfg *c, const struct cfg_event *e, char *buf, siz
  * ends. */
 static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err, size_t n)
 {
-	uint64_t all = c->run.workers >= 64 ? ~0ULL : (1ULL << c->run.workers) - 1;
+	int nw = c->run.workers;
 	char at[CFG_STR + 32];
 
 	for (int i = 1; i < p->n; i++) {
@@ -51,7 +51,7 @@ static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err
 		uint64_t mean, back = a->to < INT64_MAX ? crash_rejoining(p, a->to, &mean) : 0;
 
 		if (a->rejoin == REJOIN_MEAN && back &&
-		    !(all & ~crash_down_mask(p, a->to) & ~back)) {
+		    !(crash_up_mask(p, nw, a->to) & ~back)) {
 			where(c, &c->events[a->event], at, sizeof(at));
 			snprintf(err, n, "%s: event %s.rejoin = mean at step %lld, but every worker "
 				 "running then comes back with it: no replica to take the mean of; "
@@ -59,7 +59,7 @@ static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err
 				 (long long)a->to);
 			return -1;
 		}
-		if ((crash_down_mask(p, a->from) & all) == all) {
+		if (!crash_up_mask(p, nw, a->from)) {
 			where(c, &c->events[a->event], at, sizeof(at));
 			snprintf(err, n, "%s: event %s leaves no worker up at step %lld (every "
 				 "other is down then too); expected some worker left to run", at,
@@ -131,28 +131,20 @@ const struct crash_span *crash_span_at(const struct crash_plan *p, int w, int64_
 	return NULL;
 }
 
-uint64_t crash_down_mask(const struct crash_plan *p, int64_t step)
+uint64_t crash_up_mask(const struct crash_plan *p, int n, int64_t step)
 {
-	uint64_t m = 0;
+	uint64_t down = 0;
 
-	for (int i = 0; i < p->n; i++)
+	for (int i = 0; p && i < p->n; i++)
 		if (p->s[i].from <= step && step < p->s[i].to)
-			m |= 1ULL << p->s[i].worker;
-	return m;
+			down |= 1ULL << p->s[i].worker;
+	return cfg_workers_mask(n) & ~down;
 }
 
 const struct crash_span *crash_starting(const struct crash_plan *p, int w, int64_t step)
 {
 	for (int i = 0; i < p->n; i++)
 		if (p->s[i].worker == w && p->s[i].from == step)
-			return &p->s[i];
-	return NULL;
-}
-
-const struct crash_span *crash_nth(const struct crash_plan *p, int w, int k)
-{
-	for (int i = 0; i < p->n; i++)
-		if (p->s[i].worker == w && k-- == 0)
 			return &p->s[i];
 	return NULL;
 }

@@ -43,12 +43,10 @@ void crash_plan_free(struct crash_plan *p);
 
 /* The crash that has worker w down for step's exchange, or NULL. */
 const struct crash_span *crash_span_at(const struct crash_plan *p, int w, int64_t step);
-/* The workers down at step, bit w. */
-uint64_t crash_down_mask(const struct crash_plan *p, int64_t step);
+/* The workers of n up at step (bit w): all but those down; p may be NULL (no crash). */
+uint64_t crash_up_mask(const struct crash_plan *p, int n, int64_t step);
 /* The span of w that starts at step, or NULL. */
 const struct crash_span *crash_starting(const struct crash_plan *p, int w, int64_t step);
-/* The k-th crash of w (k = 0, 1, ...), or NULL. */
-const struct crash_span *crash_nth(const struct crash_plan *p, int w, int k);
 /* The workers that rejoin at step (bit w), those of them with rejoin = mean in *mean. */
 uint64_t crash_rejoining(const struct crash_plan *p, int64_t step, uint64_t *mean);
 

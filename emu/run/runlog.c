@@ -432,14 +432,6 @@ static int worker_rows(struct runlog *l, const struct rec_train w[], uint64_t up
 	return block_write(l, &b, &l->workers);
 }
 
-/* The workers up (bit w) for the exchange of step index s, as the crash plan says. */
-static uint64_t up_at(const struct runlog *l, int64_t s)
-{
-	uint64_t all = l->n >= 64 ? ~0ULL : (1ULL << l->n) - 1;
-
-	return l->crashes ? all & ~crash_down_mask(l->crashes, s) : all;
-}
-
 /* The REC_DOWN of the crash that has worker i down for step s (one of the plan's), or
  * NULL while it has not come in. */
 static const struct rec_down *down_rec(const struct runlog *l, int i, int64_t s)
@@ -623,7 +615,7 @@ static bool next_ready(const struct runlog *l, const struct queue q[], uint64_t 
 			step = rec_step(queue_front(&q[i]));
 	if (step == INT64_MAX)
 		return false;
-	*up = up_at(l, step - 1);
+	*up = crash_up_mask(l->crashes, l->n, step - 1);
 	for (int i = 0; i < l->n; i++) {
 		if (*up >> i & 1) {
 			if (!q[i].len || rec_step(queue_front(&q[i])) != step)

@@ -95,12 +95,15 @@ static void scratch_free(struct scratch *s)
 	free(s->mean);
 }
 
-/* The workers up for the exchange of `step` (bit k): all but those a crash has down. */
-static uint64_t up_at(const struct worker *w, const struct train_run *t, int64_t step)
+/* Worker w's share [*lo, *hi) of n items cut among the workers up (by its rank among
+ * them, in id order). */
+static void up_share(const struct worker *w, uint64_t up, size_t n, size_t *lo, size_t *hi)
 {
-	uint64_t all = w->n >= 64 ? ~0ULL : (1ULL << w->n) - 1;
+	size_t nup = (size_t)__builtin_popcountll(up);
+	size_t rank = (size_t)__builtin_popcountll(up & ((1ULL << w->id) - 1));
 
-	return all & ~crash_down_mask(&t->crashes, step);
+	*lo = n * rank / nup;
+	*hi = n * (rank + 1) / nup;
 }
 
 /* Who meets at the barrier: every worker up, and across hosts the bridge (crashes
@@ -138,9 +141,9 @@ static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint6
 		if (from >> k & 1)
 			snap[nf++] = region_snapshot(w->rg, k);
 	int shared = !region_bridged(w->rg);
-	size_t nup = (size_t)__builtin_popcountll(up);
-	size_t rank = (size_t)__builtin_popcountll(up & ((1ULL << w->id) - 1));
-	size_t lo = shared ? nel * rank / nup : 0, hi = shared ? nel * (rank + 1) / nup : nel;
+	size_t lo = 0, hi = nel;
+	if (shared)
+		up_share(w, up, nel, &lo, &hi);
 	float *mean = shared ? region_mean(w->rg) : s->mean;
 	for (size_t i = lo; i < hi; i++) {
 		double sum = 0;
@@ -185,10 +188,9 @@ static int evaluate(struct worker *w, struct scratch *s, uint64_t up, struct rec
 {
 	int rc = load_model(w, s->mean);
 	const struct nn_dataset *d = w->test;
-	int64_t nup = __builtin_popcountll(up);
-	int64_t rank = __builtin_popcountll(up & ((1ULL << w->id) - 1));
-	int lo = (int)((int64_t)d->n * rank / nup), hi = (int)((int64_t)d->n * (rank + 1) / nup);
-	int B = w->c->train.batch;
+	size_t share_lo, share_hi;
+	up_share(w, up, (size_t)d->n, &share_lo, &share_hi);
+	int lo = (int)share_lo, hi = (int)share_hi, B = w->c->train.batch;
 	r->loss_sum = 0;
 	r->correct = 0;
 	r->count = 0;
@@ -467,7 +469,7 @@ static int rejoin(struct worker *w, const struct train_run *t, const struct algo
 				   sp->rejoin != REJOIN_OWN, slot->error, sizeof(slot->error)) < 0)
 		return -1;
 	/* they all began step sp->to before this process was forked (supervisor.c) */
-	uint64_t ran = up_at(w, t, sp->to - 1);
+	uint64_t ran = crash_up_mask(&t->crashes, w->n, sp->to - 1);
 	for (int k = 0; k < w->n; k++) {
 		int64_t v = atomic_load(&region_slot(w->rg, k)->vclock);
 
@@ -533,7 +535,7 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 		atomic_fetch_add_explicit(&slot->beats, 1, memory_order_relaxed);
 		if (crash_starting(&t->crashes, w->id, w->step))
 			return crash(w, t, a, state, &p);
-		p.up = up_at(w, t, w->step);
+		p.up = crash_up_mask(&t->crashes, w->n, w->step);
 		uint32_t all = 0;
 		int rc = rejoin_mean(w, t, s, p.up);
 		if (rc < 0)
