@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -157,6 +158,63 @@ static void test_region_layout(void **state)
 	assert_int_equal(region_create(&rg, &bad), -EINVAL);
 	assert_null(rg);
 }
+/* An empty ring rewinds: the next write starts at the ring's beginning, the skipped
+ * bytes count neither as readable nor as taken; a ring with bytes unread does not. */
+static void test_rewind(void **state)
+{
+	struct region *rg = make_region(2, 4096);
+	struct ring *r = region_ring(rg, 0, 1);
+	struct notify nt;
+	uint8_t in[5000], out[5000];
+
+	assert_int_equal(notify_init(&nt, NOTIFY_FUTEX), 0);
+	fill(in, sizeof(in), 3);
+	assert_int_equal(ring_write(r, in, 100, &nt), 100);
+	assert_int_equal(ring_read(r, out, 100, &nt), 100);
+	/* empty at offset 100: the next write goes to offset 0 */
+	assert_int_equal(ring_write(r, in, 50, &nt), 50);
+	assert_ptr_equal(ring_peek(r, 50), r->data);
+	assert_int_equal(ring_readable(r), 50);
+	assert_int_equal(ring_writable(r), 4096 - 50);
+	/* not empty: the next write follows on */
+	assert_int_equal(ring_write(r, in + 50, 20, &nt), 20);
+	assert_ptr_equal(ring_peek(r, 70), r->data);
+	assert_int_equal(ring_read(r, out, 70, &nt), 70);
+	assert_memory_equal(out, in, 70);
+	/* a write that does not fit leaves the ring as it was, rewind included */
+	struct ring_vec big[2] = { { in, 3000 }, { in + 3000, 1100 } };
+
+	assert_int_equal(ring_writev(r, big, 2, &nt), 0);
+	assert_int_equal(ring_readable(r), 0);
+	assert_int_equal(ring_writable(r), 4096);
+	struct ring_vec v[2] = { { in, 2000 }, { in + 2000, 2096 } };	/* exactly full */
+
+	assert_int_equal(ring_writev(r, v, 2, &nt), 4096);
+	assert_ptr_equal(ring_peek(r, 4096), r->data);
+	assert_int_equal(ring_writable(r), 0);
+	/* readv is all or nothing; peek_copy reads without taking */
+	struct ring_vec too_much[2] = { { out, 4000 }, { out + 4000, 97 } };
+
+	assert_int_equal(ring_readv(r, too_much, 2, &nt), 0);
+	assert_int_equal(ring_peek_copy(r, out, 4097), 0);
+	assert_int_equal(ring_peek_copy(r, out, 10), 10);
+	assert_memory_equal(out, in, 10);
+	assert_int_equal(ring_readable(r), 4096);
+	struct ring_vec parts[3] = { { out, 1 }, { out + 1, 3000 }, { out + 3001, 95 } };
+
+	assert_int_equal(ring_readv(r, parts, 3, &nt), 3096);
+	assert_memory_equal(out, in, 3096);
+	/* 1000 bytes left at offset 3096: a write wraps around the end instead */
+	struct ring_vec wrap[2] = { { in + 100, 1500 }, { in + 1600, 600 } };
+
+	assert_int_equal(ring_writev(r, wrap, 2, &nt), 2100);
+	assert_int_equal(ring_read(r, out, 3100, &nt), 3100);
+	assert_memory_equal(out, in + 3096, 1000);
+	assert_memory_equal(out + 1000, in + 100, 2100);
+	assert_int_equal(nt.wakes, 0);
+	notify_free(&nt);
+	region_destroy(rg);
+}
 
 /* --- two processes ------------------------------------------------------------- */
 
@@ -165,6 +223,7 @@ struct stream_params {
 	int messages;
 	size_t max_len;		/* payload lengths are drawn in [0, max_len] */
 	int64_t spin_ns;
+	bool vectors;		/* whole messages by ring_writev/ring_readv where they fit */
 };
 
 /* Producer: [u32 len][payload][u64 fnv1a(payload)] per message. */
@@ -183,6 +242,10 @@ static int produce(struct ring *r, enum notify_mode mode, const struct stream_pa
 
 		fill(buf, len, (uint64_t)m);
 		sum = fnv1a(buf, len);
+		struct ring_vec v[3] = { { &len, sizeof(len) }, { buf, len }, { &sum, sizeof(sum) } };
+
+		if (sp->vectors && ring_writev(r, v, 3, &nt))
+			continue;
 		ring_write_all(r, &len, sizeof(len), &nt);
 		ring_write_all(r, buf, len, &nt);
 		ring_write_all(r, &sum, sizeof(sum), &nt);
@@ -218,6 +281,18 @@ static void stream(enum notify_mode mode, const struct stream_params *sp)
 		uint64_t sum;
 		size_t got = 0;
 
+		if (sp->vectors && ring_peek_copy(r, &len, sizeof(len))) {
+			struct ring_vec v[3] = { { &len, sizeof(len) }, { buf, len },
+						 { &sum, sizeof(sum) } };
+
+			assert_int_equal(len, expect_len);
+			if (ring_readv(r, v, 3, &nt)) {
+				assert_true(sum == fnv1a(buf, len));
+				fill(want, len, (uint64_t)m);
+				assert_memory_equal(buf, want, len);
+				continue;
+			}
+		}
 		ring_read_all(r, &len, sizeof(len), &nt);
 		assert_int_equal(len, expect_len);
 		while (got < len) {	/* reads of random size: partial reads of messages */
@@ -246,6 +321,16 @@ static void test_random_messages(void **state)
 {
 	struct stream_params sp = { .ring_size = 65536, .messages = 3000, .max_len = 20000,
 				    .spin_ns = NOTIFY_SPIN_NS };
+
+	stream(*(enum notify_mode *)*state, &sp);
+}
+
+/* Whole messages moved at once where they fit, piecewise where not, against a reader
+ * that takes them whole when all is there: the rewinds happen under concurrency. */
+static void test_vector_messages(void **state)
+{
+	struct stream_params sp = { .ring_size = 16384, .messages = 5000, .max_len = 6000,
+				    .spin_ns = NOTIFY_SPIN_NS, .vectors = true };
 
 	stream(*(enum notify_mode *)*state, &sp);
 }
@@ -428,6 +513,7 @@ static void test_barrier_bridge(void **state)
 
 #define MODE_TESTS(m)                                                     \
 	cmocka_unit_test_prestate(test_random_messages, &modes[m]),        \
+	cmocka_unit_test_prestate(test_vector_messages, &modes[m]),        \
 	cmocka_unit_test_prestate(test_tiny_ring_backpressure, &modes[m]), \
 	cmocka_unit_test_prestate(test_huge_messages, &modes[m]),          \
 	cmocka_unit_test_prestate(test_sleep_only_pingpong, &modes[m]),    \
@@ -439,6 +525,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest basic[] = {
 		cmocka_unit_test(test_nonblocking_counts_and_wrap),
+		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_region_layout),
 	};
 	const struct CMUnitTest uring_tests[] = { MODE_TESTS(0) };

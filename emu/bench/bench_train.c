@@ -10,7 +10,9 @@
  * Beside them, per step and summed over the workers, over the same logged window
  * (emu/shm/usage.h): voluntary and involuntary context switches, sleeps (notify_wait
  * calls, for a message, for the barrier, for a run slot), wakes (FUTEX_WAKEs issued),
- * yields and CPU time.
+ * CPU time, and of it the time of the step's compute parts (gathering the batch, forward
+ * and backward) and the rest: what the run's compute costs in its processes beside the
+ * ideal's, and what the harness adds.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -24,6 +26,7 @@
 #include "emu/cfg/cfg_keys.h"
 #include "emu/bench/bench.h"
 #include "emu/commands.h"
+#include "emu/run/plan.h"
 #include "emu/run/train.h"
 #include "nn/model.h"
 #include "nn/optim.h"
@@ -54,7 +57,9 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 /* Seconds of compute for one step of all N workers, run one after another in this
  * process: each worker with its own model replica (its own parameters, activations and
- * batch), as in the run, so the caches see the same working set. */
+ * batch), as in the run, so the caches see the same working set, and its batches drawn
+ * from its own shard of epoch 0 as the run draws them (a gather from shuffled samples
+ * misses the caches more than one from consecutive ones). */
 static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct nn_dataset *d,
 		      double *out)
 {
@@ -65,8 +70,16 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 	float *x = train.x ? malloc((size_t)n * B * feat * sizeof(float)) : NULL;
 	int32_t *tok = train.tokens ? malloc((size_t)n * B * train.in.T * sizeof(int32_t)) : NULL;
 	int32_t *y = malloc((size_t)n * B * 4), *idx = malloc((size_t)B * sizeof(int32_t));
-	if (!m || !y || !idx || (train.x && !x) || (train.tokens && !tok))
+	int32_t *shard = malloc((size_t)n * train.n * sizeof(int32_t));
+	int *shard_n = calloc((size_t)n, sizeof(int));
+	if (!m || !y || !idx || !shard || !shard_n || (train.x && !x) || (train.tokens && !tok))
 		rc = -ENOMEM;
+	for (int w = 0; rc == 0 && w < n; w++) {
+		shard_n[w] = data_shard(&train, plan_shard_kind(c->data.shard), c->data.alpha,
+					n, w, c->run.seed, 0, shard + (size_t)w * train.n, train.n);
+		if (shard_n[w] <= 0)
+			rc = shard_n[w] < 0 ? shard_n[w] : -ENODATA;
+	}
 	for (; rc == 0 && built < n; built++)
 		rc = nn_model_init(&m[built], c->train.model, &train.in, be, B, c->run.seed);
 	double reps[5];
@@ -79,7 +92,8 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 				int32_t *wt = tok ? tok + (size_t)w * B * train.in.T : NULL;
 				int32_t *wy = y + (size_t)w * B;
 				for (int k = 0; k < B; k++)
-					idx[k] = (int32_t)(((int64_t)(s * n + w) * B + k) % train.n);
+					idx[k] = shard[(size_t)w * train.n +
+						       ((size_t)s * B + k) % shard_n[w]];
 				data_batch(&train, idx, B, wx, wt, wy);
 				nn_forward(&m[w], wx, wt, wy, B, true, NULL);
 				nn_backward(&m[w], NULL);
@@ -95,6 +109,8 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 	free(tok);
 	free(y);
 	free(idx);
+	free(shard);
+	free(shard_n);
 	return rc;
 }
 
@@ -139,7 +155,7 @@ static int run_step(const char *dir, double *out, long *steps)
  * and divided by the window's steps (emu/shm/usage.h: the workers append one line each
  * to the file named by EMU_USAGE_FILE). */
 struct per_step {
-	double nvcsw, nivcsw, sleeps, wakes, cpu_ms, yields;
+	double nvcsw, nivcsw, sleeps, wakes, cpu_ms, yields, batch_ms, nn_ms;
 };
 
 static int read_usage(const char *path, struct per_step *u)
@@ -150,16 +166,18 @@ static int read_usage(const char *path, struct per_step *u)
 	int id, lines = 0;
 	long long steps;
 	unsigned long long a, b, c, d, y;
-	double cpu;
+	double cpu, batch, nn;
 	*u = (struct per_step){ 0 };
-	while (fscanf(f, "%d,%lld,%llu,%llu,%llu,%llu,%lf,%llu", &id, &steps, &a, &b, &c, &d,
-		      &cpu, &y) == 8 && steps > 0) {
+	while (fscanf(f, "%d,%lld,%llu,%llu,%llu,%llu,%lf,%llu,%lf,%lf", &id, &steps, &a, &b,
+		      &c, &d, &cpu, &y, &batch, &nn) == 10 && steps > 0) {
 		u->nvcsw += (double)a / (double)steps;
 		u->nivcsw += (double)b / (double)steps;
 		u->sleeps += (double)c / (double)steps;
 		u->wakes += (double)d / (double)steps;
 		u->cpu_ms += cpu / (double)steps;
 		u->yields += (double)y / (double)steps;
+		u->batch_ms += batch / (double)steps;
+		u->nn_ms += nn / (double)steps;
 		lines++;
 	}
 	fclose(f);
@@ -218,16 +236,17 @@ static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, 
 			ps[r] = (struct per_step){ 0 };
 		double ideal = all / cores;
 		ratio[r] = actual / ideal;
-		printf("%7d %5d %14.2f %10.2f %10.2f %7.3f %7.2f %6.1f %6.1f %6.1f %6.1f %6.1f "
-		       "%8.2f\n", c->run.workers, r + 1, all * 1e3, ideal * 1e3, actual * 1e3,
-		       ratio[r], goal, ps[r].nvcsw, ps[r].nivcsw, ps[r].sleeps, ps[r].wakes,
-		       ps[r].yields, ps[r].cpu_ms);
+		printf("%7d %5d %11.2f %9.2f %8.2f %6.3f %5.2f %6.1f %6.1f %6.1f %6.1f %7.2f %7.2f "
+		       "%7.2f %7.2f\n", c->run.workers, r + 1, all * 1e3, ideal * 1e3,
+		       actual * 1e3, ratio[r], goal, ps[r].nvcsw, ps[r].nivcsw, ps[r].sleeps,
+		       ps[r].wakes, ps[r].cpu_ms, ps[r].batch_ms, ps[r].nn_ms,
+		       ps[r].cpu_ms - ps[r].batch_ms - ps[r].nn_ms);
 		if (csv)
 			fprintf(csv, "%d,%d,%s,%d,%d,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,"
-				"%.2f,%.3f\n", r + 1, c->run.workers, c->train.model, c->train.batch,
-				cores, all * 1e3, ideal * 1e3, actual * 1e3, ratio[r], goal,
-				ps[r].nvcsw, ps[r].nivcsw, ps[r].sleeps, ps[r].wakes, ps[r].yields,
-				ps[r].cpu_ms);
+				"%.2f,%.3f,%.3f,%.3f\n", r + 1, c->run.workers, c->train.model,
+				c->train.batch, cores, all * 1e3, ideal * 1e3, actual * 1e3, ratio[r],
+				goal, ps[r].nvcsw, ps[r].nivcsw, ps[r].sleeps, ps[r].wakes,
+				ps[r].yields, ps[r].cpu_ms, ps[r].batch_ms, ps[r].nn_ms);
 	}
 	nn_backend_close(&be);
 	data_free(&train);
@@ -306,13 +325,15 @@ int bench_train(int argc, char **argv)
 	FILE *csv = fopen("bench-train.csv", "w");
 	if (csv)
 		fprintf(csv, "round,workers,model,batch,cores,compute_ms,ideal_ms,emu_ms,ratio,goal,"
-			"nvcsw_step,nivcsw_step,sleeps_step,wakes_step,yields_step,cpu_ms_step\n");
-	printf("harness overhead: model and batch of %s; per step, summed over workers: "
-	       "voluntary and\ninvoluntary context switches, sleeps (notify waits), wakes, "
-	       "yields, CPU ms\n", ini);
-	printf("%7s %5s %14s %10s %10s %7s %7s %6s %6s %6s %6s %6s %8s\n", "workers", "round",
-	       "all compute ms", "ideal ms", "emu ms", "ratio", "goal", "vcsw", "ivcsw", "sleeps",
-	       "wakes", "yields", "cpu ms");
+			"nvcsw_step,nivcsw_step,sleeps_step,wakes_step,yields_step,cpu_ms_step,"
+			"batch_ms_step,nn_ms_step\n");
+	printf("harness overhead: model and batch of %s.  Per step, summed over workers:\n"
+	       "voluntary and involuntary context switches, sleeps (notify waits), wakes, CPU ms,"
+	       "\nof which gathering the batch and forward and backward (nn, as the ideal), and "
+	       "the rest:\nthe update, the exchange, logging and waiting (harness)\n", ini);
+	printf("%7s %5s %11s %9s %8s %6s %5s %6s %6s %6s %6s %7s %7s %7s %7s\n", "workers",
+	       "round", "compute ms", "ideal ms", "emu ms", "ratio", "goal", "vcsw", "ivcsw",
+	       "sleeps", "wakes", "cpu ms", "batch", "nn", "harness");
 	for (int k = 0; k < ncases && status == 0; k++)
 		status = bench_case(ini, no, over, own_workers ? 0 : cases[k].workers,
 				    own_workers ? 1.10 : cases[k].goal, tmpl, usage, csv, argc, argv,

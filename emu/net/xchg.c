@@ -157,10 +157,41 @@ static bool advance_run(struct xflow *f)
 	return true;
 }
 
+/* Sender: header, bitmap and times, and the payload when it is one piece (every unit
+ * arrived, one iov, no flipped bit), in one ring_writev when they fit: one publication
+ * instead of four (64 workers write 8064 messages a step).  false when nothing moved. */
+static bool out_whole(struct xflow *f, struct notify *nt)
+{
+	struct ring_vec v[4] = {
+		{ &f->h, sizeof(f->h) },
+		{ f->bits, f->bitbytes },
+		{ f->times, xhdr_times_bytes(&f->h) },
+	};
+	int nv = 3;
+
+	f->ci = 0;
+	f->cbase = 0;
+	start_data(f);
+	bool payload = f->stage == ST_DATA && f->pos == 0 && f->run_end == f->h.len &&
+		       f->nflips == 0 && f->iov[0].len == f->h.len;
+
+	if (payload)
+		v[nv++] = (struct ring_vec){ (void *)f->iov[0].base, f->h.len };
+	if (!ring_writev(f->r, v, nv, nt)) {
+		f->stage = ST_HDR;	/* as it was: the pieces go one by one */
+		return false;
+	}
+	if (payload) {
+		f->pos = f->run_end;
+		advance_run(f);
+	}
+	return true;
+}
+
 /* Sender: write what fits.  Returns whether any byte moved. */
 static bool out_progress(struct xflow *f, struct notify *nt)
 {
-	bool moved = false;
+	bool moved = f->stage == ST_HDR && f->off == 0 && out_whole(f, nt);
 	size_t k;
 
 	while (f->stage != ST_DONE) {
@@ -291,6 +322,36 @@ static void release_in_place(struct xchg *x)
 	}
 }
 
+/* Receiver: header, bitmap and times in one ring_readv when all are there (out_whole's
+ * counterpart), then the payload's first run as in_progress would.  1 when read, 0 when
+ * not all there (nothing consumed), or -EPROTO. */
+static int in_whole(struct xchg *x, struct xflow *f, int64_t step, int phase)
+{
+	if (!ring_peek_copy(f->r, &f->h, sizeof(f->h)))
+		return 0;
+	int rc = check_header(x, f, step, phase);
+
+	if (rc)
+		return rc;
+	size_t bb = xhdr_bitmap_bytes(&f->h);
+	struct ring_vec v[3] = {
+		{ &f->h, sizeof(f->h) },
+		{ f->bits, bb },
+		{ f->times, xhdr_times_bytes(&f->h) },
+	};
+
+	if (!ring_readv(f->r, v, 3, x->nt))
+		return 0;
+	f->bitbytes = bb;
+	const char *why = xhdr_apply_bitmap(&f->h, f->bits, f->buf);
+
+	if (why)
+		return bad_header(x, f, step, phase, why);
+	start_data(f);
+	in_place(x, f);
+	return 1;
+}
+
 /* Receiver: read what is there.  Returns 1 if bytes moved, 0 if not, or -EPROTO. */
 static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 {
@@ -299,6 +360,12 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 	size_t k;
 	int rc;
 
+	if (f->stage == ST_HDR && f->off == 0) {
+		rc = in_whole(x, f, step, phase);
+		if (rc < 0)
+			return rc;
+		moved = rc > 0;
+	}
 	while (f->stage != ST_DONE) {
 		if (f->stage == ST_HDR) {
 			k = ring_read(f->r, (uint8_t *)&f->h + f->off, sizeof(f->h) - f->off, nt);
@@ -1018,7 +1085,6 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		return -EINVAL;
 	if (2 * (n - 1) > NOTIFY_MAX_WORDS)
 		return -EINVAL;
-	region_prefault(rg, id);	/* optional: region.h says why */
 	int units = max_units(l, n, id, max_msg);
 
 	if (units < 0)

@@ -317,9 +317,11 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 {
 	const struct cfg *c = w->c;
 	int B = c->train.batch;
+	int64_t t = usage_clock(&w->usage);	/* the compute parts' time, for benchmarks */
 	int rc = next_batch(w, s, p);
 	if (rc < 0)
 		return rc;
+	t = usage_add(&w->usage, USAGE_BATCH, t);
 	w->lr = lr_at(&p->sched, (double)w->step / (double)p->spe);
 
 	bool measured = c->train.compute == COMPUTE_MEASURED;
@@ -330,6 +332,7 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 		a->before_backward(w, state);
 	nn_backward(&w->m, w->need_wgrad);
 	double secs = measured ? measure_seconds(w, t0) : 0;
+	usage_add(&w->usage, USAGE_NN, t);
 	rc = nn_model_to_host(&w->m, NN_GRADS);
 	if (rc < 0) {
 		fail(w, "backward", rc);

@@ -76,11 +76,11 @@ struct ring *region_ring(struct region *r, int src, int dst);	/* src != dst */
 struct inbox *region_inbox(struct region *r, int worker);
 struct ring *region_log_ring(struct region *r, int worker);
 /* Map in now the pages of every ring into and out of worker id, in this process
- * (MADV_POPULATE_WRITE).  A process maps a page of MAP_SHARED memory on its first touch
- * even when another process has touched it already, and a ring's cursor walks all of
- * its pages: without this, 64 workers fault on fresh ring pages through their first
- * hundred steps (a tenth of their CPU time).  0 or -errno (-EINVAL before Linux 5.14:
- * the pages then come on first touch, as before). */
+ * (MADV_POPULATE_WRITE), so that a benchmark's timing holds no first touch (a process
+ * maps a page of MAP_SHARED memory on its first touch even when another process has
+ * touched it already).  Runs do not: rings rewind (ring.h), so a link touches only the
+ * few pages its messages need, and mapping in every ring's pages cost 64 workers 8 s of
+ * start-up and 4 GiB of memory.  0 or -errno (-EINVAL before Linux 5.14). */
 int region_prefault(struct region *r, int id);
 void *region_snapshot(struct region *r, int worker);
 size_t region_snapshot_bytes(const struct region *r);

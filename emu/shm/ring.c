@@ -22,6 +22,17 @@
  * The sleeper disarms itself after waking.  notify's race_ns, when set (tests only),
  * delays the producer between its publication and its fence and the sleeper between
  * its check and its sleep: the two windows the race needs (tests/test_wakeups.c).
+ *
+ * Rewinding (ring.h) without the producer ever writing tail, which stays the consumer's
+ * alone: a producer that sees tail == head, and head not at the ring's beginning, writes
+ * at the next multiple of size instead, and with that write stores skip_from = the old
+ * head, before the release of the new head.  A consumer at tail T that
+ * sees a head beyond T (acquire) sees skip_from == T exactly when the producer rewound
+ * at T: a rewind needs an empty ring, so none can happen while the consumer stands at T
+ * with bytes unread, and skip_from only grows, past every tail already left behind.
+ * Both sides then count from the effective tail, T rounded up (effective_tail): the
+ * consumer's next store of tail jumps the skipped bytes, and the producer never waits
+ * for space the skip freed.
  */
 #include "emu/shm/ring.h"
 
@@ -59,6 +70,29 @@ static inline uint32_t arm_waiting(_Atomic uint64_t *waiting, _Atomic uint64_t *
 	return seen;
 }
 
+static inline uint64_t round_up(uint64_t pos, uint64_t size)
+{
+	return (pos | (size - 1)) + 1;
+}
+
+/* Where reading really stands: tail, or past the skipped bytes when the producer
+ * rewound at tail.  Call only after an acquire load of head that saw head != tail (the
+ * consumer) or from the producer (whose own store skip_from is). */
+static inline uint64_t effective_tail(struct ring *r, uint64_t tail)
+{
+	return atomic_load_explicit(&r->skip_from, memory_order_relaxed) == tail
+		? round_up(tail, r->size) : tail;
+}
+
+/* Consumer: head (acquire) and the effective tail; head == tail when empty. */
+static inline uint64_t consumer_tail(struct ring *r, uint64_t *head)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	*head = atomic_load_explicit(&r->head, memory_order_acquire);
+	return *head == tail ? tail : effective_tail(r, tail);
+}
+
 size_t ring_footprint(size_t size)
 {
 	return (sizeof(struct ring) + size + 63) & ~(size_t)63;
@@ -70,6 +104,7 @@ void ring_init(struct ring *r, size_t size)
 	atomic_init(&r->head_waiting, 0);
 	atomic_init(&r->tail, 0);
 	atomic_init(&r->tail_waiting, 0);
+	atomic_init(&r->skip_from, UINT64_MAX);	/* no tail's value */
 	r->size = size;
 }
 
@@ -85,58 +120,150 @@ _Atomic uint32_t *ring_tail_word(struct ring *r)
 
 size_t ring_readable(struct ring *r)
 {
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint64_t head, tail = consumer_tail(r, &head);
 
-	return head - atomic_load_explicit(&r->tail, memory_order_relaxed);
+	return head - tail;
 }
 
 size_t ring_writable(struct ring *r)
 {
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 
-	return r->size - (atomic_load_explicit(&r->head, memory_order_relaxed) - tail);
+	return r->size - (atomic_load_explicit(&r->head, memory_order_relaxed) -
+			  effective_tail(r, tail));
+}
+
+/* Copy n bytes in at stream position pos, or out from it, wrapping at the ring's end. */
+static void copy_in(struct ring *r, uint64_t pos, const void *src, size_t n)
+{
+	size_t off = pos & (r->size - 1), first = r->size - off < n ? r->size - off : n;
+
+	memcpy(r->data + off, src, first);
+	memcpy(r->data, (const uint8_t *)src + first, n - first);
+}
+
+static void copy_out(struct ring *r, uint64_t pos, void *dst, size_t n)
+{
+	size_t off = pos & (r->size - 1), first = r->size - off < n ? r->size - off : n;
+
+	memcpy(dst, r->data + off, first);
+	memcpy((uint8_t *)dst + first, r->data, n - first);
+}
+
+/* Producer: where the next write starts (rewinding an empty ring, see above: *from is
+ * then the head the rewind skips from, else UINT64_MAX), and the space there. */
+static uint64_t write_start(struct ring *r, size_t *space, uint64_t *from)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t tail = effective_tail(r, atomic_load_explicit(&r->tail, memory_order_acquire));
+
+	*from = UINT64_MAX;
+	if (tail == head && (head & (r->size - 1))) {
+		*from = head;
+		head = tail = round_up(head, r->size);
+	}
+	*space = r->size - (head - tail);
+	return head;
+}
+
+/* Producer: the bytes up to head are written.  A rewind is recorded only now, with the
+ * write it makes room for (a write that does not fit leaves the ring as it was). */
+static void publish_head(struct ring *r, uint64_t head, uint64_t from, struct notify *nt)
+{
+	if (from != UINT64_MAX)
+		atomic_store_explicit(&r->skip_from, from, memory_order_relaxed);
+	atomic_store_explicit(&r->head, head, memory_order_release);
+	wake_if_armed(&r->head_waiting, ring_head_word(r), head, nt);
+}
+
+static void publish_tail(struct ring *r, uint64_t tail, struct notify *nt)
+{
+	atomic_store_explicit(&r->tail, tail, memory_order_release);
+	wake_if_armed(&r->tail_waiting, ring_tail_word(r), tail, nt);
 }
 
 size_t ring_write(struct ring *r, const void *src, size_t n, struct notify *nt)
 {
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-	size_t space = r->size - (head - tail), off = head & (r->size - 1), first;
+	size_t space;
+	uint64_t from;
+
+	if (n == 0)
+		return 0;
+	uint64_t head = write_start(r, &space, &from);
 
 	if (n > space)
 		n = space;
 	if (n == 0)
 		return 0;
-	first = r->size - off < n ? r->size - off : n;
-	memcpy(r->data + off, src, first);
-	memcpy(r->data, (const uint8_t *)src + first, n - first);
-	atomic_store_explicit(&r->head, head + n, memory_order_release);
-	wake_if_armed(&r->head_waiting, ring_head_word(r), head + n, nt);
+	copy_in(r, head, src, n);
+	publish_head(r, head + n, from, nt);
 	return n;
+}
+
+size_t ring_writev(struct ring *r, const struct ring_vec *v, int n, struct notify *nt)
+{
+	size_t total = 0, space;
+	uint64_t from;
+
+	for (int i = 0; i < n; i++)
+		total += v[i].len;
+	if (total == 0)
+		return 0;
+	uint64_t head = write_start(r, &space, &from), at = head;
+
+	if (total > space)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		copy_in(r, at, v[i].base, v[i].len);
+		at += v[i].len;
+	}
+	publish_head(r, at, from, nt);
+	return total;
 }
 
 size_t ring_read(struct ring *r, void *dst, size_t n, struct notify *nt)
 {
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-	size_t avail = head - tail, off = tail & (r->size - 1), first;
+	uint64_t head, tail = consumer_tail(r, &head);
 
-	if (n > avail)
-		n = avail;
+	if (n > head - tail)
+		n = head - tail;
 	if (n == 0)
 		return 0;
-	first = r->size - off < n ? r->size - off : n;
-	memcpy(dst, r->data + off, first);
-	memcpy((uint8_t *)dst + first, r->data, n - first);
-	atomic_store_explicit(&r->tail, tail + n, memory_order_release);
-	wake_if_armed(&r->tail_waiting, ring_tail_word(r), tail + n, nt);
+	copy_out(r, tail, dst, n);
+	publish_tail(r, tail + n, nt);
+	return n;
+}
+
+size_t ring_readv(struct ring *r, const struct ring_vec *v, int n, struct notify *nt)
+{
+	uint64_t head, tail = consumer_tail(r, &head), at = tail;
+	size_t total = 0;
+
+	for (int i = 0; i < n; i++)
+		total += v[i].len;
+	if (total == 0 || total > head - tail)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		copy_out(r, at, v[i].base, v[i].len);
+		at += v[i].len;
+	}
+	publish_tail(r, at, nt);
+	return total;
+}
+
+size_t ring_peek_copy(struct ring *r, void *dst, size_t n)
+{
+	uint64_t head, tail = consumer_tail(r, &head);
+
+	if (n == 0 || n > head - tail)
+		return 0;
+	copy_out(r, tail, dst, n);
 	return n;
 }
 
 const void *ring_peek(struct ring *r, size_t n)
 {
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint64_t head, tail = consumer_tail(r, &head);
 	size_t off = tail & (r->size - 1);
 
 	return head - tail >= n && off + n <= r->size ? r->data + off : NULL;
@@ -144,10 +271,9 @@ const void *ring_peek(struct ring *r, size_t n)
 
 void ring_consume(struct ring *r, size_t n, struct notify *nt)
 {
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed) + n;
+	uint64_t head, tail = consumer_tail(r, &head);	/* n bytes peeked: not empty */
 
-	atomic_store_explicit(&r->tail, tail, memory_order_release);
-	wake_if_armed(&r->tail_waiting, ring_tail_word(r), tail, nt);
+	publish_tail(r, tail + n, nt);
 }
 
 uint32_t ring_arm_read(struct ring *r)
