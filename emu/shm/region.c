@@ -159,6 +159,14 @@ int region_join_lane(struct region *r, int local, struct notify *nt)
 		if (sched_setaffinity(0, sizeof(one), &one) < 0)
 			return -errno;	/* not pinned: no slot either, as before */
 	}
+	/* SCHED_BATCH: a worker woken here does not preempt the one that woke it.  A worker
+	 * gives its slot back and wakes the next just before it sleeps; as SCHED_OTHER the
+	 * woken one preempted it at once, and it ran again later only to fall asleep: 11 of
+	 * the 16-worker run's 15 involuntary switches a step, 0.8 ms of CPU.  Best effort:
+	 * without it (a policy refused), the run is as before. */
+	struct sched_param none = { 0 };
+
+	sched_setscheduler(0, SCHED_BATCH, &none);
 	int member = (int)((uint32_t)local / r->lanes);
 
 	notify_use_slots(nt, &r->slots[lane], member);

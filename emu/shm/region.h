@@ -62,8 +62,9 @@ _Atomic uint32_t *region_stop(struct region *r);	/* nonzero: stop requested */
  * among the host's workers) joins lane local % lanes: region_join_lane pins it to that
  * lane's CPU and makes its notify take and give that lane's slot, so that on each core
  * one worker runs at a time and a hand-off (one sleeps, the next in its lane wakes)
- * stays on that core: no migration, no cross-core wake-up.  0 or -errno (not pinned,
- * and then no slot either). */
+ * stays on that core: no migration, no cross-core wake-up.  It also runs the worker as
+ * SCHED_BATCH, so that a worker it wakes waits until it sleeps (region.c says why).
+ * 0 or -errno (not pinned, and then no slot either). */
 #define REGION_LANES 64
 struct notify;
 int region_lanes(const struct region *r);
