@@ -14,15 +14,20 @@ void nn_cpu_colsum(float *restrict sum, const float *restrict a, int rows, int c
 void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
 		    int M, int N, int Kd, const float *bias, int accumulate);
 /* The rows of an implicit matrix B: row (c, i, j), for c < nc, i < kh, j < kw in that
- * order, starts at p + c*ps + i*rs + j (a plain matrix: nc rows, kh = kw = 1, ps = ld). */
+ * order, starts at p + c*ps + i*rs + j*qs (a plain matrix: nc rows, kh = kw = 1,
+ * ps = ld; qs is then unused). */
 struct nn_gemm_rows {
 	const float *p;
-	size_t ps, rs;
+	size_t ps, rs, qs;
 	int nc, kh, kw;
 };
 /* C (M, N) = A B (+ bias, or accumulate) as nn_cpu_gemm_at, with B given by its rows */
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
 		      int M, int N, const float *bias, int accumulate);
+/* C (M, N) = A B, or C += A B when accumulate != 0, with A[m][r] = a[m*am + r*ar]: A read
+ * in place whatever its layout (the conv's weight gradient: dout's planes) */
+void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t ar,
+			const struct nn_gemm_rows *B, int M, int N, int accumulate);
 /* Whether nn_cpu_gemm_rows is the fast path (else im2col + nn_cpu_gemm_at is) */
 #ifdef __AVX512F__
 #define NN_CPU_DIRECT 1
@@ -140,6 +145,10 @@ void nn_cpu_conv_wgrad(float *dw, const float *dout, const float *in,
 
 /* dst (cols, rows) = src (rows, cols)^T */
 void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, int cols);
+#ifdef __AVX512F__
+/* a 16 x 16 block: dst rows 0..7 (ldd apart) from dst on, rows 8..15 from dst8 on */
+void nn_cpu_transpose16(float *dst, float *dst8, size_t ldd, const float *src, size_t lds);
+#endif
 /* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of rows */
 void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,
 		     size_t ldb, int M, int N, int L, int accumulate);

@@ -5,7 +5,7 @@
  *   dcol (CKK, OHW) = w^T dout, din = col2im(dcol)      input gradient
  * (the weight gradient is in nn/cpu/ops_cpu_conv_wgrad.c).  A stride-1 "same" conv
  * (2*pad == k-1: resnet's 3x3 and 1x1) needs no col with NN_CPU_DIRECT: the gemm reads
- * the zero-padded input in place (conv_same_direct).  Its input gradient is the
+ * kw shifted copies of the zero-padded input (conv_direct).  Its input gradient is the
  * forward conv of dout with the flipped, transposed filters, which replaces col2im's
  * scattered adds and the zeroing of din.  A 1x1 stride-1 unpadded conv needs no col:
  * the input plane is one already. */
@@ -14,7 +14,7 @@
 #include "nn/cpu/cpu.h"
 
 /* Stride-1 square convs with pad < k (lenet's 5x5 unpadded one too: im2col copied
- * its input 25 times) run on nn_cpu_gemm_rows in place (conv_direct), and so does
+ * its input 25 times) run on nn_cpu_gemm_rows over kw copies (conv_direct), and so does
  * their input gradient, a conv of the same kind.  Not 1x1 unpadded: no copy at all. */
 static int conv_is_direct(const struct nn_conv_shape *s)
 {
@@ -29,57 +29,56 @@ static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_
 	nn_conv_shape_init(t, s->B, s->K, s->OH, s->OW, s->C, s->kh, 1, s->kh - 1 - s->pad);
 }
 
-/* A stride-1 conv read in place (NN_CPU_DIRECT): each sample's input zero-padded to
- * (C, H+2p, W+p): a row is p zeros then the W values, and its right padding is the left
- * padding of the next row (of the bottom rows, of the next plane).  The output is
- * computed on the wide grid (K, OH, W+p) whose last W+p-OW columns of each row are
- * junk, then compacted.  Row (c, i, j) of the implicit im2col matrix is then the padded
- * plane c from (i, j) on, contiguous.  The junk columns read up to kw-1 floats past a
- * plane: the slack after the last one.  (Sharing the padding column makes the wide
- * grid p columns narrower: resnet's 8x8 planes did 10 columns of work for 8.) */
+/* A stride-1 conv read in place (NN_CPU_DIRECT): per sample and input channel, kw
+ * copies of the zero-padded plane (H+2p rows), copy j shifted left by j and cut to OW
+ * columns: copy j at (r, ow) holds the padded input at (r, ow + j).  Row (c, i, j) of the
+ * implicit im2col matrix is then copy j of plane c from row i on: OH*OW contiguous
+ * floats, exactly the output grid.  (One padded plane read at shifts of j needs a wide
+ * output grid whose junk columns cost as much as used ones, 72 columns of work for 64
+ * on resnet's 8x8 planes, and a compaction copy afterwards; kw copies of the input
+ * cost far less than that.)  Layout (C, kw, H+2p, OW). */
 static size_t direct_ws(const struct nn_conv_shape *s)
 {
-	size_t Ws = (size_t)s->W + s->pad, Hp = (size_t)s->H + 2 * s->pad;
-
-	return (size_t)s->C * Hp * Ws + s->kw - 1 + (size_t)s->K * s->OH * Ws;
+	return (size_t)s->C * s->kw * (s->H + 2 * s->pad) * s->OW;
 }
 
 /* out (B, K, OH, OW) = the conv of in (B, C, H, W), filters given as at (C*kk, K) */
 static void conv_direct(float *out, const float *in, const float *at, const float *bias,
 			const struct nn_conv_shape *s, float *ws)
 {
-	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, Ws = W + P;
-	const int Hp = H + 2 * P, OH = s->OH, OW = s->OW;
-	float *pad = ws, *wide = ws + (size_t)C * Hp * Ws + s->kw - 1;
-	struct nn_gemm_rows rows = { .p = pad, .ps = (size_t)Hp * Ws, .rs = (size_t)Ws,
-				     .nc = C, .kh = s->kh, .kw = s->kw };
+	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, kw = s->kw;
+	const int Hp = H + 2 * P, OW = s->OW, OHW = s->OH * s->OW;
+	const size_t cs = (size_t)Hp * OW;	/* one copy */
+	struct nn_gemm_rows rows = { .p = ws, .ps = kw * cs, .rs = (size_t)OW, .qs = cs,
+				     .nc = C, .kh = s->kh, .kw = kw };
 
-	nn_fzero(pad + (size_t)C * Hp * Ws, s->kw - 1);
+	/* the padding: the same zeros for every sample, laid down once */
+	nn_fzero(ws, (int)(C * kw * cs));
 	for (int n = 0; n < s->B; n++) {
 		const float *x = in + (size_t)n * C * H * W;
-		float *o = out + (size_t)n * K * OH * OW;
 
-		for (int c = 0; c < C; c++) {
-			float *d = pad + (size_t)c * Hp * Ws;
+		for (int c = 0; c < C; c++)
+			for (int j = 0; j < kw; j++) {
+				float *d = ws + ((size_t)c * kw + j) * cs + (size_t)P * OW;
+				const float *xc = x + (size_t)c * H * W;
+				/* columns ow with input column ow + j - P in [0, W) */
+				int ow0 = P - j > 0 ? P - j : 0;
+				int ow1 = W + P - j < OW ? W + P - j : OW;
 
-			nn_fzero(d, P * Ws);
-			d += P * Ws;
-			for (int h = 0; h < H; h++, d += Ws) {
-				nn_fzero(d, P);
-				nn_fcopy(d + P, x + ((size_t)c * H + h) * W, W);
+				if (ow0 == 0 && ow1 == W && OW == W) {	/* unshifted: one block */
+					nn_fcopy(d, xc, H * W);
+					continue;
+				}
+				for (int h = 0; h < H; h++)
+					nn_fcopy(d + (size_t)h * OW + ow0, xc + (size_t)h * W + ow0 + j - P,
+						 ow1 - ow0);
 			}
-			nn_fzero(d, P * Ws);
-		}
-		nn_cpu_gemm_rows(wide, (size_t)OH * Ws, at, &rows, K, OH * Ws, bias, 0);
-		for (int k = 0; k < K; k++)
-			for (int h = 0; h < OH; h++)
-				nn_fcopy(o + ((size_t)k * OH + h) * OW, wide + ((size_t)k * OH + h) * Ws,
-					 OW);
+		nn_cpu_gemm_rows(out + (size_t)n * K * OHW, (size_t)OHW, at, &rows, K, OHW, bias, 0);
 	}
 }
 
-/* K*CKK floats (w^T or the flipped filters), then: forward: one col, or the padded
- * input and wide output of conv_same_direct; input grad: one dcol, or the same for the
+/* K*CKK floats (w^T or the flipped filters), then: forward: one col, or the shifted
+ * padded copies of conv_direct; input grad: one dcol, or the same for the
  * transposed conv.  The weight gradient has its own layout (nn/cpu/ops_cpu_conv_wgrad.c). */
 size_t nn_cpu_conv_ws_floats(struct nn_backend *be, const struct nn_conv_shape *s)
 {

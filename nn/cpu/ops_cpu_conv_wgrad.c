@@ -1,6 +1,6 @@
 /* nn/cpu/ops_cpu_conv_wgrad.c — the weight gradient of a conv, dw (K, C, kh, kw) =
  * sum over samples of dout (K, OHW) col^T, in three ways, fastest first:
- *   same convs with NN_CPU_DIRECT  channel-last input read in place (no im2row)
+ *   same convs with NN_CPU_DIRECT  channel-last input read in place (no im2row), dout as is
  *   K >= 32                        channel-last copies and im2row, nn_cpu_gemm_at
  *   otherwise                      dot products of rows, nn_cpu_gemm_abt
  * nn_cpu_gemm_at's outer products run about twice as fast as the dot products, but
@@ -102,39 +102,55 @@ static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
 	wgrad_from_hwc(dw, dwp, s);
 }
 
-/* Weight gradient of a same conv read in place (NN_CPU_DIRECT): per sample, the input
- * channel-last and zero-padded, xp (Hp*Ws, C) with Ws = W+P (a row's right padding is
- * the next row's left, as in conv_direct), and dout channel-last on the wide grid,
- * dt (H*Ws, K), zero in the junk columns.  For kernel row i, the patches' (j, c)
- * entries at wide position t are kw*C adjacent floats of xp from (t + i*Ws)*C on, so
- * dw' (K, (i, j, c)) += dt^T xp_i is nn_cpu_gemm_at's form with no im2row; junk
- * positions read past their row (into the slack after xp) but meet dout zeros. */
+/* Weight gradient of a same conv (NN_CPU_DIRECT): per sample, the input channel-last
+ * and zero-padded, xp (Hp*Ws, C) with Ws = W+P (a row's right padding is the next row's
+ * left, as the padding rows of conv_direct).  For kernel row i, the patch of output
+ * position (h, w) in (j, c) order is kw*C adjacent floats of xp from ((h+i)*Ws + w)*C
+ * on, so dw' (K, (i, j, c)) += dout xp_i, summed over positions in order, is
+ * nn_cpu_gemm_rows_a's form with dout's planes read in place as A (no transpose of
+ * dout, and no junk positions: B's rows skip the padding column at each row end).
+ * Each sum is the one a channel-last dout on the wide grid H x Ws gave, less the
+ * junk positions' zero products. */
 static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 				  const struct nn_conv_shape *s, float *ws)
 {
-	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, kk = s->kh * s->kw;
-	const int Ws = W + P, Hp = H + 2 * P, HW = H * W, CKK = C * kk;
-	float *dwp = ws, *xp = dwp + (size_t)K * CKK, *dt = xp + ((size_t)Hp * Ws + s->kw) * C;
-	float *tmp = dt + (size_t)H * Ws * K;
+	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, kw = s->kw;
+	const int Ws = W + P, Hp = H + 2 * P, HW = H * W, CKK = C * s->kh * kw;
+	float *dwp = ws, *xp = dwp + (size_t)K * CKK, *tmp = xp + ((size_t)Hp * Ws + kw) * C;
+	/* blocks of 16 channels x 16 positions transpose straight into xp: the positions
+	 * are two runs of 8 in one row each */
+	const int direct = NN_CPU_DIRECT && C % 16 == 0 && W % 8 == 0 && HW % 16 == 0;
 
-	nn_fzero(xp, P * Ws * C);
-	nn_fzero(xp + (size_t)(P + H) * Ws * C, (P * Ws + s->kw) * C);
+	/* the padding: the same zeros for every sample, laid down once */
+	nn_fzero(xp, (Hp * Ws + kw) * C);
 	for (int n = 0; n < s->B; n++) {
-		nn_cpu_transpose(tmp, in + (size_t)n * C * HW, C, HW);
-		for (int h = 0; h < H; h++) {
-			float *row = xp + (size_t)(P + h) * Ws * C;
+		const float *x = in + (size_t)n * C * HW;
 
-			nn_fzero(row, P * C);
-			nn_fcopy(row + P * C, tmp + (size_t)h * W * C, W * C);
+		if (direct) {
+#ifdef __AVX512F__
+			for (int p0 = 0; p0 < HW; p0 += 16) {
+				size_t r0 = (size_t)(P + p0 / W) * Ws + P + p0 % W;
+				size_t r8 = (size_t)(P + (p0 + 8) / W) * Ws + P + (p0 + 8) % W;
+
+				for (int c0 = 0; c0 < C; c0 += 16)
+					nn_cpu_transpose16(xp + r0 * C + c0, xp + r8 * C + c0, C,
+							   x + (size_t)c0 * HW + p0, HW);
+			}
+#endif
+		} else {
+			nn_cpu_transpose(tmp, x, C, HW);
+			for (int h = 0; h < H; h++)
+				nn_fcopy(xp + ((size_t)(P + h) * Ws + P) * C, tmp + (size_t)h * W * C,
+					 W * C);
 		}
-		nn_cpu_transpose(tmp, dout + (size_t)n * K * HW, K, HW);
-		for (int h = 0; h < H; h++) {
-			nn_fcopy(dt + (size_t)h * Ws * K, tmp + (size_t)h * W * K, W * K);
-			nn_fzero(dt + ((size_t)h * Ws + W) * K, P * K);
+		for (int i = 0; i < s->kh; i++) {
+			struct nn_gemm_rows rows = { .p = xp + (size_t)i * Ws * C,
+						     .ps = (size_t)Ws * C, .qs = (size_t)C,
+						     .nc = H, .kh = 1, .kw = W };
+
+			nn_cpu_gemm_rows_a(dwp + i * kw * C, CKK, dout + (size_t)n * K * HW,
+					   (size_t)HW, 1, &rows, K, kw * C, n > 0);
 		}
-		for (int i = 0; i < s->kh; i++)
-			nn_cpu_gemm_at(dwp + i * s->kw * C, CKK, dt, xp + (size_t)i * Ws * C, C, K,
-				       s->kw * C, H * Ws, NULL, n > 0);
 	}
 	wgrad_from_hwc(dw, dwp, s);
 }
@@ -161,8 +177,7 @@ static size_t same_wgrad_ws(const struct nn_conv_shape *s)
 	size_t Ws = (size_t)s->W + s->pad, Hp = (size_t)s->H + 2 * s->pad, HW = (size_t)s->H * s->W;
 	size_t CKK = (size_t)s->C * s->kh * s->kw;
 
-	return (size_t)s->K * CKK + (Hp * Ws + s->kw) * s->C + (size_t)s->H * Ws * s->K +
-	       HW * (s->C > s->K ? s->C : s->K);
+	return (size_t)s->K * CKK + (Hp * Ws + s->kw) * s->C + HW * s->C;
 }
 
 size_t nn_cpu_conv_wgrad_ws(const struct nn_conv_shape *s)

@@ -18,8 +18,8 @@
  * resnet's shapes: fewer broadcasts per FMA) */
 #define NV 3
 
-/* One row of B (at b) times mr values of A (at a) into the accumulators, nv vectors */
-#define GEMM_STEP(mr, nv)								\
+/* One row of B (at b) times mr values of A (a[m * am]) into the accumulators, nv vectors */
+#define GEMM_STEP(mr, nv, am)								\
 	do {									\
 		__m512 bv[nv];							\
 										\
@@ -28,7 +28,7 @@
 			bv[v] = _mm512_maskz_loadu_ps(kv[v], b + 16 * v);	\
 		_Pragma("GCC unroll 16")					\
 		for (int m = 0; m < mr; m++) {					\
-			__m512 av = _mm512_set1_ps(a[m]);			\
+			__m512 av = _mm512_set1_ps(a[m * (am)]);		\
 										\
 			_Pragma("GCC unroll 4")					\
 			for (int v = 0; v < nv; v++)				\
@@ -36,17 +36,20 @@
 		}								\
 	} while (0)
 
-/* C rows [0, mr) x columns [j0, N); at (Kd, lda) holds A^T, so A[m][r] = at[r * lda + m].
- * Columns go 16*nv at a time, masked at the end of the row. */
-#define GEMM_KERNEL(mr, nv)							\
-static void gemm_kernel_##mr##_##nv(float *C, size_t ldc, const float *at, size_t lda,	\
-				    const struct nn_gemm_rows *B, int j0, int N,	\
-				    const float *bias, int acc)			\
+/* C rows [0, mr) x columns [j0, N); A[m][r] = a[m * AM + r * ar].  Columns go 16*nv at a
+ * time, masked at the end of the row.  AM is 1 (A given transposed, the conv's filters:
+ * the mr values broadcast are adjacent) or the runtime am (the weight gradient reads
+ * dout's planes in place); the first keeps its addressing to one register. */
+#define GEMM_KERNEL(mr, nv, sfx, AM)						\
+static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, size_t am,	\
+					 size_t ar, const struct nn_gemm_rows *B, int j0,	\
+					 int N, const float *bias, int acc)	\
 {										\
+	(void)am;								\
 	for (int j = j0; j < N; j += 16 * nv) {					\
 		__mmask16 kv[nv];						\
 		__m512 c[mr][nv];						\
-		const float *a = at;						\
+		const float *a = a0;						\
 										\
 		_Pragma("GCC unroll 4")						\
 		for (int v = 0; v < nv; v++) {					\
@@ -64,15 +67,15 @@ static void gemm_kernel_##mr##_##nv(float *C, size_t ldc, const float *at, size_
 		if (B->kh == 1 && B->kw == 1) {					\
 			const float *b = B->p + j;				\
 										\
-			for (int r = 0; r < B->nc; r++, b += B->ps, a += lda)	\
-				GEMM_STEP(mr, nv);					\
+			for (int r = 0; r < B->nc; r++, b += B->ps, a += ar)	\
+				GEMM_STEP(mr, nv, AM);				\
 		} else {							\
 			for (int ci = 0; ci < B->nc; ci++)			\
 			for (int i = 0; i < B->kh; i++) {			\
 				const float *b = B->p + ci * B->ps + i * B->rs + j;	\
 										\
-				for (int q = 0; q < B->kw; q++, b++, a += lda)	\
-					GEMM_STEP(mr, nv);				\
+				for (int q = 0; q < B->kw; q++, b += B->qs, a += ar)	\
+					GEMM_STEP(mr, nv, AM);			\
 			}							\
 		}								\
 		_Pragma("GCC unroll 16")					\
@@ -83,48 +86,71 @@ static void gemm_kernel_##mr##_##nv(float *C, size_t ldc, const float *at, size_
 	}									\
 }
 
-#define GEMM_KERNELS(mr) GEMM_KERNEL(mr, NV) GEMM_KERNEL(mr, 2) GEMM_KERNEL(mr, 1)
+#define GEMM_KERNELS(mr)							\
+	GEMM_KERNEL(mr, NV, , 1) GEMM_KERNEL(mr, 2, , 1) GEMM_KERNEL(mr, 1, , 1)	\
+	GEMM_KERNEL(mr, NV, _s, am) GEMM_KERNEL(mr, 2, _s, am) GEMM_KERNEL(mr, 1, _s, am)
 GEMM_KERNELS(8)
 GEMM_KERNELS(4)
 GEMM_KERNELS(2)
 GEMM_KERNELS(1)
 
 /* Rows [i, i+mr) of C: the columns in tiles of 16*NV, and a last tile of one or two
- * vectors when that is all that is left.  A masked lane costs as much as a used one:
- * resnet's 8x8 planes (80 columns on the wide grid, 64 after a stride-2 conv) cost
- * 96 lanes in tiles of 48 alone.  Each column sums in the same order whatever its
- * tile, so the split changes no bits. */
-#define GEMM_ROWS(mr)								\
+ * vectors when that is all that is left.  A masked lane costs as much as a used one.
+ * Each column sums in the same order whatever its tile, so the split changes no bits. */
+#define GEMM_ROWS(mr, sfx)							\
 	for (; i + mr <= M; i += mr) {						\
-		const float *bi = bias ? bias + i : NULL;			\
+		const float *ai = a + i * am, *bi = bias ? bias + i : NULL;	\
 										\
-		gemm_kernel_##mr##_##NV(C + i * ldc, ldc, at + i, M, B, 0, full, bi,	\
-				     accumulate);				\
+		gemm_kernel_##mr##_##NV##sfx(C + i * ldc, ldc, ai, am, ar, B, 0, full, bi,	\
+					     accumulate);			\
 		if (rest > 16)							\
-			gemm_kernel_##mr##_2(C + i * ldc, ldc, at + i, M, B, full, N, bi,	\
-					     accumulate);			\
+			gemm_kernel_##mr##_2##sfx(C + i * ldc, ldc, ai, am, ar, B, full, N, bi,	\
+						  accumulate);			\
 		else if (rest > 0)						\
-			gemm_kernel_##mr##_1(C + i * ldc, ldc, at + i, M, B, full, N, bi,	\
-					     accumulate);			\
+			gemm_kernel_##mr##_1##sfx(C + i * ldc, ldc, ai, am, ar, B, full, N, bi,	\
+						  accumulate);			\
 	}
+
+/* The column split: rest, the columns after the tiles of 16*NV, as full..N */
+static void gemm_split(int N, int *full, int *rest)
+{
+	*rest = N % (16 * NV);
+	*full = N - *rest;
+	if (*rest > 32)
+		*full = N, *rest = 0;	/* three vectors: the last tile of 16*NV, masked */
+}
 
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
 		      int M, int N, const float *bias, int accumulate)
 {
-	int rest = N % (16 * NV), full = N - (rest > 32 ? 0 : rest), i = 0;
+	const float *a = at;
+	size_t am = 1, ar = (size_t)M;
+	int rest, full, i = 0;
 
-	if (rest > 32)
-		rest = 0;	/* three vectors: the last tile of 16*NV, masked */
-	GEMM_ROWS(8)
-	GEMM_ROWS(4)
-	GEMM_ROWS(2)
-	GEMM_ROWS(1)
+	gemm_split(N, &full, &rest);
+	GEMM_ROWS(8, )
+	GEMM_ROWS(4, )
+	GEMM_ROWS(2, )
+	GEMM_ROWS(1, )
+}
+
+void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t ar,
+			const struct nn_gemm_rows *B, int M, int N, int accumulate)
+{
+	const float *bias = NULL;
+	int rest, full, i = 0;
+
+	gemm_split(N, &full, &rest);
+	GEMM_ROWS(8, _s)
+	GEMM_ROWS(4, _s)
+	GEMM_ROWS(2, _s)
+	GEMM_ROWS(1, _s)
 }
 
 void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
 		    int M, int N, int Kd, const float *bias, int accumulate)
 {
-	struct nn_gemm_rows rows = { .p = B, .ps = ldb, .rs = 0, .nc = Kd, .kh = 1, .kw = 1 };
+	struct nn_gemm_rows rows = { .p = B, .ps = ldb, .nc = Kd, .kh = 1, .kw = 1 };
 
 	nn_cpu_gemm_rows(C, ldc, at, &rows, M, N, bias, accumulate);
 }
@@ -198,8 +224,10 @@ void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const flo
 	}
 }
 
-/* dst (16 rows, ldd apart) = src (16 rows, lds apart)^T: three rounds of shuffles */
-static void transpose16(float *dst, size_t ldd, const float *src, size_t lds)
+/* dst (16 rows, ldd apart) = src (16 rows, lds apart)^T: three rounds of shuffles.  Rows
+ * 8..15 of dst go to dst8 on (dst + 8*ldd for a plain block): the weight gradient's
+ * channel-last copies of 8-wide planes put a padding column between them. */
+void nn_cpu_transpose16(float *dst, float *dst8, size_t ldd, const float *src, size_t lds)
 {
 	__m512 r[16], t[16];
 
@@ -228,9 +256,9 @@ static void transpose16(float *dst, size_t ldd, const float *src, size_t lds)
 		__m512 w1 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
 
 		_mm512_storeu_ps(dst + (size_t)c * ldd, _mm512_shuffle_f32x4(v0, w0, 0x88));
-		_mm512_storeu_ps(dst + (size_t)(8 + c) * ldd, _mm512_shuffle_f32x4(v0, w0, 0xdd));
+		_mm512_storeu_ps(dst8 + (size_t)c * ldd, _mm512_shuffle_f32x4(v0, w0, 0xdd));
 		_mm512_storeu_ps(dst + (size_t)(4 + c) * ldd, _mm512_shuffle_f32x4(v1, w1, 0x88));
-		_mm512_storeu_ps(dst + (size_t)(12 + c) * ldd, _mm512_shuffle_f32x4(v1, w1, 0xdd));
+		_mm512_storeu_ps(dst8 + (size_t)(4 + c) * ldd, _mm512_shuffle_f32x4(v1, w1, 0xdd));
 	}
 }
 
@@ -241,9 +269,12 @@ void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, 
 	for (; r0 + 16 <= rows; r0 += 16) {
 		int c0 = 0;
 
-		for (; c0 + 16 <= cols; c0 += 16)
-			transpose16(dst + (size_t)c0 * rows + r0, rows, src + (size_t)r0 * cols + c0,
-				    cols);
+		for (; c0 + 16 <= cols; c0 += 16) {
+			float *d = dst + (size_t)c0 * rows + r0;
+
+			nn_cpu_transpose16(d, d + (size_t)8 * rows, rows, src + (size_t)r0 * cols + c0,
+					   cols);
+		}
 		for (int c = c0; c < cols; c++)
 			for (int r = r0; r < r0 + 16; r++)
 				dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
@@ -267,21 +298,31 @@ void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, 
 		}
 }
 
-/* Plain loops: the conv takes this path only with AVX-512 (see NN_CPU_DIRECT) */
-void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
-		      int M, int N, const float *bias, int accumulate)
+/* Plain loops: the conv takes these paths only with AVX-512 (see NN_CPU_DIRECT) */
+void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a0, size_t am, size_t ar,
+			const struct nn_gemm_rows *B, int M, int N, int accumulate)
 {
 	for (int m = 0; m < M; m++)
 		for (int t = 0; t < N; t++) {
-			float acc = accumulate ? C[m * ldc + t] : bias ? bias[m] : 0.0f;
-			const float *a = at + m;
+			float acc = accumulate ? C[m * ldc + t] : 0.0f;
+			const float *a = a0 + m * am;
 
 			for (int c = 0; c < B->nc; c++)
 				for (int i = 0; i < B->kh; i++)
-					for (int q = 0; q < B->kw; q++, a += M)
-						acc += *a * B->p[c * B->ps + i * B->rs + q + t];
+					for (int q = 0; q < B->kw; q++, a += ar)
+						acc += *a * B->p[c * B->ps + i * B->rs + q * B->qs + t];
 			C[m * ldc + t] = acc;
 		}
+}
+
+void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
+		      int M, int N, const float *bias, int accumulate)
+{
+	if (bias && !accumulate)
+		for (int m = 0; m < M; m++)
+			for (int t = 0; t < N; t++)
+				C[m * ldc + t] = bias[m];
+	nn_cpu_gemm_rows_a(C, ldc, at, 1, (size_t)M, B, M, N, accumulate || bias);
 }
 
 void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,
