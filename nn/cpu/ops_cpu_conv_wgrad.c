@@ -132,9 +132,18 @@ static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 				size_t r0 = (size_t)(P + p0 / W) * Ws + P + p0 % W;
 				size_t r8 = (size_t)(P + (p0 + 8) / W) * Ws + P + (p0 + 8) % W;
 
-				for (int c0 = 0; c0 < C; c0 += 16)
-					nn_cpu_transpose16(xp + r0 * C + c0, xp + r8 * C + c0, C,
-							   x + (size_t)c0 * HW + p0, HW);
+				for (int c0 = 0; c0 < C; c0 += 16) {
+					const float *src = x + (size_t)c0 * HW + p0;
+
+					/* 16 planes read in step, a line each per block, from
+					 * far (the forward pass wrote them long ago): more
+					 * streams than the hardware prefetcher follows */
+					if (p0 + 64 < HW)
+						for (int r = 0; r < 16; r++)
+							_mm_prefetch((const char *)(src + (size_t)r * HW + 64),
+								     _MM_HINT_T0);
+					nn_cpu_transpose16(xp + r0 * C + c0, xp + r8 * C + c0, C, src, HW);
+				}
 			}
 #endif
 		} else {
