@@ -157,6 +157,14 @@ static bool advance_run(struct xflow *f)
 	return true;
 }
 
+/* Sender: the header, bitmap and times are written; the payload's first run next. */
+static void out_start_data(struct xflow *f)
+{
+	f->ci = 0;
+	f->cbase = 0;
+	start_data(f);
+}
+
 /* Sender: header, bitmap and times, and the payload when it is one piece (every unit
  * arrived, one iov, no flipped bit), in one ring_writev when they fit: one publication
  * instead of four (64 workers write 8064 messages a step).  false when nothing moved. */
@@ -169,9 +177,7 @@ static bool out_whole(struct xflow *f, struct notify *nt)
 	};
 	int nv = 3;
 
-	f->ci = 0;
-	f->cbase = 0;
-	start_data(f);
+	out_start_data(f);
 	bool payload = f->stage == ST_DATA && f->pos == 0 && f->run_end == f->h.len &&
 		       f->nflips == 0 && f->iov[0].len == f->h.len;
 
@@ -219,9 +225,7 @@ static bool out_progress(struct xflow *f, struct notify *nt)
 			if (f->off < tb)
 				return moved || k;
 			moved = true;
-			f->ci = 0;
-			f->cbase = 0;
-			start_data(f);
+			out_start_data(f);
 		} else {
 			/* the iov holding pos: runs only move forward, so does the cursor */
 			while (f->pos >= f->cbase + f->iov[f->ci].len) {
@@ -322,6 +326,21 @@ static void release_in_place(struct xchg *x)
 	}
 }
 
+/* Receiver: the bitmap is read (0, or -EPROTO when it disagrees with the header). */
+static int in_bits_read(struct xchg *x, struct xflow *f, int64_t step, int phase)
+{
+	const char *why = xhdr_apply_bitmap(&f->h, f->bits, f->buf);
+
+	return why ? bad_header(x, f, step, phase, why) : 0;
+}
+
+/* Receiver: the times are read; the payload's first run next, in place if it can be. */
+static void in_start_data(struct xchg *x, struct xflow *f)
+{
+	start_data(f);
+	in_place(x, f);
+}
+
 /* Receiver: header, bitmap and times in one ring_readv when all are there (out_whole's
  * counterpart), then the payload's first run as in_progress would.  1 when read, 0 when
  * not all there (nothing consumed), or -EPROTO. */
@@ -343,12 +362,10 @@ static int in_whole(struct xchg *x, struct xflow *f, int64_t step, int phase)
 	if (!ring_readv(f->r, v, 3, x->nt))
 		return 0;
 	f->bitbytes = bb;
-	const char *why = xhdr_apply_bitmap(&f->h, f->bits, f->buf);
-
-	if (why)
-		return bad_header(x, f, step, phase, why);
-	start_data(f);
-	in_place(x, f);
+	rc = in_bits_read(x, f, step, phase);
+	if (rc)
+		return rc;
+	in_start_data(x, f);
 	return 1;
 }
 
@@ -385,10 +402,9 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 			if (f->off < f->bitbytes)
 				return moved || k;
 			moved = true;
-			const char *why = xhdr_apply_bitmap(&f->h, f->bits, f->buf);
-
-			if (why)
-				return bad_header(x, f, step, phase, why);
+			rc = in_bits_read(x, f, step, phase);
+			if (rc)
+				return rc;
 			f->stage = ST_TIMES;
 			f->off = 0;
 		} else if (f->stage == ST_TIMES) {
@@ -399,8 +415,7 @@ static int in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 			if (f->off < tb)
 				return moved || k;
 			moved = true;
-			start_data(f);
-			in_place(x, f);
+			in_start_data(x, f);
 		} else {
 			size_t want = f->run_end - f->pos;
 
