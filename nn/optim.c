@@ -2,10 +2,15 @@
 #include <math.h>
 #include "nn/optim.h"
 
-void optim_sgd(float *x, const float *g, size_t n, float lr, float wd)
+void optim_sgd_to(float *dst, const float *x, const float *g, size_t n, float lr, float wd)
 {
 	for (size_t i = 0; i < n; i++)
-		x[i] -= lr * (g[i] + wd * x[i]);
+		dst[i] = x[i] - lr * (g[i] + wd * x[i]);
+}
+
+void optim_sgd(float *x, const float *g, size_t n, float lr, float wd)
+{
+	optim_sgd_to(x, x, g, n, lr, wd);
 }
 
 void optim_momentum(float *v, const float *g, size_t n, float beta)

@@ -6,6 +6,8 @@
 
 /* x -= lr * (g + wd * x) */
 void optim_sgd(float *x, const float *g, size_t n, float lr, float wd);
+/* The same into dst (which may be x): dst = x - lr * (g + wd * x), bit for bit */
+void optim_sgd_to(float *dst, const float *x, const float *g, size_t n, float lr, float wd);
 /* v = beta * v + g  (PyTorch's SGD momentum, no dampening) */
 void optim_momentum(float *v, const float *g, size_t n, float beta);
 /* v = (1 - beta) * g + beta * v  (Signum's momentum) */

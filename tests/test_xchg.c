@@ -47,6 +47,8 @@ struct scen {
 	enum reply_mode reply;
 	int64_t compute_per_id;	/* xchg_compute(id * this) before each step */
 	int corrupt;		/* count flipped bits instead of failing on them */
+	int by_ref;		/* outboxes in the region, and the scatter staged in one:
+				 * whole messages go by reference (xchg.h) */
 	struct cfg c;
 };
 
@@ -61,6 +63,7 @@ struct rec {
 	uint64_t ls_late, ls_delivered;		/* sums of xchg_link_stats_in */
 	uint64_t ls_bytes, ls_dropped, ls_messages;	/* sums of xchg_link_stats */
 	uint64_t flips, units_in;	/* bits flipped in, and units of, others' messages */
+	uint64_t by_ref;		/* messages sent by reference, cumulative */
 	uint32_t errors;
 	int done;
 };
@@ -72,6 +75,7 @@ struct wctx {
 	int64_t step;
 	unsigned rnd;
 	float *v;		/* own vector */
+	float *stage;		/* by_ref: its copy in the outbox, sent from there */
 	float *expect;		/* scratch */
 };
 
@@ -119,6 +123,11 @@ static int t_encode(void *ctx, int server, struct xchg_iov iov[])
 	size_t lo = blk_lo(w->sc, server), len = blk_len(w->sc, server), half = len / 2;
 
 	maybe_yield(w);
+	if (w->stage) {		/* one piece in the outbox: by reference */
+		iov[0].base = w->stage + lo;
+		iov[0].len = len * sizeof(float);
+		return 1;
+	}
 	/* two pieces, to exercise the gather path */
 	iov[0].base = w->v + lo;
 	iov[0].len = half * sizeof(float);
@@ -263,6 +272,10 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		fprintf(stderr, "worker %d: xchg_init: %s\n", id, strerror(-rc));
 		return 5;
 	}
+	size_t cap;
+	w.stage = sc->by_ref ? xchg_outbox(&x, &cap) : NULL;
+	if (sc->by_ref && (!w.stage || cap < sc->floats * sizeof(float)))
+		return 7;
 	for (int s = 0; s < sc->steps; s++) {
 		struct rec *r = &recs[s * sc->n + id];
 		uint32_t fo = 0;
@@ -271,6 +284,8 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		w.step = s;
 		for (size_t i = 0; i < sc->floats; i++)
 			w.v[i] = val(id, s, i);
+		if (w.stage)
+			memcpy(w.stage, w.v, sc->floats * sizeof(float));
 		xchg_compute(&x, id * sc->compute_per_id);
 		rc = xchg_run(&x, s, &t_ops, &w, step_flags(id, s), &fo);
 		if (rc) {
@@ -282,6 +297,7 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		r->bytes_sent = x.bytes_sent;
 		r->waits = nt.waits;
 		r->units_dropped = x.units_dropped;
+		r->by_ref = x.by_ref;
 		r->units_late = x.units_late;
 		r->bytes_delivered = x.bytes_delivered;
 		for (int j = 0; j < sc->n; j++) {
@@ -309,7 +325,8 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 static struct rec *run(const struct scen *sc)
 {
 	struct region_params rp = { .nworkers = sc->n, .ring_size = sc->ring_size,
-				    .log_ring_size = 4096, .snapshot_bytes = 0 };
+				    .log_ring_size = 4096, .snapshot_bytes = 0,
+				    .outbox_bytes = sc->by_ref ? 2 * sc->floats * sizeof(float) + 256 : 0 };
 	size_t bytes = (size_t)sc->steps * (size_t)sc->n * sizeof(struct rec);
 	struct rec *recs = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct region *rg;
@@ -577,6 +594,69 @@ static void test_loss_masks_determinism(void **state)
 	unrun(&sc, ref);
 }
 
+/* Units of mtu 201 bytes in block j's message (lossy). */
+static int units(const struct scen *sc, int j)
+{
+	return (int)((blk_len(sc, j) * sizeof(float) + 200) / 201);
+}
+
+/* By reference: the lossy scenario and the corrupt one give, record for record, what
+ * they give with every payload in the rings (clocks, flags, masks, the bytes every
+ * callback checked, the wire's counts), and whole messages did go by reference: every
+ * one without loss, none with a lost or flipped unit, none without outboxes. */
+static void test_by_reference(void **state)
+{
+	struct scen sc;
+
+	for (int corrupt = 0; corrupt <= 1; corrupt++) {
+		lossy(&sc, 6);
+		sc.c.net.corrupt = corrupt ? 0.002 : 0;
+		sc.corrupt = corrupt;
+		struct rec *ref = run(&sc);
+
+		sc.by_ref = 1;
+		struct rec *r = run(&sc);
+		uint64_t sent = 0, whole = 0;
+
+		for (int k = 0; k < sc.steps * sc.n; k++) {
+			assert_int_equal(r[k].clock, ref[k].clock);
+			assert_int_equal(r[k].flags_out, ref[k].flags_out);
+			assert_int_equal(r[k].checksum, ref[k].checksum);
+			assert_int_equal(r[k].bytes_sent, ref[k].bytes_sent);
+			assert_int_equal(r[k].bytes_delivered, ref[k].bytes_delivered);
+			assert_int_equal(r[k].flips, ref[k].flips);
+			assert_memory_equal(r[k].bits_in, ref[k].bits_in, sizeof(r[k].bits_in));
+			assert_memory_equal(r[k].bits_rep, ref[k].bits_rep, sizeof(r[k].bits_rep));
+			assert_int_equal(ref[k].by_ref, 0);
+		}
+		for (int i = 0; i < sc.n; i++)
+			sent += r[(sc.steps - 1) * sc.n + i].by_ref;
+		/* the messages that arrived whole (every unit of mtu 201 bytes: those of worker
+		 * id's block in, of block j's reply back) went by reference, unless a bit of
+		 * one was flipped, and no other did */
+		for (int k = 0; k < sc.steps * sc.n; k++) {
+			int id = k % sc.n;
+
+			for (int j = 0; j < sc.n; j++)
+				if (j != id) {
+					whole += r[k].narr_in[j] == units(&sc, id);
+					whole += r[k].narr_rep[j] == units(&sc, j);
+				}
+		}
+		print_message("by reference (corrupt %d): %llu of %d messages, %llu whole\n",
+			      corrupt, (unsigned long long)sent, 2 * sc.steps * sc.n * (sc.n - 1),
+			      (unsigned long long)whole);
+		assert_true(sent > 0);
+		assert_true(sent < (uint64_t)(2 * sc.steps * sc.n * (sc.n - 1)));
+		if (corrupt)
+			assert_true(sent <= whole);
+		else
+			assert_int_equal(sent, whole);
+		unrun(&sc, r);
+		unrun(&sc, ref);
+	}
+}
+
 /* corrupt = 1: every unit of every message from another worker arrives with exactly one
  * bit flipped (written flipped into the ring by the sender), in messages much larger than
  * a ring and packets that split floats; with checksum every such unit is lost. */
@@ -832,6 +912,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_total_loss),
 		cmocka_unit_test(test_corrupt_delivery),
 		cmocka_unit_test(test_loss_masks_determinism),
+		cmocka_unit_test(test_by_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,9 @@ void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats)
  * arrive, dst keeps its value (or, zero_missing, becomes 0).  Returns floats copied. */
 size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
 			 int zero_missing);
+/* The same, where the reply did not arrive dst taking own's floats instead. */
+void algo_take_arrived_else(float *dst, const struct xmsg *reply, size_t nfloats,
+			    const float *own);
 /* One zeroed allocation (release with free): a state struct of `size` bytes followed by
  * a momentum buffer of nparams floats when [train] momentum > 0 (else *momentum = NULL). */
 void *algo_state_alloc(const struct worker *w, size_t size, float **momentum);
@@ -58,6 +61,9 @@ size_t algo_max_block(const struct worker *w);
 /* x -= lr (g + wd x), through a momentum buffer when it is not NULL (as torch.optim.SGD:
  * m = beta m + g + wd x; x -= lr m).  Overwrites w->m.grads with g + wd x on that path. */
 void algo_sgd_step(struct worker *w, float *momentum);
+/* The same with the new parameters written to dst (nparams floats) instead of in place:
+ * the parameters stay as they were. */
+void algo_sgd_step_to(struct worker *w, float *momentum, float *dst);
 /* Whether float i of a message arrived (both ends of it). */
 int algo_float_arrived(const struct xmsg *m, size_t i);
 

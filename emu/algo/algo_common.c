@@ -76,8 +76,10 @@ void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats)
 	}
 }
 
-size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
-			 int zero_missing)
+/* The arrived floats of reply into dst; the others from own, or zero (zero_missing), or
+ * left as they are. */
+static size_t take(float *dst, const struct xmsg *reply, size_t nfloats, const float *own,
+		   int zero_missing)
 {
 	const float *v = (const float *)reply->data;
 	size_t taken = 0;
@@ -87,6 +89,8 @@ size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
 		if (arrived) {
 			memcpy(dst + i, v + i, (end - i) * sizeof(float));
 			taken += end - i;
+		} else if (own) {
+			memcpy(dst + i, own + i, (end - i) * sizeof(float));
 		} else if (zero_missing) {
 			memset(dst + i, 0, (end - i) * sizeof(float));
 		}
@@ -95,19 +99,36 @@ size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
 	return taken;
 }
 
-void algo_sgd_step(struct worker *w, float *momentum)
+size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
+			 int zero_missing)
+{
+	return take(dst, reply, nfloats, NULL, zero_missing);
+}
+
+void algo_take_arrived_else(float *dst, const struct xmsg *reply, size_t nfloats,
+			    const float *own)
+{
+	take(dst, reply, nfloats, own, 0);
+}
+
+void algo_sgd_step_to(struct worker *w, float *momentum, float *dst)
 {
 	float *x = w->m.params, *g = w->m.grads;
 	size_t n = w->m.nparams;
 	float wd = (float)w->c->train.weight_decay;
 	if (!momentum) {
-		optim_sgd(x, g, n, (float)w->lr, wd);
+		optim_sgd_to(dst, x, g, n, (float)w->lr, wd);
 		return;
 	}
 	if (wd != 0)
 		optim_sgd(g, x, n, -wd, 0);	/* g += wd x */
 	optim_momentum(momentum, g, n, (float)w->c->train.momentum);
-	optim_sgd(x, momentum, n, (float)w->lr, 0);
+	optim_sgd_to(dst, x, momentum, n, (float)w->lr, 0);
+}
+
+void algo_sgd_step(struct worker *w, float *momentum)
+{
+	algo_sgd_step_to(w, momentum, w->m.params);
 }
 
 size_t algo_max_block(const struct worker *w)

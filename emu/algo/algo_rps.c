@@ -7,7 +7,8 @@
  * its own included; each worker takes the server's average where it arrived and keeps its
  * own v where it did not.  Replicas may drift apart; what is evaluated is their mean.
  * The block-to-server map is fixed (block j to worker j) or re-drawn every step from
- * (seed, step), the same on every worker.
+ * (seed, step), the same on every worker.  v is built in the exchange's outbox where
+ * there is one, so that it goes by reference (xchg.h); else in place of x.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ static int rps_init(struct worker *w, void **state, size_t *max_msg)
 struct rps_call {
 	struct worker *w;
 	struct rps *r;
+	const float *v;		/* this step's v: in the outbox, or the params themselves */
 };
 
 static int rps_encode(void *ctx, int server, struct xchg_iov iov[])
@@ -59,7 +61,7 @@ static int rps_encode(void *ctx, int server, struct xchg_iov iov[])
 	struct rps_call *k = ctx;
 	int b = k->r->block_of[server];
 	size_t off = k->w->block_off[b], len = k->w->block_off[b + 1] - off;
-	iov[0].base = k->w->m.params + off;
+	iov[0].base = k->v + off;
 	iov[0].len = len * sizeof(float);
 	return 1;
 }
@@ -79,7 +81,9 @@ static void rps_apply(void *ctx, int server, const struct xmsg *reply)
 	struct rps_call *k = ctx;
 	int b = k->r->block_of[server];
 	size_t off = k->w->block_off[b], len = k->w->block_off[b + 1] - off;
-	algo_take_arrived(k->w->m.params + off, reply, len, 0);
+	float *x = k->w->m.params;
+	/* where the average did not arrive, x becomes v (already is, when v is x) */
+	algo_take_arrived_else(x + off, reply, len, k->v == x ? NULL : k->v + off);
 }
 
 static const struct xchg_ops rps_ops = { rps_encode, rps_reduce, rps_apply };
@@ -87,9 +91,13 @@ static const struct xchg_ops rps_ops = { rps_encode, rps_reduce, rps_apply };
 static int rps_step(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out)
 {
 	struct rps *r = state;
-	algo_sgd_step(w, r->momentum);
+	size_t cap;
+	float *v = xchg_outbox(&w->x, &cap);
+	if (!v || cap < r->nparams * sizeof(float))
+		v = w->m.params;
+	algo_sgd_step_to(w, r->momentum, v);
 	rps_block_map(w, r);
-	struct rps_call k = { w, r };
+	struct rps_call k = { w, r, v };
 	return xchg_run(&w->x, w->step, &rps_ops, &k, flags, flags_out);
 }
 

@@ -79,7 +79,8 @@ struct xflow {
 	size_t cbase;
 	/* receiver: where the payload goes */
 	uint8_t *buf;
-	/* or, zero-copy, where it is: in the ring, zc_len bytes given back after use */
+	/* or, zero-copy, where it is: in the ring (zc_len bytes given back after use), or
+	 * in the sender's outbox (by reference: zc_len 0) */
 	const uint8_t *zc;
 	size_t zc_len;
 };
@@ -91,6 +92,9 @@ struct xpriv {
 	bool post;		/* one host: a sender posts every whole message to its receiver's inbox */
 	bool inbox;		/* and two messages fit every ring into this worker: it sleeps
 				 * on its inbox for the last message of a phase (see flows_sleep) */
+	uint8_t *outbox;	/* one host with outboxes: this worker's (by reference), else NULL */
+	size_t outbox_bytes;	/* each worker's */
+	size_t stage_off;	/* where the algorithm's staging area begins (xchg_outbox) */
 	int ngone;			/* peers down in this step (gone) */
 	int max_units, words;	/* bitmap words per message */
 	struct net_txq txq;
@@ -109,7 +113,7 @@ struct xpriv {
 	int *niov;			/* [n] */
 	struct xmsg *msg;		/* [n] */
 	uint8_t *buf;			/* [n][max_msg] receive buffers; [id]: own message */
-	uint8_t *reply;			/* [max_msg] */
+	uint8_t *reply;			/* [max_msg]: in the outbox when it fits there */
 	uint64_t *bits_out, *bits_in;	/* [n][words] */
 	int64_t *times_out, *times_in;	/* [n][max_units] */
 	struct xflip *flips;		/* [n][max_units] */
@@ -163,6 +167,8 @@ static void out_start_data(struct xflow *f)
 	f->ci = 0;
 	f->cbase = 0;
 	start_data(f);
+	if (f->h.ref)
+		f->stage = ST_DONE;	/* the payload stays in the outbox */
 }
 
 /* Sender: header, bitmap and times, and the payload when it is one piece (every unit
@@ -282,7 +288,8 @@ static int check_header(const struct xchg *x, const struct xflow *f, int64_t ste
 {
 	const struct xpriv *p = x->priv;
 	const struct xhdr_expect e = { .peer = f->peer, .phase = phase, .step = step,
-				       .max_msg = p->max_msg, .max_units = p->max_units };
+				       .max_msg = p->max_msg, .max_units = p->max_units,
+				       .ref_cap = p->outbox ? p->outbox_bytes : 0 };
 	const char *why = xhdr_check(&f->h, &e);
 
 	return why ? bad_header(x, f, step, phase, why) : 0;
@@ -337,6 +344,11 @@ static int in_bits_read(struct xchg *x, struct xflow *f, int64_t step, int phase
 /* Receiver: the times are read; the payload's first run next, in place if it can be. */
 static void in_start_data(struct xchg *x, struct xflow *f)
 {
+	if (f->h.ref) {		/* by reference (xhdr_check kept it inside the outbox) */
+		f->zc = (const uint8_t *)region_outbox(x->rg, f->peer) + (f->h.ref - 1);
+		f->stage = ST_DONE;
+		return;
+	}
 	start_data(f);
 	in_place(x, f);
 }
@@ -567,6 +579,29 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 	}
 }
 
+/* By reference: a whole message (every unit arrived, no bit flipped) in one piece in
+ * this worker's outbox goes as its header, bitmap and times only; the receiver reads the
+ * payload where it lies (in_start_data).  Every message and reply is then written once,
+ * by whoever computes it, instead of once more into each ring: a third of the
+ * exchange's memory traffic.  The payload must stay as it is until every receiver has
+ * used it, and it does: a server reads a worker's scatter message before it sends its
+ * reply, and the worker changes it only after every reply of the step is in; a worker
+ * reads a server's reply before it sends its next scatter message, and the server
+ * writes its next reply only after every scatter message of that step is in. */
+static void by_reference(struct xchg *x, struct xflow *f, const struct xchg_iov *iov,
+			 size_t len)
+{
+	struct xpriv *p = x->priv;
+	const uint8_t *b = iov[0].base;
+
+	if (!p->outbox || f->h.narrived != f->h.nunits || f->nflips || iov[0].len != len ||
+	    b < p->outbox || len > p->outbox_bytes || (size_t)(b - p->outbox) > p->outbox_bytes - len ||
+	    (size_t)(b - p->outbox) % 8)
+		return;
+	f->h.ref = (uint64_t)(b - p->outbox) + 1;
+	x->by_ref++;
+}
+
 /* Prepare the outgoing message to peer j: run the network model, fill the header. */
 static int start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flags,
 		     const struct xchg_iov *iov, size_t len)
@@ -605,9 +640,10 @@ static int start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t fl
 			      .depart = m.depart, .arrive = m.last_arrival };
 	f->bitbytes = xhdr_bitmap_bytes(&f->h);
 	f->stage = ST_HDR;
+	by_reference(x, f, iov, len);
 
 	/* on the wire: the message's header once, and every copy of every unit sent */
-	uint64_t bytes = sizeof(f->h) + f->bitbytes + m.wire_bytes;
+	uint64_t bytes = XHDR_WIRE_BYTES + f->bitbytes + m.wire_bytes;
 
 	st->messages++;
 	st->units += (uint64_t)m.nunits;
@@ -683,7 +719,7 @@ static void apply_deadline(struct xchg *x, int64_t t0)
 			if (unreliable && f->times[u] > h->arrive)
 				h->arrive = f->times[u];
 		}
-		uint64_t bytes = sizeof(*h) + xhdr_bitmap_bytes(h) + kept;
+		uint64_t bytes = XHDR_WIRE_BYTES + xhdr_bitmap_bytes(h) + kept;
 
 		st->bytes_delivered += bytes;
 		x->bytes_delivered += bytes;
@@ -1134,6 +1170,14 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	/* the bridge writes the messages of other hosts and posts nothing: rings only */
 	p->post = n >= 2 && !region_bridged(rg);
 	p->inbox = p->post && 2 * wire <= ring;
+	/* by reference (by_reference): one host, where every outbox has the same address in
+	 * every process; the reply at the outbox's start, the algorithm's staging after it */
+	if (p->post && region_outbox(rg, id) && align64(max_msg) <= region_outbox_bytes(rg)) {
+		p->outbox = region_outbox(rg, id);
+		p->outbox_bytes = region_outbox_bytes(rg);
+		p->stage_off = align64(max_msg);
+		p->reply = p->outbox;
+	}
 	rc = net_txq_init(&p->txq, max_limit(l, n, id));
 	if (rc)
 		goto err;
@@ -1169,6 +1213,14 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 err:
 	xchg_free_priv(p);
 	return rc;
+}
+
+void *xchg_outbox(struct xchg *x, size_t *cap)
+{
+	struct xpriv *p = x->priv;
+
+	*cap = p->outbox ? p->outbox_bytes - p->stage_off : 0;
+	return p->outbox ? p->outbox + p->stage_off : NULL;
 }
 
 void xchg_free(struct xchg *x)

@@ -23,6 +23,12 @@
  * and one's own reply are complete and cut into units like the [net] default link.
  * xchg_run never sleeps on one ring while another could move, so messages may be far
  * larger than a ring.  Receive buffers are 64-byte aligned.
+ *
+ * By reference: on one host whose region has outboxes (region.h), a message that
+ * arrives whole and lies in one piece in its sender's outbox travels as its header
+ * only, and its receiver reads the payload where it lies.  Replies are written there by
+ * reduce; an algorithm can stage its scatter messages there (xchg_outbox).  Nothing
+ * else changes: a message with a lost or flipped unit, or from elsewhere, is copied.
  */
 #ifndef EMU_XCHG_H
 #define EMU_XCHG_H
@@ -98,6 +104,7 @@ struct xchg {
 	uint64_t units_dropped;	/* units this worker sent that were lost (all causes) */
 	uint64_t bytes_delivered;	/* reached this worker in time, cumulative */
 	uint64_t units_late;	/* units this worker received after its deadline */
+	uint64_t by_ref;	/* messages it sent by reference (xchg.c: by_reference) */
 	void *priv;		/* net links, buffers: one allocation */
 };
 
@@ -157,6 +164,12 @@ int xchg_state_load(struct xchg *x, const void *src, size_t len);
  * id -> j into out[j], the receiver side of j -> id into in[j].  0, or -EINVAL. */
 int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
 			struct xchg_link_stats out[], struct xchg_link_stats in[]);
+
+/* Where an algorithm may build its scatter messages so that they go by reference: an
+ * area of *cap bytes (8-byte aligned) in this worker's outbox, whose contents must stay
+ * unchanged from xchg_run's start to its end.  NULL (*cap 0) where nothing goes by
+ * reference. */
+void *xchg_outbox(struct xchg *x, size_t *cap);
 
 /* Advance the virtual clock by modelled compute time. */
 void xchg_compute(struct xchg *x, int64_t ns);

@@ -1,9 +1,10 @@
 /* emu/net/xhdr.h — the exchange's wire format, and its decoding by a receiver.
  *
- * One message on a ring: struct xhdr (56 bytes) | the arrived bitmap, ceil(nunits/64)
+ * One message on a ring: struct xhdr (64 bytes) | the arrived bitmap, ceil(nunits/64)
  * uint64 words | the arrival time of each unit, nunits int64 (virtual ns, -1 lost: the
  * receiver's deadline needs them) | the bytes of the ARRIVED units only, in unit order,
- * in runs of consecutive arrived units.  A receiver trusts nothing of it before xhdr_check: the
+ * in runs of consecutive arrived units; none when the payload goes by reference (ref:
+ * every unit arrived, none flipped, and the bytes lie in the sender's outbox, xchg.h).  A receiver trusts nothing of it before xhdr_check: the
  * decoding below is what tests/fuzz/fuzz_xhdr.c feeds arbitrary bytes.
  */
 #ifndef EMU_XHDR_H
@@ -27,8 +28,16 @@ struct xhdr {
 	int32_t narrived;
 	int64_t depart;		/* virtual ns: left the sender (after its queue) */
 	int64_t arrive;		/* virtual ns: last arrived unit; depart if none */
+	uint64_t ref;		/* 0: the payload follows; else it is at byte ref - 1 of the
+				 * sender's outbox */
 };
-_Static_assert(sizeof(struct xhdr) == 56, "the header is part of the wire format");
+_Static_assert(sizeof(struct xhdr) == 64, "the header is part of the wire format");
+
+/* The header's bytes as the network model counts them (bytes_sent, bytes_delivered):
+ * what a message's header costs on the emulated wire, fixed when the header in the
+ * rings was 56 bytes, so that ref (a detail of the rings, not of the wire) changes no
+ * count. */
+#define XHDR_WIRE_BYTES 56
 
 /* What a receiver expects of the next header on a ring. */
 struct xhdr_expect {
@@ -36,6 +45,7 @@ struct xhdr_expect {
 	int64_t step;
 	size_t max_msg;		/* bytes */
 	int max_units;
+	size_t ref_cap;		/* bytes of the sender's outbox a ref may point into; 0: none */
 };
 
 /* NULL when h is the message e expects (in sequence, lengths and unit counts that agree

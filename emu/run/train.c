@@ -398,6 +398,9 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		.ring_size = (size_t)c->run.ring_size,
 		.log_ring_size = 64 << 10,
 		.snapshot_bytes = (t.nparams + t.nstate) * sizeof(float),
+		/* a server's reply, and a worker's scatter staged by its algorithm: each at
+		 * most the parameter vector (xchg.h; only the pages used are touched) */
+		.outbox_bytes = 2 * (((t.nparams * sizeof(float)) + 63) & ~(size_t)63) + 64,
 	};
 	/* Only rank 0 writes logs: the others' supervisors get no record (supervisor.h). */
 	struct supervisor_ops ops = { train_worker, on_record, on_end, on_tick, rejoin_at };

@@ -5,7 +5,7 @@
  * Layout: header (magic, layout version, sizes, stop word, run slots) | worker slots |
  * barrier | N inboxes |
  * N*(N-1) link rings | N log rings (worker -> supervisor) | N snapshot areas | the
- * mean of the snapshots (one more area of snapshot_bytes).
+ * mean of the snapshots (one more area of snapshot_bytes) | N outboxes.
  */
 #ifndef EMU_REGION_H
 #define EMU_REGION_H
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define REGION_MAGIC 0x454d5552454731ULL	/* "EMUREG1" */
-#define REGION_VERSION 4
+#define REGION_VERSION 5
 
 /* WORKER_CRASHED: the process ended as a crash event planned (emu/run/crash.h) */
 enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED,
@@ -43,6 +43,8 @@ struct region_params {
 	size_t ring_size;		/* per directed link */
 	size_t log_ring_size;		/* per worker, records to the supervisor */
 	size_t snapshot_bytes;		/* per worker */
+	size_t outbox_bytes;		/* per worker: payloads sent by reference (xchg.h);
+					 * 0: none */
 	int barrier_parties;		/* who meets at the barrier; 0 = nworkers (one host).
 					 * Across hosts: the rank's workers and its bridge
 					 * (emu/mpi/world.h) */
@@ -94,6 +96,10 @@ float *region_mean(struct region *r);
 int region_bridged(const struct region *r);
 /* Bytes from one worker's snapshot area to the next (the areas are one array). */
 size_t region_snapshot_stride(const struct region *r);
+/* Worker's outbox: outbox_bytes, 64-byte aligned, where the exchange keeps the payloads
+ * it sends by reference (xchg.h); NULL when outbox_bytes was 0. */
+void *region_outbox(struct region *r, int worker);
+size_t region_outbox_bytes(const struct region *r);
 int region_barrier_parties(const struct region *r);
 
 struct notify;
