@@ -115,8 +115,8 @@ static int parties(const struct worker *w, uint64_t up)
 }
 
 /* Every worker up publishes its replica; all get the same mean of those in `from`
- * (summed in worker-id order) into s->mean, and, when dist, their own squared distance
- * to it.  On one host each worker up sums only its share of the elements (by its rank
+ * (summed in worker-id order) into s->mean when keep, and, when dist, their own squared
+ * distance to it.  On one host each worker up sums only its share of the elements (by its rank
  * among them), into the region's mean area, and reads the rest from there: the
  * replicas are read once per logged step, not once per worker (64 LeNet workers: 16 MB
  * each, 1 GB in all), and every element is summed as before, so the mean is the same
@@ -124,7 +124,7 @@ static int parties(const struct worker *w, uint64_t up)
  * hosts' snapshots in before it lets the first one go (emu/mpi/world.h), and every
  * worker sums all the elements itself. */
 static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint64_t from,
-			 double *dist)
+			 double *dist, bool keep)
 {
 	size_t np = w->m.nparams, ns = w->m.nstate, nel = np + ns;
 	float *mine = region_snapshot(w->rg, w->id);
@@ -158,12 +158,13 @@ static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint6
 	 * nobody overwrites a snapshot until everybody has read them all. */
 	if (shared) {
 		barrier_wait(region_barrier(w->rg), parties(w, up), &w->nt);
-		memcpy(s->mean, mean, nel * sizeof(float));
+		if (keep)	/* (only evaluate and rejoin read it: a logged step need not) */
+			memcpy(s->mean, mean, nel * sizeof(float));
 	}
 	if (dist) {
 		*dist = 0;
 		for (size_t i = 0; i < np; i++) {
-			double d = (double)mine[i] - s->mean[i];
+			double d = (double)mine[i] - mean[i];
 			*dist += d * d;
 		}
 	}
@@ -386,7 +387,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	int64_t done = w->step + 1;
 	double consensus;
 	usage_mark(&w->usage, &w->nt, done);
-	int rc = replicas_mean(w, s, p->up, p->up, &consensus);
+	int rc = replicas_mean(w, s, p->up, p->up, &consensus, eval);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
 		return rc;
@@ -413,7 +414,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 static int log_eval(struct worker *w, struct scratch *s, const struct progress *p)
 {
 	int64_t done = w->step + 1;
-	int rc = replicas_mean(w, s, p->up, p->up, NULL);
+	int rc = replicas_mean(w, s, p->up, p->up, NULL, true);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
 		return rc;
@@ -493,7 +494,7 @@ static int rejoin_mean(struct worker *w, const struct train_run *t, struct scrat
 
 	if (!mean || !from)	/* nobody to take it from: they stay fresh */
 		return 0;
-	rc = replicas_mean(w, s, up, from, NULL);
+	rc = replicas_mean(w, s, up, from, NULL, true);
 	if (rc == 0 && (mean >> w->id & 1))
 		rc = load_model(w, s->mean);
 	if (rc < 0)
