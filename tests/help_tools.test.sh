@@ -42,6 +42,7 @@ want(by[("net", "ge_r")]["default"] is None and by[("net", "ge_r")]["derived"] =
      "net.ge_r is derived")
 want(by[("train", "momentum")]["max_exclusive"] is True, "train.momentum < 1")
 want(by[("run", "ring_size")].get("power_of_2") is True, "run.ring_size, a power of 2")
+want(by[("run", "ring_size")].get("or_zero") is True, "run.ring_size, or 0 (auto)")
 want(by[("net", "mtu")]["sections"] == ["net", "link A-B"], "net keys are link keys too")
 want(by[("worker", "slowdown")]["sections"] == ["worker A-B"], "worker keys' section")
 names = open(sys.argv[3]).read().split("\n")[:-1]

@@ -196,7 +196,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c->run.name, "run");
 	assert_int_equal(c->run.workers, 16);
 	assert_string_equal(c->run.output, "");
-	assert_int_equal(c->run.ring_size, 1 << 20);
+	assert_int_equal(c->run.ring_size, 0);	/* auto (train.c: ring_bytes) */
 	assert_int_equal(c->net.loss, LOSS_NONE);
 	assert_int_equal(c->net.mtu, 1500);
 	assert_int_equal(c->net.timeout, 10000000);
@@ -360,6 +360,18 @@ static void test_netem_keys(void **state)
 	assert_int_equal(load_text(c, "", 1, (char *[]){ "net.limit=16777217" }, err,
 				   sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "out of range; expected at least 0 and at most 16777216"));
+	/* a range with 0 besides it (0 = auto) */
+	assert_int_equal(load_text(c, "[run]\nring_size = 0B\n", 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c->run.ring_size, 0);
+	assert_int_equal(load_text(c, "[run]\nring_size = 8KiB\n", 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c->run.ring_size, 8192);
+	assert_int_equal(load_text(c, "[run]\nring_size = 2KiB\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":2: run.ring_size: 2KiB is out of range; expected at least "
+			       "4KiB and at most 256MiB, a power of two, or 0B"));
+	assert_int_equal(load_text(c, "[run]\nring_size = 12KiB\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "not a power of two"));
 
 	/* keys without effect: warnings, the configuration loads */
 	assert_int_equal(load_text(c, "[net]\ncorrupt_detect = checksum\n[train]\n"

@@ -103,6 +103,8 @@ static void json_key(FILE *f, const struct cfg_key *k)
 	}
 	if (k->flags & CFG_POW2)
 		fputs(", \"power_of_2\": true", f);
+	if (k->flags & CFG_OR_ZERO)
+		fputs(", \"or_zero\": true", f);
 	if (k->flags & CFG_ASCENDING)
 		fputs(", \"ascending\": true", f);
 	if (k->names) {

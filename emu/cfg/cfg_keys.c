@@ -141,10 +141,10 @@ void cfg_key_fmt_bound(const struct cfg_key *k, double v, char *buf, size_t n)
 static int check_range(const struct cfg_key *k, double v, const char *text, char *why,
 		       size_t n)
 {
-	char lo[UNITS_BUF], hi[UNITS_BUF];
+	char lo[UNITS_BUF], hi[UNITS_BUF], z[UNITS_BUF], zero[UNITS_BUF + 8] = "";
 	bool bad;
 
-	if (!(k->lo < k->hi))
+	if (!(k->lo < k->hi) || ((k->flags & CFG_OR_ZERO) && v == 0))
 		return 0;
 	bad = v < k->lo || v > k->hi || ((k->flags & CFG_GT_LO) && v == k->lo) ||
 	      ((k->flags & CFG_LT_HI) && v == k->hi);
@@ -152,10 +152,15 @@ static int check_range(const struct cfg_key *k, double v, const char *text, char
 		return 0;
 	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
 	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
-	snprintf(why, n, "%s is out of range; expected %s %s and %s %s%s", text,
+	if (k->flags & CFG_OR_ZERO) {
+		cfg_key_fmt_bound(k, 0, z, sizeof(z));
+		snprintf(zero, sizeof(zero), ", or %s", z);
+	}
+	snprintf(why, n, "%s is out of range; expected %s %s and %s %s%s%s", text,
 		 (k->flags & CFG_GT_LO) ? "more than" : "at least", lo,
 		 (k->flags & CFG_LT_HI) ? "less than" : "at most", hi,
-		 (k->flags & CFG_POW2) ? ", a power of two" : "");
+		 (k->flags & CFG_POW2) ? ", a power of two" : "",
+		 zero);
 	return -EINVAL;
 }
 

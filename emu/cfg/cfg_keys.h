@@ -29,6 +29,7 @@
 #define CFG_LT_HI 2u		/* value must be < hi */
 #define CFG_POW2 4u		/* a power of two */
 #define CFG_ASCENDING 8u	/* list: strictly increasing */
+#define CFG_OR_ZERO 16u		/* 0 is allowed too (it means auto) */
 
 /* Longest string value: a printed "key = value" line must stay below inih's line limit. */
 #define CFG_STR_MAX 160
@@ -105,8 +106,9 @@
 	X(run, notify, ENUM, cfg_notify_names, "auto", 0, 0, 0, \
 	  "how idle receivers sleep; auto = io_uring futex ops, else futex syscalls") \
 	X(run, threads, INT, 0, "1", 1, 256, 0, "BLAS threads per worker") \
-	X(run, ring_size, SIZE, 0, "1MiB", 4096, 268435456, CFG_POW2, \
-	  "bytes per directed ring, a power of two") \
+	X(run, ring_size, SIZE, 0, "0B", 4096, 268435456, CFG_POW2 | CFG_OR_ZERO, \
+	  "bytes per directed ring, a power of two; 0B = auto: room for two of the largest " \
+	  "messages the run can send (a sender then never waits for space), at least 4KiB") \
 	X(run, overwrite, ENUM, cfg_bool_names, "false", 0, 0, 0, \
 	  "true: replace an earlier run's logs in the run folder; false: refuse to") \
 	X(run, stall_timeout, DURATION, 0, "60s", 0, 86400e9, 0, \

@@ -72,8 +72,13 @@ static void range_text(const struct cfg_key *k, char *buf, size_t n)
 	}
 	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
 	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
-	snprintf(buf, n, "%c%s, %s%c%s", (k->flags & CFG_GT_LO) ? '(' : '[', lo, hi,
-		 (k->flags & CFG_LT_HI) ? ')' : ']', (k->flags & CFG_POW2) ? ", power of 2" : "");
+	char z[UNITS_BUF] = "";
+
+	if (k->flags & CFG_OR_ZERO)
+		cfg_key_fmt_bound(k, 0, z, sizeof(z));
+	snprintf(buf, n, "%c%s, %s%c%s%s%s", (k->flags & CFG_GT_LO) ? '(' : '[', lo, hi,
+		 (k->flags & CFG_LT_HI) ? ')' : ']', (k->flags & CFG_POW2) ? ", power of 2" : "",
+		 *z ? ", or " : "", z);
 }
 
 static const char *def_text(const struct cfg_key *k)

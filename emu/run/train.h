@@ -15,6 +15,7 @@ struct train_run {
 	int nlocal;			/* this host's workers: all of them on one host */
 	struct nn_dataset train, test;	/* loaded before fork, read-only after */
 	size_t nparams, nstate;		/* of the model, for the snapshot areas */
+	int nlayers;			/* its layers with parameters (ring_bytes) */
 	struct runlog *log;
 	/* checkpoints (emu/run/ckpt.h): the run folder they go into (NULL: none taken),
 	 * the configuration's hash, and the checkpoint to resume from (its step; < 0: a
