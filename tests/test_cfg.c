@@ -363,7 +363,8 @@ static void test_netem_keys(void **state)
 	/* a range with 0 besides it (0 = auto) */
 	assert_int_equal(load_text(c, "[run]\nring_size = 0B\n", 0, NULL, err, sizeof(err)), 0);
 	assert_int_equal(c->run.ring_size, 0);
-	assert_int_equal(load_text(c, "[run]\nring_size = 8KiB\n", 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(load_text(c, "[run]\nring_size = 8KiB\n", 0, NULL, err, sizeof(err)),
+			 0);
 	assert_int_equal(c->run.ring_size, 8192);
 	assert_int_equal(load_text(c, "[run]\nring_size = 2KiB\n", 0, NULL, err, sizeof(err)),
 			 -EINVAL);

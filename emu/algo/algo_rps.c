@@ -53,7 +53,7 @@ static int rps_init(struct worker *w, void **state, size_t *max_msg)
 struct rps_call {
 	struct worker *w;
 	struct rps *r;
-	const float *v;		/* this step's v: in the outbox, or the params themselves */
+	const float *v;		/* this step's v: in the outbox, or the params */
 };
 
 static int rps_encode(void *ctx, int server, struct xchg_iov iov[])

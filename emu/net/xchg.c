@@ -92,7 +92,7 @@ struct xpriv {
 	bool post;		/* one host: a sender posts every whole message to its receiver's inbox */
 	bool inbox;		/* and two messages fit every ring into this worker: it sleeps
 				 * on its inbox for the last message of a phase (see flows_sleep) */
-	uint8_t *outbox;	/* one host with outboxes: this worker's (by reference), else NULL */
+	uint8_t *outbox;	/* this worker's, when messages go by reference; else NULL */
 	size_t outbox_bytes;	/* each worker's */
 	size_t stage_off;	/* where the algorithm's staging area begins (xchg_outbox) */
 	int ngone;			/* peers down in this step (gone) */
@@ -613,13 +613,12 @@ static void by_reference(struct xchg *x, struct xflow *f, const struct xchg_iov 
 			 size_t len)
 {
 	struct xpriv *p = x->priv;
-	const uint8_t *b = iov[0].base;
+	uintptr_t b = (uintptr_t)iov[0].base, o = (uintptr_t)p->outbox;
 
 	if (!p->outbox || f->h.narrived != f->h.nunits || f->nflips || iov[0].len != len ||
-	    b < p->outbox || len > p->outbox_bytes || (size_t)(b - p->outbox) > p->outbox_bytes - len ||
-	    (size_t)(b - p->outbox) % 8)
+	    b < o || len > p->outbox_bytes || b - o > p->outbox_bytes - len || (b - o) % 8)
 		return;
-	f->h.ref = (uint64_t)(b - p->outbox) + 1;
+	f->h.ref = (uint64_t)(b - o) + 1;
 	x->by_ref++;
 }
 

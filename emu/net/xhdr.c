@@ -22,8 +22,8 @@ const char *xhdr_check(const struct xhdr *h, const struct xhdr_expect *e)
 	if ((uint64_t)h->nunits != need)
 		return "units do not cover the length";
 	/* a payload by reference is whole, 8-byte aligned and inside the outbox */
-	if (h->ref && (!e->ref_cap || h->narrived != h->nunits || (h->ref - 1) % 8 || h->ref - 1 > e->ref_cap ||
-		       h->len > e->ref_cap - (h->ref - 1)))
+	if (h->ref && (!e->ref_cap || h->narrived != h->nunits || (h->ref - 1) % 8 ||
+		       h->ref - 1 > e->ref_cap || h->len > e->ref_cap - (h->ref - 1)))
 		return "bad reference";
 	return NULL;
 }

@@ -4,8 +4,9 @@
  * uint64 words | the arrival time of each unit, nunits int64 (virtual ns, -1 lost: the
  * receiver's deadline needs them) | the bytes of the ARRIVED units only, in unit order,
  * in runs of consecutive arrived units; none when the payload goes by reference (ref:
- * every unit arrived, none flipped, and the bytes lie in the sender's outbox, xchg.h).  A receiver trusts nothing of it before xhdr_check: the
- * decoding below is what tests/fuzz/fuzz_xhdr.c feeds arbitrary bytes.
+ * every unit arrived, none flipped, and the bytes lie in the sender's outbox, xchg.h).
+ * A receiver trusts nothing of it before xhdr_check: the decoding below is what
+ * tests/fuzz/fuzz_xhdr.c feeds arbitrary bytes.
  */
 #ifndef EMU_XHDR_H
 #define EMU_XHDR_H
@@ -45,7 +46,8 @@ struct xhdr_expect {
 	int64_t step;
 	size_t max_msg;		/* bytes */
 	int max_units;
-	size_t ref_cap;		/* bytes of the sender's outbox a ref may point into; 0: none */
+	size_t ref_cap;		/* bytes of the sender's outbox a ref may point into
+				 * (0: no ref is valid) */
 };
 
 /* NULL when h is the message e expects (in sequence, lengths and unit counts that agree

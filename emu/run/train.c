@@ -256,7 +256,8 @@ static int run_prepare(const struct cfg *c, struct train_run *t)
 	 * snapshot areas. */
 	if (plan_check_config(c, &t->train.in, err, sizeof(err)) < 0 ||
 	    plan_check_shards(c, &t->train, err, sizeof(err)) < 0 ||
-	    nn_model_size(c->train.model, &t->train.in, &t->nparams, &t->nstate, &t->nlayers) < 0) {
+	    nn_model_size(c->train.model, &t->train.in, &t->nparams, &t->nstate,
+			  &t->nlayers) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;
 	}

@@ -116,8 +116,8 @@ static int parties(const struct worker *w, uint64_t up)
 
 /* Every worker up publishes its replica; all get the same mean of those in `from`
  * (summed in worker-id order) into s->mean when keep, and, when dist, their own squared
- * distance to it.  On one host each worker up sums only its share of the elements (by its rank
- * among them), into the region's mean area, and reads the rest from there: the
+ * distance to it.  On one host each worker up sums only its share of the elements (by
+ * its rank among them), into the region's mean area, and reads the rest from there: the
  * replicas are read once per logged step, not once per worker (64 LeNet workers: 16 MB
  * each, 1 GB in all), and every element is summed as before, so the mean is the same
  * to the bit.  Across hosts the bridge is a party of both barriers: it copies the other
