@@ -82,7 +82,9 @@ out_v:
 static int64_t bh_run(const struct cfg *c, struct world *w, int lo, int hi, int iters)
 {
 	bool across = w && w->size > 1;
-	struct region_params rp = { .nworkers = BH_WORKERS, .ring_size = (size_t)c->run.ring_size,
+	size_t ring = c->run.ring_size > 0 ? (size_t)c->run.ring_size :
+		      xchg_ring_bytes(BH_FLOATS / BH_WORKERS * sizeof(float));
+	struct region_params rp = { .nworkers = BH_WORKERS, .ring_size = ring,
 				    .log_ring_size = 4096, .snapshot_bytes = 64,
 				    .barrier_parties = across ? hi - lo + 1 : 0 };
 	struct bh_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,

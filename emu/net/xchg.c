@@ -1239,6 +1239,15 @@ err:
 	return rc;
 }
 
+size_t xchg_ring_bytes(size_t payload)
+{
+	size_t wire = 128 + payload + payload / 4, r = 4096;
+
+	while (r < 2 * wire && r < (256u << 20))
+		r <<= 1;
+	return r;
+}
+
 void *xchg_outbox(struct xchg *x, size_t *cap)
 {
 	struct xpriv *p = x->priv;

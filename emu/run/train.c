@@ -264,26 +264,17 @@ static int run_prepare(const struct cfg *c, struct train_run *t)
 	return 0;
 }
 
-/* run.ring_size, or with 0 (auto) the smallest power of two that holds two of the largest
- * messages any algorithm sends in this run, so that the exchange runs in inbox mode (a
- * sender never waits for space, xchg.c): a server's block of ceil(nparams / workers)
- * floats, JointSpar's layer bits on top, with its header, bitmap and arrival times
- * (at most 128 bytes and an eighth of the payload with packets of 64 bytes or more), at
- * least 4 KiB.  Rings no larger than that keep a link's lines and page-table entries
- * close together: 64 LeNet workers' 4032 rings span 64 MiB instead of 4 GiB of address
- * space, and each worker's pass over 126 of them costs fewer misses. */
+/* run.ring_size, or with 0 (auto) one for the largest message any algorithm sends in
+ * this run (xchg_ring_bytes): a server's block of ceil(nparams / workers) floats, and
+ * JointSpar's layer bits on top. */
 static size_t ring_bytes(const struct cfg *c, const struct train_run *t)
 {
-	size_t n = (size_t)c->run.workers, r = 4096;
-	size_t payload = (t->nparams + n - 1) / n * sizeof(float) +
-			 ((size_t)t->nlayers + 31) / 32 * sizeof(uint32_t);
-	size_t wire = 128 + payload + payload / 4;
+	size_t n = (size_t)c->run.workers;
 
 	if (c->run.ring_size > 0)
 		return (size_t)c->run.ring_size;
-	while (r < 2 * wire && r < (256u << 20))
-		r <<= 1;
-	return r;
+	return xchg_ring_bytes((t->nparams + n - 1) / n * sizeof(float) +
+			       ((size_t)t->nlayers + 31) / 32 * sizeof(uint32_t));
 }
 
 /* Across hosts, every rank prepares on its own and they agree: any rank's failure
