@@ -611,8 +611,8 @@ static int units(const struct scen *sc, int j)
 	return (int)((blk_len(sc, j) * sizeof(float) + 200) / 201);
 }
 
-/* By reference: the lossy scenario and the corrupt one give, record for record, what
- * they give with every payload in the rings (clocks, flags, masks, the bytes every
+/* By reference: the lossy scenario and the corrupt one give, record for record (with
+ * random yields and sleeps injected), what they give with every payload in the rings (clocks, flags, masks, the bytes every
  * callback checked, the wire's counts), and whole messages did go by reference: every
  * one without loss, none with a lost or flipped unit, none without outboxes. */
 static void test_by_reference(void **state)
@@ -626,6 +626,8 @@ static void test_by_reference(void **state)
 		struct rec *ref = run(&sc);
 
 		sc.by_ref = 1;
+		sc.yields = 1;		/* and scheduled at random: a payload read too late
+					 * or overwritten too early would show */
 		struct rec *r = run(&sc);
 		uint64_t sent = 0, whole = 0;
 
