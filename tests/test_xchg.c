@@ -612,9 +612,10 @@ static int units(const struct scen *sc, int j)
 }
 
 /* By reference: the lossy scenario and the corrupt one give, record for record (with
- * random yields and sleeps injected), what they give with every payload in the rings (clocks, flags, masks, the bytes every
- * callback checked, the wire's counts), and whole messages did go by reference: every
- * one without loss, none with a lost or flipped unit, none without outboxes. */
+ * random yields and sleeps injected), what they give with every payload in the rings
+ * (clocks, flags, masks, the bytes every callback checked, the wire's counts), and whole
+ * messages did go by reference: every one without loss, none with a lost or flipped
+ * unit, none without outboxes. */
 static void test_by_reference(void **state)
 {
 	struct scen sc;

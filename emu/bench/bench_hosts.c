@@ -82,8 +82,7 @@ out_v:
 static int64_t bh_run(const struct cfg *c, struct world *w, int lo, int hi, int iters)
 {
 	bool across = w && w->size > 1;
-	size_t ring = c->run.ring_size > 0 ? (size_t)c->run.ring_size :
-		      xchg_ring_bytes(BH_FLOATS / BH_WORKERS * sizeof(float));
+	size_t ring = xchg_ring_size(c->run.ring_size, BH_FLOATS / BH_WORKERS * sizeof(float));
 	struct region_params rp = { .nworkers = BH_WORKERS, .ring_size = ring,
 				    .log_ring_size = 4096, .snapshot_bytes = 64,
 				    .barrier_parties = across ? hi - lo + 1 : 0 };

@@ -219,8 +219,7 @@ static int bx_round(struct bx_shared *sh, int iters, int ncpu, struct bx_result 
 
 	cfg_defaults(&c);
 	c.run.workers = BX_WORKERS;
-	rp.ring_size = c.run.ring_size > 0 ? (size_t)c.run.ring_size :
-		       xchg_ring_bytes(BX_FLOATS / BX_WORKERS * sizeof(float));
+	rp.ring_size = xchg_ring_size(c.run.ring_size, BX_FLOATS / BX_WORKERS * sizeof(float));
 	rc = region_create(&rg, &rp);
 	if (rc < 0)
 		return rc;

@@ -1239,10 +1239,12 @@ err:
 	return rc;
 }
 
-size_t xchg_ring_bytes(size_t payload)
+size_t xchg_ring_size(int64_t ring_size, size_t payload)
 {
 	size_t wire = 128 + payload + payload / 4, r = 4096;
 
+	if (ring_size > 0)
+		return (size_t)ring_size;
 	while (r < 2 * wire && r < (256u << 20))
 		r <<= 1;
 	return r;

@@ -171,15 +171,15 @@ int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
  * reference. */
 void *xchg_outbox(struct xchg *x, size_t *cap);
 
-/* A ring size (run.ring_size = 0B, auto) for messages of at most payload bytes: the
- * smallest power of two that holds two of them with their framing (header, bitmap and
+/* The ring size of run.ring_size: as given when > 0; else (0B, auto) the one for
+ * messages of at most payload bytes, the smallest power of two that holds two of them with their framing (header, bitmap and
  * arrival times: at most 128 bytes and an eighth of the payload with packets of 64 bytes
  * or more), so that the exchange runs in inbox mode (xchg.c: a sender never waits for
  * space); at least 4 KiB, at most 256 MiB.  No larger than that, the rings of a link
  * keep their lines and page-table entries close together: 64 LeNet workers' 4032 rings
  * span 64 MiB instead of the 4 GiB of 1 MiB rings, and each worker's pass over 126 of
  * them costs fewer misses. */
-size_t xchg_ring_bytes(size_t payload);
+size_t xchg_ring_size(int64_t ring_size, size_t payload);
 
 /* Advance the virtual clock by modelled compute time. */
 void xchg_compute(struct xchg *x, int64_t ns);

@@ -265,16 +265,14 @@ static int run_prepare(const struct cfg *c, struct train_run *t)
 }
 
 /* run.ring_size, or with 0 (auto) one for the largest message any algorithm sends in
- * this run (xchg_ring_bytes): a server's block of ceil(nparams / workers) floats, and
+ * this run (xchg_ring_size): a server's block of ceil(nparams / workers) floats, and
  * JointSpar's layer bits on top. */
 static size_t ring_bytes(const struct cfg *c, const struct train_run *t)
 {
 	size_t n = (size_t)c->run.workers;
 
-	if (c->run.ring_size > 0)
-		return (size_t)c->run.ring_size;
-	return xchg_ring_bytes((t->nparams + n - 1) / n * sizeof(float) +
-			       ((size_t)t->nlayers + 31) / 32 * sizeof(uint32_t));
+	return xchg_ring_size(c->run.ring_size, (t->nparams + n - 1) / n * sizeof(float) +
+			      ((size_t)t->nlayers + 31) / 32 * sizeof(uint32_t));
 }
 
 /* Across hosts, every rank prepares on its own and they agree: any rank's failure
