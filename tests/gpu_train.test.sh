@@ -28,5 +28,7 @@ for f in train.csv eval.csv net.csv; do
 	cmp -s "$T/a.$f" "$T/b.$f" || fail "$f differs between two GPU runs: $(diff "$T/a.$f" "$T/b.$f" | head -4)"
 done
 acc=$(last_col "$T/a/eval.csv" test_acc)
-awk -v a="$acc" 'BEGIN { exit !(a > 0.5) }' || fail "16 workers on the GPU reached $acc after 60 steps"
+# it must learn: 60 steps are still in the warm-up, where the CPU reaches 0.381 and an H200
+# 0.384 (chance is 0.1)
+awk -v a="$acc" 'BEGIN { exit !(a > 0.3) }' || fail "16 workers on the GPU reached $acc after 60 steps"
 echo "two 16-worker GPU runs identical; test accuracy after 60 steps $acc"

@@ -66,15 +66,16 @@ static const char lstm_peer[] =
 
 /* The GPU peer: the same models (torch_step_models.py of the peers, and the lstm above)
  * on cuda, in float32 without TF32 and with cuDNN's deterministic algorithms, as emu
- * computes; a step ends with a synchronisation.  Arguments: PEERS MODEL T V K. */
+ * computes; a step ends with a synchronisation.  Arguments: PEERS MODEL T V K.  Like the
+ * lstm peer it goes to sh in single quotes, so neither holds one. */
 static const char gpu_peer[] =
 	"import sys, time, torch, torch.nn as nn, torch.nn.functional as F\n"
 	"sys.path.insert(0, sys.argv[1]); torch.manual_seed(0)\n"
 	"torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False\n"
 	"torch.backends.cudnn.deterministic = True; torch.backends.cudnn.benchmark = False\n"
 	"name = sys.argv[2]; T, V, K = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]); B = 32\n"
-	"dev = torch.device('cuda')\n"
-	"if name == 'lstm':\n"
+	"dev = torch.device(\"cuda\")\n"
+	"if name == \"lstm\":\n"
 	"    class M(nn.Module):\n"
 	"        def __init__(s):\n"
 	"            super().__init__(); s.e = nn.Embedding(V, 64)\n"
@@ -337,7 +338,7 @@ static int torch_step(const char *peers, const char *model, bool gpu, double *ms
 	FILE *f = popen(cmd, "r");
 	if (!f)
 		return -errno;
-	char line[1024];
+	char line[1024], last[1024] = "no output";
 	int found = 0;
 	while (fgets(line, sizeof(line), f)) {
 		const char *p = strstr(line, "params="), *q = strstr(line, "median_step_ms=");
@@ -346,9 +347,18 @@ static int torch_step(const char *peers, const char *model, bool gpu, double *ms
 			*ms = strtod(q + 15, NULL);
 			found = 1;
 		}
+		if (line[0] != '\n')
+			snprintf(last, sizeof(last), "%s", line);
 	}
 	int st = pclose(f);
-	return found && st == 0 ? 0 : -ENOENT;
+	if (found && st == 0)
+		return 0;
+	/* the peer's own last words (a Python exception, say): a table of "no peer" alone
+	 * would hide why */
+	last[strcspn(last, "\n")] = 0;
+	fprintf(stderr, "emu bench nn: the PyTorch peer of %s failed (status %d): %s\n", model, st,
+		last);
+	return -ENOENT;
 }
 
 #define STR_(x) #x
