@@ -4,6 +4,7 @@
 
 void optim_sgd_to(float *dst, const float *x, const float *g, size_t n, float lr, float wd)
 {
+#pragma omp simd
 	for (size_t i = 0; i < n; i++)
 		dst[i] = x[i] - lr * (g[i] + wd * x[i]);
 }
@@ -15,12 +16,14 @@ void optim_sgd(float *x, const float *g, size_t n, float lr, float wd)
 
 void optim_momentum(float *v, const float *g, size_t n, float beta)
 {
+#pragma omp simd
 	for (size_t i = 0; i < n; i++)
 		v[i] = beta * v[i] + g[i];
 }
 
 void optim_ema(float *v, const float *g, size_t n, float beta)
 {
+#pragma omp simd
 	for (size_t i = 0; i < n; i++)
 		v[i] = (1.0f - beta) * g[i] + beta * v[i];
 }

@@ -39,10 +39,12 @@ void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats)
 	if (full) {
 		for (int w = 0; w < n; w++) {
 			const float *v = (const float *)in[w].data;
+#pragma omp simd
 			for (size_t i = 0; i < nfloats; i++)
 				out[i] += v[i];
 		}
 		float inv = 1.0f / (float)n;
+#pragma omp simd
 		for (size_t i = 0; i < nfloats; i++)
 			out[i] *= inv;
 		return;
@@ -65,11 +67,13 @@ void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats)
 			if (!arrived[w])
 				continue;
 			const float *v = (const float *)in[w].data;
+#pragma omp simd
 			for (size_t k = i; k < end; k++)
 				out[k] += v[k];
 			cnt++;
 		}
 		float inv = cnt ? 1.0f / (float)cnt : 0.0f;
+#pragma omp simd
 		for (size_t k = i; k < end; k++)
 			out[k] *= inv;
 		i = end;
