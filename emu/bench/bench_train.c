@@ -1,8 +1,12 @@
 /* emu/bench/bench_train.c — `emu bench train`: the harness's overhead on a real run.
  *
- * Ideal: the same N workers' compute (batch, forward, backward, SGD update), measured
- * alone, one worker after another in this one process, divided by the cores the run may
- * use.  Actual: the wall time per step of `emu run` of the same configuration (every
+ * Ideal: the same N workers' compute (batch, forward, backward, SGD update) with every
+ * core the run may use busy at once: one process per core, each running its share of
+ * the workers one after another.  Beside it, that compute on one core, divided by the
+ * cores (the "1-core" ratio): a bound only where cores do not slow each other, which
+ * this VM's two do (each computes a third slower while the other computes too).  Both
+ * are measured just before and just after each run, and the run held to their means.
+ * Actual: the wall time per step of `emu run` of the same configuration (every
  * process, ring, notification, barrier and log line included), taken from train.csv
  * between logged steps (median of the 10-step windows), so start-up and the final
  * evaluation are left out.  Both from one invocation, printed side by side with their
@@ -16,12 +20,16 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <cblas.h>
 #include "emu/cfg/cfg_keys.h"
 #include "emu/bench/bench.h"
@@ -55,13 +63,23 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-/* Seconds of compute for one step of all N workers, run one after another in this
- * process: each worker with its own model replica (its own parameters, activations and
- * batch), as in the run, so the caches see the same working set, and its batches drawn
- * from its own shard of epoch 0 as the run draws them (a gather from shuffled samples
- * misses the caches more than one from consecutive ones). */
+enum { ROUNDS = 5 };	/* of each case (bench_with) */
+
+/* The processes of the all-cores ideal meet at each repetition's start and end. */
+struct ideal_sync {
+	pthread_barrier_t at;
+	double rep[5];		/* wall seconds of each repetition (10 steps) */
+};
+
+/* Seconds of compute for one step of the workers w with w % lanes == lane, run one after
+ * another in this process: each worker with its own model replica (its own parameters,
+ * activations and batch), as in the run, so the caches see the same working set, and its
+ * batches drawn from its own shard of epoch 0 as the run draws them (a gather from
+ * shuffled samples misses the caches more than one from consecutive ones).  With sy,
+ * the lanes' processes start and end each repetition together, and sy->rep gets its
+ * wall time; a process that failed still keeps the meetings, so none waits forever. */
 static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct nn_dataset *d,
-		      double *out)
+		      int lane, int lanes, struct ideal_sync *sy, double *out)
 {
 	const struct nn_dataset train = *d;
 	int n = c->run.workers, B = c->train.batch, steps = 10, rc = 0, built = 0;
@@ -74,20 +92,23 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 	int *shard_n = calloc((size_t)n, sizeof(int));
 	if (!m || !y || !idx || !shard || !shard_n || (train.x && !x) || (train.tokens && !tok))
 		rc = -ENOMEM;
-	for (int w = 0; rc == 0 && w < n; w++) {
+	for (int w = lane; rc == 0 && w < n; w += lanes) {
 		shard_n[w] = data_shard(&train, plan_shard_kind(c->data.shard), c->data.alpha,
 					n, w, c->run.seed, 0, shard + (size_t)w * train.n, train.n);
 		if (shard_n[w] <= 0)
 			rc = shard_n[w] < 0 ? shard_n[w] : -ENODATA;
 	}
-	for (; rc == 0 && built < n; built++)
-		rc = nn_model_init(&m[built], c->train.model, &train.in, be, B, c->run.seed);
+	for (int w = 0; rc == 0 && w < n; w++, built++)
+		if (w % lanes == lane)
+			rc = nn_model_init(&m[w], c->train.model, &train.in, be, B, c->run.seed);
 	double reps[5];
 	int nrep = 0;
-	for (; rc == 0 && nrep < 5; nrep++) {
+	for (; nrep < 5 && (rc == 0 || sy); nrep++) {
+		if (sy)
+			pthread_barrier_wait(&sy->at);
 		double t0 = now_s();
-		for (int s = 0; s < steps; s++)
-			for (int w = 0; w < n; w++) {
+		for (int s = 0; rc == 0 && s < steps; s++)
+			for (int w = lane; w < n; w += lanes) {
 				float *wx = x ? x + (size_t)w * B * feat : NULL;
 				int32_t *wt = tok ? tok + (size_t)w * B * train.in.T : NULL;
 				int32_t *wy = y + (size_t)w * B;
@@ -99,11 +120,16 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 				nn_backward(&m[w], NULL);
 				optim_sgd(m[w].params, m[w].grads, m[w].nparams, 1e-3f, 0);
 			}
+		if (sy)
+			pthread_barrier_wait(&sy->at);
 		reps[nrep] = (now_s() - t0) / steps;
+		if (sy && lane == 0)
+			sy->rep[nrep] = reps[nrep];
 	}
 	*out = nrep ? median(reps, nrep) : 0;
 	for (int w = 0; w < built; w++)
-		nn_model_free(&m[w]);
+		if (w % lanes == lane)
+			nn_model_free(&m[w]);
 	free(m);
 	free(x);
 	free(tok);
@@ -111,6 +137,61 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 	free(idx);
 	free(shard);
 	free(shard_n);
+	return rc;
+}
+
+/* Seconds of one step of the same compute with every core busy at once: one process
+ * per core (pinned), each running its share of the workers one after another, the
+ * median repetition's wall time.  The machine's own limit for this compute: a core
+ * runs slower while the others compute too (a lower all-core clock, shared cache and
+ * memory, a VM's neighbours), which dividing one core's time by the cores leaves out. */
+static int ideal_all_cores(const struct cfg *c, struct nn_backend *be,
+			   const struct nn_dataset *d, const cpu_set_t *cpus, int cores,
+			   double *out)
+{
+	struct ideal_sync *sy = mmap(NULL, sizeof(*sy), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sy == MAP_FAILED)
+		return -errno;
+	pthread_barrierattr_t attr;
+	pthread_barrierattr_init(&attr);
+	pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_barrier_init(&sy->at, &attr, (unsigned)cores);
+	pthread_barrierattr_destroy(&attr);
+	fflush(NULL);		/* nothing buffered twice */
+	pid_t pid[CPU_SETSIZE];
+	int started = 0, rc = 0, cpu = -1;
+	for (; started < cores; started++) {
+		while (++cpu < CPU_SETSIZE && !CPU_ISSET(cpu, cpus))
+			;
+		pid[started] = fork();
+		if (pid[started] < 0) {
+			rc = -errno;
+			break;
+		}
+		if (pid[started] == 0) {
+			cpu_set_t one;
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			sched_setaffinity(0, sizeof(one), &one);
+			double t;
+			_exit(ideal_step(c, be, d, started, cores, sy, &t) < 0);
+		}
+	}
+	if (rc < 0)	/* the started ones would wait for the rest: end them */
+		for (int k = 0; k < started; k++)
+			kill(pid[k], SIGKILL);
+	for (int k = 0; k < started; k++) {
+		int st;
+		while (waitpid(pid[k], &st, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			rc = rc < 0 ? rc : -ECHILD;
+	}
+	if (rc == 0)
+		*out = median(sy->rep, 5);
+	pthread_barrier_destroy(&sy->at);
+	munmap(sy, sizeof(*sy));
 	return rc;
 }
 
@@ -212,18 +293,17 @@ static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, 
 	int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 	openblas_set_num_threads(c->run.threads);
 	/* Rounds alternate the two measurements, so that the machine's slow and fast
-	 * moments (a shared VM here) fall on both; the verdict is the median ratio. */
-	enum { ROUNDS = 3 };
-	double ratio[ROUNDS];
+	 * moments (a shared VM here: its speed drifts by a third from minute to minute)
+	 * fall on both: each run is held to the mean of the ideals measured just before
+	 * and just after it (the one after a run is the one before the next), and the
+	 * verdict is the median ratio of the rounds. */
+	double ratio[ROUNDS], one_before = 0, all_before = 0;
 	struct per_step ps[ROUNDS];
-	int failed = 0;
+	int failed = ideal_step(c, &be, &train, 0, 1, NULL, &one_before) < 0 ||
+		     ideal_all_cores(c, &be, &train, &set, cores, &all_before) < 0;
 	for (int r = 0; r < ROUNDS && !failed; r++) {
-		double all = 0, actual = 0;
+		double one_after = 0, all_after = 0, actual = 0;
 		long steps = 0;
-		if (ideal_step(c, &be, &train, &all) < 0) {
-			failed = 1;
-			break;
-		}
 		if (truncate(usage, 0) < 0)
 			perror("emu: bench train: truncate");
 		int rc = cmd_run(c, argc, argv);
@@ -232,21 +312,31 @@ static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, 
 			failed = 1;
 			break;
 		}
+		if (ideal_step(c, &be, &train, 0, 1, NULL, &one_after) < 0 ||
+		    ideal_all_cores(c, &be, &train, &set, cores, &all_after) < 0) {
+			failed = 1;
+			break;
+		}
+		/* compute: one core's time for all workers; ideal: every core at once */
+		double all = (one_before + one_after) / 2, ideal = (all_before + all_after) / 2;
+		one_before = one_after;
+		all_before = all_after;
 		if (read_usage(usage, &ps[r]) < 0)
 			ps[r] = (struct per_step){ 0 };
-		double ideal = all / cores;
+		double by_one = actual / (all / cores);
 		ratio[r] = actual / ideal;
-		printf("%7d %5d %11.2f %9.2f %8.2f %6.3f %5.2f %6.1f %6.1f %6.1f %6.1f %7.2f %7.2f "
-		       "%7.2f %7.2f\n", c->run.workers, r + 1, all * 1e3, ideal * 1e3,
-		       actual * 1e3, ratio[r], goal, ps[r].nvcsw, ps[r].nivcsw, ps[r].sleeps,
-		       ps[r].wakes, ps[r].cpu_ms, ps[r].batch_ms, ps[r].nn_ms,
+		printf("%7d %5d %11.2f %9.2f %8.2f %6.3f %5.2f %7.3f %6.1f %6.1f %6.1f %6.1f %7.2f "
+		       "%7.2f %7.2f %7.2f\n", c->run.workers, r + 1, all * 1e3, ideal * 1e3,
+		       actual * 1e3, ratio[r], goal, by_one, ps[r].nvcsw, ps[r].nivcsw,
+		       ps[r].sleeps, ps[r].wakes, ps[r].cpu_ms, ps[r].batch_ms, ps[r].nn_ms,
 		       ps[r].cpu_ms - ps[r].batch_ms - ps[r].nn_ms);
 		if (csv)
-			fprintf(csv, "%d,%d,%s,%d,%d,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,"
-				"%.2f,%.3f,%.3f,%.3f\n", r + 1, c->run.workers, c->train.model,
-				c->train.batch, cores, all * 1e3, ideal * 1e3, actual * 1e3, ratio[r],
-				goal, ps[r].nvcsw, ps[r].nivcsw, ps[r].sleeps, ps[r].wakes,
-				ps[r].yields, ps[r].cpu_ms, ps[r].batch_ms, ps[r].nn_ms);
+			fprintf(csv, "%d,%d,%s,%d,%d,%.4f,%.4f,%.4f,%.4f,%.2f,%.4f,%.2f,%.2f,%.2f,"
+				"%.2f,%.2f,%.3f,%.3f,%.3f\n", r + 1, c->run.workers,
+				c->train.model, c->train.batch, cores, all * 1e3, ideal * 1e3,
+				actual * 1e3, ratio[r], goal, by_one, ps[r].nvcsw, ps[r].nivcsw,
+				ps[r].sleeps, ps[r].wakes, ps[r].yields, ps[r].cpu_ms,
+				ps[r].batch_ms, ps[r].nn_ms);
 	}
 	nn_backend_close(&be);
 	data_free(&train);
@@ -325,15 +415,15 @@ int bench_train(int argc, char **argv)
 	FILE *csv = fopen("bench-train.csv", "w");
 	if (csv)
 		fprintf(csv, "round,workers,model,batch,cores,compute_ms,ideal_ms,emu_ms,ratio,goal,"
-			"nvcsw_step,nivcsw_step,sleeps_step,wakes_step,yields_step,cpu_ms_step,"
+			"ratio_one_core,nvcsw_step,nivcsw_step,sleeps_step,wakes_step,yields_step,cpu_ms_step,"
 			"batch_ms_step,nn_ms_step\n");
 	printf("harness overhead: model and batch of %s.  Per step, summed over workers:\n"
 	       "voluntary and involuntary context switches, sleeps (notify waits), wakes, CPU ms,"
 	       "\nof which gathering the batch and forward and backward (nn, as the ideal), and "
 	       "the rest:\nthe update, the exchange, logging and waiting (harness)\n", ini);
-	printf("%7s %5s %11s %9s %8s %6s %5s %6s %6s %6s %6s %7s %7s %7s %7s\n", "workers",
-	       "round", "compute ms", "ideal ms", "emu ms", "ratio", "goal", "vcsw", "ivcsw",
-	       "sleeps", "wakes", "cpu ms", "batch", "nn", "harness");
+	printf("%7s %5s %11s %9s %8s %6s %5s %7s %6s %6s %6s %6s %7s %7s %7s %7s\n", "workers",
+	       "round", "compute ms", "ideal ms", "emu ms", "ratio", "goal", "1-core", "vcsw",
+	       "ivcsw", "sleeps", "wakes", "cpu ms", "batch", "nn", "harness");
 	for (int k = 0; k < ncases && status == 0; k++)
 		status = bench_case(ini, no, over, own_workers ? 0 : cases[k].workers,
 				    own_workers ? 1.10 : cases[k].goal, tmpl, usage, csv, argc, argv,
@@ -343,9 +433,12 @@ int bench_train(int argc, char **argv)
 	unsetenv("EMU_USAGE_FILE");
 	unlink(usage);
 	if (status == 0) {
-		printf("compute: median of 5 x 10 steps, all workers one after another in one "
-		       "process, each with its own replica;\nideal = that / cores; emu: median "
-		       "10-step window of a real run\n");
+		printf("compute: all workers one after another on one core, each with its own "
+		       "replica; ideal: the same\nwith every core busy at once, one process per "
+		       "core running its share; each the median\nof 5 x 10 steps, the mean of its "
+		       "measurements just before and just after the run;\nemu: median 10-step "
+		       "window of a real run; ratio: emu / ideal; 1-core: emu / (compute /\n"
+		       "cores); the verdict: the median round of %d\n", ROUNDS);
 		for (int k = 0; k < ncases; k++)
 			printf("median ratio emu / ideal%s: %.3f   (goal <= %.2f)\n",
 			       own_workers ? "" : k ? ", 64 workers" : ", 16 workers", verdict[k],
