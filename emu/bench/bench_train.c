@@ -64,11 +64,12 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 enum { ROUNDS = 5 };	/* of each case (bench_with) */
+enum { REPS = 5 };	/* repetitions of 10 steps in each measurement of an ideal */
 
 /* The processes of the all-cores ideal meet at each repetition's start and end. */
 struct ideal_sync {
 	pthread_barrier_t at;
-	double rep[5];		/* wall seconds of each repetition (10 steps) */
+	double rep[REPS];	/* wall seconds of each repetition (10 steps) */
 };
 
 /* Seconds of compute for one step of the workers w with w % lanes == lane, run one after
@@ -101,9 +102,9 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 	for (int w = 0; rc == 0 && w < n; w++, built++)
 		if (w % lanes == lane)
 			rc = nn_model_init(&m[w], c->train.model, &train.in, be, B, c->run.seed);
-	double reps[5];
+	double reps[REPS];
 	int nrep = 0;
-	for (; nrep < 5 && (rc == 0 || sy); nrep++) {
+	for (; nrep < REPS && (rc == 0 || sy); nrep++) {
 		if (sy)
 			pthread_barrier_wait(&sy->at);
 		double t0 = now_s();
@@ -178,18 +179,29 @@ static int ideal_all_cores(const struct cfg *c, struct nn_backend *be,
 			_exit(ideal_step(c, be, d, started, cores, sy, &t) < 0);
 		}
 	}
-	if (rc < 0)	/* the started ones would wait for the rest: end them */
-		for (int k = 0; k < started; k++)
-			kill(pid[k], SIGKILL);
-	for (int k = 0; k < started; k++) {
+	/* one that ended early (a fork failed, a signal) would leave the others waiting at
+	 * a meeting for ever: then they are ended */
+	for (int left = started, killed = rc < 0; left > 0; left--) {
 		int st;
-		while (waitpid(pid[k], &st, 0) < 0 && errno == EINTR)
+		pid_t p;
+		if (killed)
+			for (int k = 0; k < started; k++)
+				if (pid[k] > 0)
+					kill(pid[k], SIGKILL);
+		while ((p = wait(&st)) < 0 && errno == EINTR)
 			;
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		if (p < 0)
+			break;
+		for (int k = 0; k < started; k++)
+			if (pid[k] == p)
+				pid[k] = 0;	/* reaped: its number may be reused */
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			rc = rc < 0 ? rc : -ECHILD;
+			killed = 1;
+		}
 	}
 	if (rc == 0)
-		*out = median(sy->rep, 5);
+		*out = median(sy->rep, REPS);
 	pthread_barrier_destroy(&sy->at);
 	munmap(sy, sizeof(*sy));
 	return rc;
@@ -436,9 +448,9 @@ int bench_train(int argc, char **argv)
 		printf("compute: all workers one after another on one core, each with its own "
 		       "replica; ideal: the same\nwith every core busy at once, one process per "
 		       "core running its share; each the median\nof 5 x 10 steps, the mean of its "
-		       "measurements just before and just after the run;\nemu: median 10-step "
-		       "window of a real run; ratio: emu / ideal; 1-core: emu / (compute /\n"
-		       "cores); the verdict: the median round of %d\n", ROUNDS);
+		       "measurements just before and just after the run;\nemu ms: the median "
+		       "10-step window of a real run; ratio: emu / ideal; 1-core: emu /\n"
+		       "(compute / cores); the verdict: the median round of %d\n", ROUNDS);
 		for (int k = 0; k < ncases; k++)
 			printf("median ratio emu / ideal%s: %.3f   (goal <= %.2f)\n",
 			       own_workers ? "" : k ? ", 64 workers" : ", 16 workers", verdict[k],
