@@ -20,7 +20,8 @@
 #   make fuzz            the libFuzzer targets, FUZZ_SECONDS (600) each (clang)
 #   make plots           figures of whatever runs exist under runs/
 #   make congestion      congestion loss of a queue limit against M/D/1/K (figure)
-#   make reference       regenerate tests/reference/ (the regression test's reference runs)
+#   make reference       regenerate the regression test's reference runs made on this kind
+#                        of machine (tests/reference/, or tests/reference/machines/KIND/)
 #   make install         PREFIX (/usr/local), DESTDIR: emu, its presets, plot scripts, man
 #                        page and bash completion; make uninstall removes them
 
@@ -251,7 +252,7 @@ congestion: deps
 # numerical change, which the commit that stores them says and explains.
 reference: deps
 	$(build_emu)
-	scripts/reference-runs --regenerate $(BUILD)/emu tests/reference
+	scripts/reference-runs --regenerate $(BUILD)/emu
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

@@ -13,28 +13,29 @@
 # of CPU: OpenBLAS chooses its sgemm kernels by CPU, and those of other CPUs (forced
 # here with OPENBLAS_CORETYPE=SkylakeX, Sandybridge, Nehalem) move every run by 1e-8 to
 # 5e-7 at first, then a ReLU that flips takes RPS's to 1e-4 within 40 steps, as large
-# as some real changes.  tests/reference/MACHINE says where the references were made; on
-# another kind of machine the test skips and says so (regenerate them there from a good
-# commit to test against that machine).
+# as some real changes.  So each kind of machine has its own set: tests/reference/ and
+# tests/reference/machines/KIND/, each with a MACHINE file saying where it was made
+# (scripts/reference-runs --set); on a kind with none the test skips and says so
+# (make reference there, from a good commit, to test against that kind).
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
-ref=$SRCDIR/tests/reference
+presets=$SRCDIR/tests/reference
 tol=1e-9
 n=0
 # On another kind of machine the last bits differ by design (above): the comparison
 # would fail without saying anything about the change, so it is skipped, with the reason.
-"$SRCDIR/scripts/reference-runs" --machine "$EMU" >"$T/machine"
-if ! cmp -s "$T/machine" "$ref/MACHINE"; then
-	echo "skip: the references were made on another kind of machine ($(tr '\n' ';' <"$ref/MACHINE"))," \
-		"this is $(tr '\n' ';' <"$T/machine") whose last bits differ; make reference here at a" \
-		"commit known to be good to test against this machine"
+if ! ref=$("$SRCDIR/scripts/reference-runs" --set "$EMU"); then
+	"$SRCDIR/scripts/reference-runs" --machine "$EMU" >"$T/machine"
+	echo "skip: no references were made on this kind of machine ($(tr '\n' ';' <"$T/machine"))," \
+		"whose last bits differ from others'; make reference here at a commit known to be" \
+		"good to test against this kind"
 	exit 77
 fi
-for ini in "$ref"/*.ini; do
+for ini in "$presets"/*.ini; do
 	name=$(basename "$ini" .ini)
 	for f in config.ini train.csv eval.csv net.csv; do
 		[ -s "$ref/$name/$f" ] ||
-			fail "$name: no tests/reference/$name/$f; make reference stores the runs"
+			fail "$name: no $ref/$name/$f; make reference stores the runs"
 	done
 	# The stored run is still what its preset says, as this emu resolves both: a preset
 	# edited or a default changed since (the references then need regenerating).
