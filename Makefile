@@ -248,8 +248,10 @@ congestion: deps
 	gnuplot -e "csv='runs/congestion.csv'; out='plots/figures/congestion.png'" plots/congestion.gp
 
 # The reference runs of tests/reference_runs.test.sh: each preset tests/reference/NAME.ini
-# rerun into tests/reference/NAME/ (README: "Regression testing").  Only for an intended
-# numerical change, which the commit that stores them says and explains.
+# rerun into this kind of machine's set, tests/reference/NAME/ or
+# tests/reference/machines/KIND/NAME/ (README: "Regression testing").  Only for an
+# intended numerical change, which the commit that stores them says and explains, or for
+# a new kind of machine, from a commit known to be good.
 reference: deps
 	$(build_emu)
 	scripts/reference-runs --regenerate $(BUILD)/emu
