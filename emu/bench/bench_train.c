@@ -207,6 +207,15 @@ static int ideal_all_cores(const struct cfg *c, struct nn_backend *be,
 	return rc;
 }
 
+/* Both ideals, one right after the other: one core's time for all workers (*one) and
+ * every core's at once (*all).  0, or -errno. */
+static int ideals(const struct cfg *c, struct nn_backend *be, const struct nn_dataset *d,
+		  const cpu_set_t *cpus, int cores, double *one, double *all)
+{
+	int rc = ideal_step(c, be, d, 0, 1, NULL, one);
+	return rc < 0 ? rc : ideal_all_cores(c, be, d, cpus, cores, all);
+}
+
 /* Wall seconds per step of the run: the median over the windows between consecutive
  * rows of train.csv (one row every log_every steps), the statistic the ideal uses too, so
  * that a passing hiccup of the machine weighs the same on both sides. */
@@ -311,8 +320,7 @@ static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, 
 	 * verdict is the median ratio of the rounds. */
 	double ratio[ROUNDS], one_before = 0, all_before = 0;
 	struct per_step ps[ROUNDS];
-	int failed = ideal_step(c, &be, &train, 0, 1, NULL, &one_before) < 0 ||
-		     ideal_all_cores(c, &be, &train, &set, cores, &all_before) < 0;
+	int failed = ideals(c, &be, &train, &set, cores, &one_before, &all_before) < 0;
 	for (int r = 0; r < ROUNDS && !failed; r++) {
 		double one_after = 0, all_after = 0, actual = 0;
 		long steps = 0;
@@ -324,8 +332,7 @@ static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, 
 			failed = 1;
 			break;
 		}
-		if (ideal_step(c, &be, &train, 0, 1, NULL, &one_after) < 0 ||
-		    ideal_all_cores(c, &be, &train, &set, cores, &all_after) < 0) {
+		if (ideals(c, &be, &train, &set, cores, &one_after, &all_after) < 0) {
 			failed = 1;
 			break;
 		}

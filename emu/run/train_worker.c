@@ -147,9 +147,10 @@ static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint6
 	float *mean = shared ? region_mean(w->rg) : s->mean;
 	/* a block of elements at a time, each summed over the replicas in order as one
 	 * element alone would be, so that the sums run in vector lanes */
-	double sum[256];
-	for (size_t b = lo; b < hi; b += 256) {
-		size_t m = hi - b < 256 ? hi - b : 256;
+	enum { BLOCK = 256 };
+	double sum[BLOCK];
+	for (size_t b = lo; b < hi; b += BLOCK) {
+		size_t m = hi - b < BLOCK ? hi - b : BLOCK;
 		for (size_t j = 0; j < m; j++)
 			sum[j] = 0;
 		for (int k = 0; k < nf; k++) {
