@@ -134,6 +134,19 @@ struct nn_ops {
 			    int B, int C, int HW);
 	void (*add_relu_fwd)(struct nn_backend *be, float *out, const float *a, const float *b,
 			     size_t n);
+	/* Optional fusions of a residual block's ends, which give the bits of the ops they
+	 * replace.  bn_add_relu_fwd: out = relu(bn_fwd(in) + res) (add_relu_fwd after
+	 * bn_fwd), arguments otherwise as bn_fwd.  conv_bwd_add: conv_bwd whose din is the
+	 * input gradient + add (add_fwd after conv_bwd: an input read by two ops gets
+	 * both gradients; add never aliases din). */
+	void (*bn_add_relu_fwd)(struct nn_backend *be, float *out, const float *in,
+				const float *res, const float *gamma, const float *beta,
+				float *run_mean, float *run_var, float *save_mean,
+				float *save_invstd, int B, int C, int HW, float momentum,
+				float eps, int train);
+	void (*conv_bwd_add)(struct nn_backend *be, float *din, const float *add, float *dw,
+			     float *db, const float *dout, const float *in, const float *w,
+			     const struct nn_conv_shape *s, float *ws);
 
 	/* Max pooling ignores padding (as -inf); argmax (int32, h*W + w in the input plane;
 	 * the first maximum in row-major window order wins) is saved for backward.

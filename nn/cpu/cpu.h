@@ -21,9 +21,10 @@ struct nn_gemm_rows {
 	size_t ps, rs, qs;
 	int nc, kh, kw;
 };
-/* C (M, N) = A B (+ bias, or accumulate) as nn_cpu_gemm_at, with B given by its rows */
+/* C (M, N) = A B (+ bias, or accumulate) as nn_cpu_gemm_at, with B given by its rows;
+ * then + add (M, N; rows ldc apart) when add is not NULL, as C's tiles are stored */
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
-		      int M, int N, const float *bias, int accumulate);
+		      int M, int N, const float *bias, int accumulate, const float *add);
 /* C (M, N) = A B, or C += A B when accumulate != 0, with A[m][r] = a[m*am + r*ar]: A read
  * in place whatever its layout (the conv's weight gradient: dout's planes) */
 void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t ar,
@@ -162,6 +163,9 @@ void nn_cpu_conv_fwd(struct nn_backend *be, float *out, const float *in, const f
 		     const float *b, const struct nn_conv_shape *s, float *ws);
 void nn_cpu_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, const float *dout,
 		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws);
+void nn_cpu_conv_bwd_add(struct nn_backend *be, float *din, const float *add, float *dw,
+			 float *db, const float *dout, const float *in, const float *w,
+			 const struct nn_conv_shape *s, float *ws);
 void nn_cpu_bn_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
 		   const float *beta, float *run_mean, float *run_var, float *save_mean,
 		   float *save_invstd, int B, int C, int HW, float momentum, float eps,
@@ -176,6 +180,10 @@ void nn_cpu_bn_relu_fwd(struct nn_backend *be, float *out, const float *in, cons
 void nn_cpu_bn_relu_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbeta,
 			const float *dout, const float *y, const float *in, const float *gamma,
 			const float *save_mean, const float *save_invstd, int B, int C, int HW);
+void nn_cpu_bn_add_relu_fwd(struct nn_backend *be, float *out, const float *in,
+			    const float *res, const float *gamma, const float *beta,
+			    float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+			    int B, int C, int HW, float momentum, float eps, int train);
 void nn_cpu_maxpool_fwd(struct nn_backend *be, float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s);
 void nn_cpu_maxpool_bwd(struct nn_backend *be, float *din, const float *dout,

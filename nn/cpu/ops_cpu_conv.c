@@ -36,31 +36,99 @@ static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_
  * floats, exactly the output grid.  (One padded plane read at shifts of j needs a wide
  * output grid whose junk columns cost as much as used ones, 72 columns of work for 64
  * on resnet's 8x8 planes, and a compaction copy afterwards; kw copies of the input
- * cost far less than that.)  Layout (C, kw, H+2p, OW). */
-static size_t direct_ws(const struct nn_conv_shape *s)
+ * cost far less than that.)  Layout (C, kw, H+2p, OW).
+ *
+ * A 3x3 same conv (resnet's) makes its three copies a whole plane at a time, each a
+ * shifted read of the input with the lanes that cross a row's edge masked to zero
+ * (planes of 8x8 would otherwise take 8 row copies each); the masks, two per vector of
+ * the plane, are the same for every plane and follow the copies in ws. */
+static int direct_same3(const struct nn_conv_shape *s)
 {
-	return (size_t)s->C * s->kw * (s->H + 2 * s->pad) * s->OW;
+	return s->kw == 3 && s->pad == 1 && s->OW == s->W;
 }
 
-/* out (B, K, OH, OW) = the conv of in (B, C, H, W), filters given as at (C*kk, K) */
+static size_t edge_floats(const struct nn_conv_shape *s)
+{
+	return ((size_t)(s->H * s->W + 15) / 16 * sizeof(uint16_t[2]) + 3) / sizeof(float);
+}
+
+static size_t direct_ws(const struct nn_conv_shape *s)
+{
+	return (size_t)s->C * s->kw * (s->H + 2 * s->pad) * s->OW +
+	       (direct_same3(s) ? edge_floats(s) : 0);
+}
+
+/* edge[t][0] clears the lanes of vector t (columns 16t..16t+15 of an n-float plane w
+ * wide) in a row's first column, edge[t][1] those in its last */
+static void plane_edges(uint16_t (*edge)[2], int n, int w)
+{
+	for (int t = 0, col = 0; t < (n + 15) / 16; t++) {
+		unsigned l = 0xffff, r = 0xffff;
+
+		for (int b = 0; b < 16; b++, col = col + 1 == w ? 0 : col + 1) {
+			if (col == 0)
+				l &= ~(1u << b);
+			if (col == w - 1)
+				r &= ~(1u << b);
+		}
+		edge[t][0] = (uint16_t)l, edge[t][1] = (uint16_t)r;
+	}
+}
+
+/* d0, d1, d2 = x (n floats) read at column shifts -1, 0, 1, zero across row edges */
+static void copy_shifted3(float *d0, float *d1, float *d2, const float *x, int n,
+			  const uint16_t (*edge)[2])
+{
+#ifdef __AVX512F__
+	for (int t = 0; t < n; t += 16) {
+		__mmask16 k = n - t >= 16 ? 0xffff : (__mmask16)((1u << (n - t)) - 1);
+		const uint16_t *e = edge[t / 16];
+
+		/* masked lanes are not read: x[-1] and x[n] are never touched */
+		_mm512_mask_storeu_ps(d0 + t, k, _mm512_maskz_loadu_ps(k & e[0], x + t - 1));
+		_mm512_mask_storeu_ps(d1 + t, k, _mm512_maskz_loadu_ps(k, x + t));
+		_mm512_mask_storeu_ps(d2 + t, k, _mm512_maskz_loadu_ps(k & e[1], x + t + 1));
+	}
+#else
+	for (int t = 0; t < n; t++) {
+		int b = t % 16;
+
+		d0[t] = edge[t / 16][0] >> b & 1 ? x[t - 1] : 0.0f;
+		d1[t] = x[t];
+		d2[t] = edge[t / 16][1] >> b & 1 ? x[t + 1] : 0.0f;
+	}
+#endif
+}
+
+/* out (B, K, OH, OW) = the conv of in (B, C, H, W), filters given as at (C*kk, K),
+ * + add (as out) when add is not NULL */
 static void conv_direct(float *out, const float *in, const float *at, const float *bias,
-			const struct nn_conv_shape *s, float *ws)
+			const struct nn_conv_shape *s, float *ws, const float *add)
 {
 	const int C = s->C, K = s->K, H = s->H, W = s->W, P = s->pad, kw = s->kw;
 	const int Hp = H + 2 * P, OW = s->OW, OHW = s->OH * s->OW;
 	const size_t cs = (size_t)Hp * OW;	/* one copy */
 	struct nn_gemm_rows rows = { .p = ws, .ps = kw * cs, .rs = (size_t)OW, .qs = cs,
 				     .nc = C, .kh = s->kh, .kw = kw };
+	uint16_t (*edge)[2] = (uint16_t (*)[2])(ws + C * kw * cs);
 
+	if (direct_same3(s))
+		plane_edges(edge, H * W, W);
 	/* the padding: the same zeros for every sample, laid down once */
 	nn_fzero(ws, (int)(C * kw * cs));
 	for (int n = 0; n < s->B; n++) {
 		const float *x = in + (size_t)n * C * H * W;
 
-		for (int c = 0; c < C; c++)
-			for (int j = 0; j < kw; j++) {
-				float *d = ws + ((size_t)c * kw + j) * cs + (size_t)P * OW;
-				const float *xc = x + (size_t)c * H * W;
+		for (int c = 0; c < C; c++) {
+			float *d = ws + (size_t)c * kw * cs + (size_t)P * OW;
+			const float *xc = x + (size_t)c * H * W;
+
+			if (direct_same3(s)) {
+				copy_shifted3(d, d + cs, d + 2 * cs, xc, H * W,
+					      (const uint16_t (*)[2])edge);
+				continue;
+			}
+			for (int j = 0; j < kw; j++, d += cs) {
 				/* columns ow with input column ow + j - P in [0, W) */
 				int ow0 = P - j > 0 ? P - j : 0;
 				int ow1 = W + P - j < OW ? W + P - j : OW;
@@ -73,7 +141,9 @@ static void conv_direct(float *out, const float *in, const float *at, const floa
 					nn_fcopy(d + (size_t)h * OW + ow0, xc + (size_t)h * W + ow0 + j - P,
 						 ow1 - ow0);
 			}
-		nn_cpu_gemm_rows(out + (size_t)n * K * OHW, (size_t)OHW, at, &rows, K, OHW, bias, 0);
+		}
+		nn_cpu_gemm_rows(out + (size_t)n * K * OHW, (size_t)OHW, at, &rows, K, OHW, bias, 0,
+				 add ? add + (size_t)n * K * OHW : NULL);
 	}
 }
 
@@ -115,7 +185,7 @@ void nn_cpu_conv_fwd(struct nn_backend *be, float *out, const float *in, const f
 
 	nn_cpu_transpose(wt, w, s->K, CKK);
 	if (conv_is_direct(s)) {
-		conv_direct(out, in, wt, b, s, col);
+		conv_direct(out, in, wt, b, s, col, NULL);
 		return;
 	}
 	for (int n = 0; n < s->B; n++) {
@@ -142,9 +212,9 @@ static void conv_bias_grad(float *db, const float *dout, const struct nn_conv_sh
 
 /* din of a same (or direct) conv: the forward conv of dout with filters (C, K, kh, kw)
  * that are w transposed and flipped in space; given to the gemm transposed:
- * (K*kh*kw, C) */
+ * (K*kh*kw, C).  + add when add is not NULL. */
 static void conv_same_input_grad(float *din, const float *dout, const float *w,
-				 const struct nn_conv_shape *s, float *ws)
+				 const struct nn_conv_shape *s, float *ws, const float *add)
 {
 	const int kk = s->kh * s->kw, HW = s->H * s->W;
 	struct nn_conv_shape t;
@@ -156,17 +226,22 @@ static void conv_same_input_grad(float *din, const float *dout, const float *w,
 			for (int q = 0; q < kk; q++)
 				at[((size_t)k * kk + (kk - 1 - q)) * s->C + c] = w[((size_t)k * s->C + c) * kk + q];
 	if (NN_CPU_DIRECT) {
-		conv_direct(din, dout, at, NULL, &t, col);
+		conv_direct(din, dout, at, NULL, &t, col, add);
 		return;
 	}
 	for (int n = 0; n < s->B; n++) {
 		nn_cpu_im2col(col, HW, dout + (size_t)n * s->K * HW, &t);	/* t is a same conv */
 		nn_cpu_gemm_at(din + (size_t)n * s->C * HW, HW, at, col, HW, s->C, HW, s->K * kk, NULL, 0);
 	}
+	if (add)
+		nn_fadd(din, add, s->B * s->C * HW);
 }
 
-void nn_cpu_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, const float *dout,
-		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws)
+/* conv_bwd, and din += add when add is not NULL: in the store of din's tiles when the
+ * input gradient is a direct conv, else as add_fwd would, after it (x + y == y + x) */
+void nn_cpu_conv_bwd_add(struct nn_backend *be, float *din, const float *add, float *dw,
+			 float *db, const float *dout, const float *in, const float *w,
+			 const struct nn_conv_shape *s, float *ws)
 {
 	const int CKK = s->C * s->kh * s->kw, OHW = s->OH * s->OW;
 	const size_t in_sz = (size_t)s->C * s->H * s->W, out_sz = (size_t)s->K * OHW;
@@ -178,7 +253,7 @@ void nn_cpu_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, co
 	if (!din)
 		return;
 	if (nn_cpu_conv_is_same(s) || conv_is_direct(s)) {
-		conv_same_input_grad(din, dout, w, s, ws);
+		conv_same_input_grad(din, dout, w, s, ws, add);
 		return;
 	}
 	/* dcol (CKK, OHW) = w^T dout: w (K, CKK) is already w^T transposed.  (A pointwise
@@ -187,4 +262,12 @@ void nn_cpu_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, co
 		nn_cpu_gemm_at(ws, OHW, w, dout + n * out_sz, OHW, CKK, OHW, s->K, NULL, 0);
 		nn_cpu_col2im(din + n * in_sz, ws, OHW, s);
 	}
+	if (add)
+		nn_fadd(din, add, (int)(s->B * in_sz));
+}
+
+void nn_cpu_conv_bwd(struct nn_backend *be, float *din, float *dw, float *db, const float *dout,
+		     const float *in, const float *w, const struct nn_conv_shape *s, float *ws)
+{
+	nn_cpu_conv_bwd_add(be, din, NULL, dw, db, dout, in, w, s, ws);
 }

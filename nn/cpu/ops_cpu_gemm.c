@@ -6,20 +6,16 @@
  * at each step are adjacent.  B's rows need not be materialised: row (c, i, j) may be
  * any p + c*ps + i*rs + j (struct nn_gemm_rows), which is a zero-padded input plane
  * shifted by (i, j), so a same conv reads its input in place instead of an im2col
- * copy nine times its size.  The AVX-512 kernel keeps an MR x 32 tile of C in
- * registers; without AVX-512 sgemm (or plain loops) does the work. */
+ * copy nine times its size.  The AVX-512 kernels keep a tile of C (mr rows x nv
+ * vectors) in registers; without AVX-512 sgemm (or plain loops) does the work. */
 #include <cblas.h>
 #include "nn/cpu/cpu.h"
 
 #ifdef __AVX512F__
 #include <immintrin.h>
 
-/* Columns per tile: NV vectors of 16 (8 x 48 measured 10-40% faster than 8 x 32 on
- * resnet's shapes: fewer broadcasts per FMA) */
-#define NV 3
-
 /* One row of B (at b) times mr values of A (a[m * am]) into the accumulators, nv vectors */
-#define GEMM_STEP(mr, nv, am)								\
+#define GEMM_STEP(mr, nv, am)							\
 	do {									\
 		__m512 bv[nv];							\
 										\
@@ -43,7 +39,8 @@
 #define GEMM_KERNEL(mr, nv, sfx, AM)						\
 static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, size_t am,	\
 					 size_t ar, const struct nn_gemm_rows *B, int j0,	\
-					 int N, const float *bias, int acc)	\
+					 int N, const float *bias, int acc,	\
+					 const float *add)			\
 {										\
 	(void)am;								\
 	for (int j = j0; j < N; j += 16 * nv) {					\
@@ -68,16 +65,23 @@ static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, 
 			const float *b = B->p + j;				\
 										\
 			for (int r = 0; r < B->nc; r++, b += B->ps, a += ar)	\
-				GEMM_STEP(mr, nv, AM);				\
+				GEMM_STEP(mr, nv, AM);			\
 		} else {							\
 			for (int ci = 0; ci < B->nc; ci++)			\
 			for (int i = 0; i < B->kh; i++) {			\
 				const float *b = B->p + ci * B->ps + i * B->rs + j;	\
 										\
 				for (int q = 0; q < B->kw; q++, b += B->qs, a += ar)	\
-					GEMM_STEP(mr, nv, AM);			\
+					GEMM_STEP(mr, nv, AM);		\
 			}							\
 		}								\
+		if (add)							\
+			_Pragma("GCC unroll 16")				\
+			for (int m = 0; m < mr; m++)				\
+				_Pragma("GCC unroll 4")				\
+				for (int v = 0; v < nv; v++)			\
+					c[m][v] = _mm512_add_ps(c[m][v],	\
+						_mm512_maskz_loadu_ps(kv[v], add + m * ldc + j + 16 * v));	\
 		_Pragma("GCC unroll 16")					\
 		for (int m = 0; m < mr; m++)					\
 			_Pragma("GCC unroll 4")					\
@@ -86,65 +90,79 @@ static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, 
 	}									\
 }
 
-#define GEMM_KERNELS(mr)							\
-	GEMM_KERNEL(mr, NV, , 1) GEMM_KERNEL(mr, 2, , 1) GEMM_KERNEL(mr, 1, , 1)	\
-	GEMM_KERNEL(mr, NV, _s, am) GEMM_KERNEL(mr, 2, _s, am) GEMM_KERNEL(mr, 1, _s, am)
-GEMM_KERNELS(8)
-GEMM_KERNELS(4)
-GEMM_KERNELS(2)
-GEMM_KERNELS(1)
+/* The tiles.  With A given transposed (the conv and its input gradient, N = a plane:
+ * 1024, 256, 64 in resnet) 4 rows x 64 columns cover a plane in whole tiles, where
+ * 8 x 48 needed a one-vector tile for each plane's last 16 columns: about 1% faster on
+ * resnet's convs (and a 4 x 64 kernel alone runs at 97-99% of the FMA peak).  With A
+ * read in place (the weight gradient, N = kw*C: 48, 96, 192) 8 x 48 runs at 90-98%;
+ * 64 columns would mask a quarter of the lanes at N = 48. */
+#define GEMM_KERNELS_NV(mr, sfx, AM)						\
+	GEMM_KERNEL(mr, 1, sfx, AM) GEMM_KERNEL(mr, 2, sfx, AM) GEMM_KERNEL(mr, 3, sfx, AM)
+GEMM_KERNELS_NV(4, , 1) GEMM_KERNEL(4, 4, , 1)
+GEMM_KERNELS_NV(2, , 1) GEMM_KERNEL(2, 4, , 1)
+GEMM_KERNELS_NV(1, , 1) GEMM_KERNEL(1, 4, , 1)
+GEMM_KERNELS_NV(8, _s, am)
+GEMM_KERNELS_NV(4, _s, am)
+GEMM_KERNELS_NV(2, _s, am)
+GEMM_KERNELS_NV(1, _s, am)
 
-/* Rows [i, i+mr) of C: the columns in tiles of 16*NV, and a last tile of one or two
- * vectors when that is all that is left.  A masked lane costs as much as a used one.
- * Each column sums in the same order whatever its tile, so the split changes no bits. */
-#define GEMM_ROWS(mr, sfx)							\
-	for (; i + mr <= M; i += mr) {						\
-		const float *ai = a + i * am, *bi = bias ? bias + i : NULL;	\
-										\
-		gemm_kernel_##mr##_##NV##sfx(C + i * ldc, ldc, ai, am, ar, B, 0, full, bi,	\
-					     accumulate);			\
-		if (rest > 16)							\
-			gemm_kernel_##mr##_2##sfx(C + i * ldc, ldc, ai, am, ar, B, full, N, bi,	\
-						  accumulate);			\
-		else if (rest > 0)						\
-			gemm_kernel_##mr##_1##sfx(C + i * ldc, ldc, ai, am, ar, B, full, N, bi,	\
-						  accumulate);			\
-	}
+typedef void gemm_kernel_fn(float *C, size_t ldc, const float *a0, size_t am, size_t ar,
+			    const struct nn_gemm_rows *B, int j0, int N, const float *bias,
+			    int acc, const float *add);
 
-/* The column split: rest, the columns after the tiles of 16*NV, as full..N */
-static void gemm_split(int N, int *full, int *rest)
+/* A kernel set: row blocks of mr[b] rows (largest first, the last 1), each with its
+ * kernels k[b][nv] for tiles of nv vectors, nv <= NVMAX */
+#define NVMAX 4
+struct gemm_tiles {
+	int nv, nmr, mr[4];
+	gemm_kernel_fn *k[4][NVMAX + 1];
+};
+
+#define KSET(mr, sfx) NULL, gemm_kernel_##mr##_1##sfx, gemm_kernel_##mr##_2##sfx,	\
+		      gemm_kernel_##mr##_3##sfx
+static const struct gemm_tiles tiles_at = {
+	.nv = 4, .nmr = 3, .mr = { 4, 2, 1 },
+	.k = { { KSET(4, ), gemm_kernel_4_4 }, { KSET(2, ), gemm_kernel_2_4 },
+	       { KSET(1, ), gemm_kernel_1_4 } },
+};
+static const struct gemm_tiles tiles_s = {
+	.nv = 3, .nmr = 4, .mr = { 8, 4, 2, 1 },
+	.k = { { KSET(8, _s) }, { KSET(4, _s) }, { KSET(2, _s) }, { KSET(1, _s) } },
+};
+
+/* Rows of C in blocks of t->mr, the columns in tiles of 16*nv and a last tile of as
+ * many vectors as are left (a masked lane costs as much as a used one).  Each column
+ * sums in the same order whatever its tile, so the split changes no bits. */
+static void gemm_tiled(const struct gemm_tiles *t, float *C, size_t ldc, const float *a,
+		       size_t am, size_t ar, const struct nn_gemm_rows *B, int M, int N,
+		       const float *bias, int accumulate, const float *add)
 {
-	*rest = N % (16 * NV);
-	*full = N - *rest;
-	if (*rest > 32)
-		*full = N, *rest = 0;	/* three vectors: the last tile of 16*NV, masked */
+	int rest = N % (16 * t->nv), full = N - rest, tail = (rest + 15) / 16, i = 0;
+
+	for (int b = 0; b < t->nmr; b++)
+		for (; i + t->mr[b] <= M; i += t->mr[b]) {
+			const float *ai = a + i * am, *bi = bias ? bias + i : NULL;
+			const float *di = add ? add + i * ldc : NULL;
+
+			if (full)
+				t->k[b][t->nv](C + i * ldc, ldc, ai, am, ar, B, 0, full, bi,
+					       accumulate, di);
+			if (tail)
+				t->k[b][tail](C + i * ldc, ldc, ai, am, ar, B, full, N, bi,
+					      accumulate, di);
+		}
 }
 
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
-		      int M, int N, const float *bias, int accumulate)
+		      int M, int N, const float *bias, int accumulate, const float *add)
 {
-	const float *a = at;
-	size_t am = 1, ar = (size_t)M;
-	int rest, full, i = 0;
-
-	gemm_split(N, &full, &rest);
-	GEMM_ROWS(8, )
-	GEMM_ROWS(4, )
-	GEMM_ROWS(2, )
-	GEMM_ROWS(1, )
+	gemm_tiled(&tiles_at, C, ldc, at, 1, (size_t)M, B, M, N, bias, accumulate, add);
 }
 
 void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t ar,
 			const struct nn_gemm_rows *B, int M, int N, int accumulate)
 {
-	const float *bias = NULL;
-	int rest, full, i = 0;
-
-	gemm_split(N, &full, &rest);
-	GEMM_ROWS(8, _s)
-	GEMM_ROWS(4, _s)
-	GEMM_ROWS(2, _s)
-	GEMM_ROWS(1, _s)
+	gemm_tiled(&tiles_s, C, ldc, a, am, ar, B, M, N, NULL, accumulate, NULL);
 }
 
 void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
@@ -152,7 +170,7 @@ void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_
 {
 	struct nn_gemm_rows rows = { .p = B, .ps = ldb, .nc = Kd, .kh = 1, .kw = 1 };
 
-	nn_cpu_gemm_rows(C, ldc, at, &rows, M, N, bias, accumulate);
+	nn_cpu_gemm_rows(C, ldc, at, &rows, M, N, bias, accumulate, NULL);
 }
 
 /* C[i][j] (+)= sum_t A[i][t] B[j][t] for i < mi, j < nj: mi x nj dot products of
@@ -316,13 +334,17 @@ void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a0, size_t am, size_t
 }
 
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,
-		      int M, int N, const float *bias, int accumulate)
+		      int M, int N, const float *bias, int accumulate, const float *add)
 {
 	if (bias && !accumulate)
 		for (int m = 0; m < M; m++)
 			for (int t = 0; t < N; t++)
 				C[m * ldc + t] = bias[m];
 	nn_cpu_gemm_rows_a(C, ldc, at, 1, (size_t)M, B, M, N, accumulate || bias);
+	if (add)
+		for (int m = 0; m < M; m++)
+			for (int t = 0; t < N; t++)
+				C[m * ldc + t] += add[m * ldc + t];
 }
 
 void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,

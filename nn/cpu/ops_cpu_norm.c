@@ -67,10 +67,34 @@ static void bn_sums(const float *restrict x, int B, size_t stride, int HW, doubl
 		*sq = tq;
 }
 
-/* y = x * a + c over the B rows of one channel, then relu when asked */
-static void bn_affine(float *restrict y, const float *restrict x, int B, size_t stride,
-		      int HW, float a, float c, int relu)
+/* y = x * a + c over the B rows of one channel, + res when res is not NULL (the rows of
+ * a residual, as y), then relu when asked: each step rounded as the separate ops did */
+static void bn_affine(float *restrict y, const float *restrict x, const float *restrict res,
+		      int B, size_t stride, int HW, float a, float c, int relu)
 {
+	if (res) {
+		for (int n = 0; n < B; n++) {
+			const float *restrict r = x + (size_t)n * stride;
+			const float *restrict s = res + (size_t)n * stride;
+			float *restrict o = y + (size_t)n * stride;
+			int t = 0;
+
+			for (; t + NN_CPU_VL <= HW; t += NN_CPU_VL)
+				for (int j = 0; j < NN_CPU_VL; j++) {
+					float v = r[t + j] * a + c;
+
+					v = v + s[t + j];
+					o[t + j] = v > 0.0f ? v : 0.0f;
+				}
+			for (; t < HW; t++) {
+				float v = r[t] * a + c;
+
+				v = v + s[t];
+				o[t] = v > 0.0f ? v : 0.0f;
+			}
+		}
+		return;
+	}
 	if (relu) {
 		for (int n = 0; n < B; n++) {
 			const float *restrict r = x + (size_t)n * stride;
@@ -105,9 +129,10 @@ static void bn_affine(float *restrict y, const float *restrict x, int B, size_t 
 	}
 }
 
-static void bn_fwd(float *out, const float *in, const float *gamma, const float *beta,
-		   float *run_mean, float *run_var, float *save_mean, float *save_invstd,
-		   int B, int C, int HW, float momentum, float eps, int train, int relu)
+static void bn_fwd(float *out, const float *in, const float *res, const float *gamma,
+		   const float *beta, float *run_mean, float *run_var, float *save_mean,
+		   float *save_invstd, int B, int C, int HW, float momentum, float eps,
+		   int train, int relu)
 {
 	const double N = (double)B * HW;
 	const size_t stride = (size_t)C * HW;
@@ -129,8 +154,8 @@ static void bn_fwd(float *out, const float *in, const float *gamma, const float 
 		}
 		double a = gamma[c] * invstd;
 
-		bn_affine(out + (size_t)c * HW, x, B, stride, HW, (float)a,
-			  (float)(beta[c] - mean * a), relu);
+		bn_affine(out + (size_t)c * HW, x, res ? res + (size_t)c * HW : NULL, B, stride,
+			  HW, (float)a, (float)(beta[c] - mean * a), relu);
 	}
 }
 
@@ -139,7 +164,7 @@ void nn_cpu_bn_fwd(struct nn_backend *be, float *out, const float *in, const flo
 		   float *save_invstd, int B, int C, int HW, float momentum, float eps,
 		   int train)
 {
-	bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
+	bn_fwd(out, in, NULL, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
 	       momentum, eps, train, 0);
 }
 
@@ -148,7 +173,16 @@ void nn_cpu_bn_relu_fwd(struct nn_backend *be, float *out, const float *in, cons
 			float *save_invstd, int B, int C, int HW, float momentum, float eps,
 			int train)
 {
-	bn_fwd(out, in, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
+	bn_fwd(out, in, NULL, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
+	       momentum, eps, train, 1);
+}
+
+void nn_cpu_bn_add_relu_fwd(struct nn_backend *be, float *out, const float *in,
+			    const float *res, const float *gamma, const float *beta,
+			    float *run_mean, float *run_var, float *save_mean, float *save_invstd,
+			    int B, int C, int HW, float momentum, float eps, int train)
+{
+	bn_fwd(out, in, res, gamma, beta, run_mean, run_var, save_mean, save_invstd, B, C, HW,
 	       momentum, eps, train, 1);
 }
 

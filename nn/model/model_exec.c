@@ -18,6 +18,26 @@ static void pool_shape(struct nn_pool_shape *s, const struct nn_node *n,
 	nn_pool_shape_init(s, B, x->C, x->H, x->W, n->k, n->stride, n->pad);
 }
 
+/* Batch norm node n's forward into out: with res, relu(bn + res) (n->fuse_add: the
+ * add and relu after it), else with its fused relu if any */
+static void bn_forward(struct nn_model *m, const struct nn_node *n, float *out,
+		       const float *res, int B, bool train)
+{
+	struct nn_backend *be = m->be;
+	const struct nn_ops *o = be->ops;
+	const float *P = m->exec->params, *x = m->nodes[n->in[0]].y;
+	float *save = (float *)m->exec->arena + n->save, *st = m->exec->state + n->st;
+
+	if (res)
+		o->bn_add_relu_fwd(be, out, x, res, P + n->w, P + n->b, st, st + n->C, save,
+				   save + n->C, B, n->C, n->H * n->W, BN_MOMENTUM, BN_EPS, train);
+	else
+		(n->fuse_relu ? o->bn_relu_fwd : o->bn_fwd)(be, out, x, P + n->w, P + n->b, st,
+							     st + n->C, save, save + n->C, B,
+							     n->C, n->H * n->W, BN_MOMENTUM,
+							     BN_EPS, train);
+}
+
 static void forward_node(struct nn_model *m, struct nn_node *n, const float *x,
 			 const int32_t *tokens, int B, bool train)
 {
@@ -42,15 +62,10 @@ static void forward_node(struct nn_model *m, struct nn_node *n, const float *x,
 			    m->exec->ws);
 		break;
 	}
-	case NN_BN: {
-		float *save = arena + n->save;
-		(n->fuse_relu ? o->bn_relu_fwd : o->bn_fwd)(be, n->y, a->y, P + n->w, P + n->b,
-							     m->exec->state + n->st,
-							     m->exec->state + n->st + n->C, save,
-							     save + n->C, B, n->C, n->H * n->W,
-							     BN_MOMENTUM, BN_EPS, train);
+	case NN_BN:
+		if (!n->fuse_add)	/* else its add runs it */
+			bn_forward(m, n, n->y, NULL, B, train);
 		break;
-	}
 	case NN_RELU:
 		if (!n->fused)	/* else done by its producer, in place */
 			o->relu_fwd(be, n->y, a->y, nb);
@@ -74,8 +89,11 @@ static void forward_node(struct nn_model *m, struct nn_node *n, const float *x,
 		o->linear_fwd(be, n->y, a->y, P + n->w, P + n->b, B, (int)a->size, n->C);
 		break;
 	case NN_ADD:
-		(n->fuse_relu ? o->add_relu_fwd : o->add_fwd)(be, n->y, a->y, m->nodes[n->in[1]].y,
-							      nb);
+		if (a->fuse_add)
+			bn_forward(m, a, n->y, m->nodes[n->in[1]].y, B, train);
+		else
+			(n->fuse_relu ? o->add_relu_fwd : o->add_fwd)(be, n->y, a->y,
+								      m->nodes[n->in[1]].y, nb);
 		break;
 	case NN_EMBED:
 		o->embed_fwd(be, n->y, tokens, P + n->w, B, n->T, n->D);
@@ -188,6 +206,7 @@ static void backward_node(struct nn_model *m, struct nn_node *n, const uint8_t *
 	bool own = n->layer >= 0 && (!need || need[n->layer]);
 	float *dw = own ? G + n->w : NULL;
 	float *db = own && n->b != NN_NONE ? G + n->b : NULL;
+	int summed = 0;		/* inputs [0, summed) got their gradient sum from the op */
 
 	switch (n->kind) {
 	case NN_INPUT:
@@ -196,8 +215,15 @@ static void backward_node(struct nn_model *m, struct nn_node *n, const uint8_t *
 		break;		/* pass-through: the plan shares the slot */
 	case NN_CONV: {
 		struct nn_conv_shape s;
+		const struct nn_delivery *d = &n->dl[0];
 		conv_shape(&s, n, a, B);
-		o->conv_bwd(be, din(m, n, 0), dw, db, dout, a->y, P + n->w, &s, e->ws);
+		if (o->conv_bwd_add && d->acc_to >= 0 && a->needg) {
+			/* the input's gradient summed as it is stored */
+			o->conv_bwd_add(be, e->slot[d->acc_to], e->slot[d->acc_a], dw, db, dout,
+					a->y, P + n->w, &s, e->ws);
+			summed = 1;
+		} else
+			o->conv_bwd(be, din(m, n, 0), dw, db, dout, a->y, P + n->w, &s, e->ws);
 		break;
 	}
 	case NN_BN: {
@@ -249,7 +275,7 @@ static void backward_node(struct nn_model *m, struct nn_node *n, const uint8_t *
 		break;
 	}
 	}
-	for (int j = 0; j < 2; j++) {
+	for (int j = summed; j < 2; j++) {
 		const struct nn_delivery *d = &n->dl[j];
 		if (d->acc_to < 0 || !m->nodes[n->in[j]].needg)
 			continue;

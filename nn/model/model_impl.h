@@ -6,7 +6,8 @@
  *   input node is the caller's x, flatten is its input's buffer, and a relu whose input
  *   has no other consumer runs in place (conv, bn and linear backward need their input,
  *   add backward nothing, so the overwritten value is never needed); such a relu after
- *   bn or add is fused into it when the backend has the fused op (see fuse_relu);
+ *   bn or add is fused into it when the backend has the fused op (see fuse_relu), and
+ *   a bn into the add and relu that end a residual block (see fuse_add);
  * - output gradients live in a small pool of equal slots, assigned once at init by
  *   simulating the backward pass with reference counts: add and flatten pass their
  *   gradient through by sharing the slot, a node with several consumers sums their
@@ -57,6 +58,9 @@ struct nn_node {
 	 * its gradient passes through, bn_relu_bwd masks it) */
 	bool fuse_relu;
 	int fused;
+	/* a bn whose only reader is an add (its first input) that a relu is fused into:
+	 * the add runs the three as bn_add_relu_fwd, and the bn has no output buffer */
+	bool fuse_add;
 	struct nn_delivery dl[2];
 
 	/* run time */

@@ -86,6 +86,30 @@ static int plan_grads(struct nn_node *nodes, int nnodes, struct pool *p)
 	return 0;
 }
 
+/* The node that reads node i's output, when that is its only reader; else -1 */
+static int sole_reader(const struct nn_node *nodes, int nnodes, int i)
+{
+	if (nodes[i].consumers != 1)
+		return -1;
+	for (int t = i + 1; t < nnodes; t++)
+		if (nodes[t].in[0] == i || nodes[t].in[1] == i)
+			return t;
+	return -1;
+}
+
+/* Whether bn node i's only reader is an add, as its first input, whose only reader is
+ * a relu that the add will apply (add_relu_fwd: the relu case below), on a backend with
+ * bn_add_relu_fwd: a residual block's end in one pass */
+static bool bn_fuses_into_add(const struct nn_node *nodes, int nnodes, int i,
+			      const struct nn_ops *ops)
+{
+	int a = sole_reader(nodes, nnodes, i);
+	int r = a >= 0 ? sole_reader(nodes, nnodes, a) : -1;
+
+	return ops->bn_add_relu_fwd && ops->add_relu_fwd && a >= 0 &&
+	       nodes[a].kind == NN_ADD && nodes[a].in[0] == i && r >= 0 && nodes[r].kind == NN_RELU;
+}
+
 int nn_model_plan(struct nn_node *nodes, int nnodes, struct nn_backend *be,
 		  int batch_cap, struct nn_plan_out *o)
 {
@@ -102,6 +126,7 @@ int nn_model_plan(struct nn_node *nodes, int nnodes, struct nn_backend *be,
 		n->out = n->save = n->extra = NN_NONE;
 		n->fuse_relu = false;
 		n->fused = 0;
+		n->fuse_add = false;
 		switch (n->kind) {
 		case NN_INPUT:
 		case NN_FLATTEN:
@@ -132,7 +157,9 @@ int nn_model_plan(struct nn_node *nodes, int nnodes, struct nn_backend *be,
 			break;
 		}
 		case NN_BN:
-			n->out = take(&top, cap * n->size);
+			n->fuse_add = bn_fuses_into_add(nodes, nnodes, i, ops);
+			if (!n->fuse_add)
+				n->out = take(&top, cap * n->size);
 			n->save = take(&top, 2 * (size_t)n->C);
 			break;
 		case NN_MAXPOOL:
