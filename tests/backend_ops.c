@@ -866,6 +866,9 @@ static void all_ops(struct suite *su)
 		{ 1, 3, 28, 28, 6, 5, 1, 2 }, { 3, 2, 7, 9, 2, 7, 3, 2 },
 		/* K >= 32 with odd sizes: the CPU's channel-last paths and their edges */
 		{ 1, 5, 7, 9, 33, 3, 1, 1 }, { 2, 17, 5, 6, 40, 3, 2, 2 }, { 1, 19, 9, 7, 35, 5, 1, 2 },
+		/* 3x3 same convs whose planes are not whole tiles of 64 columns (fashion-mnist's
+		 * 28x28 and 14x14, and not square): the CPU's in-place conv across tiles */
+		{ 2, 3, 28, 28, 8, 3, 1, 1 }, { 1, 6, 14, 14, 9, 3, 1, 1 }, { 1, 4, 12, 13, 5, 3, 1, 1 },
 	};
 	struct nn_conv_shape cs;
 	for (size_t t = 0; t < sizeof(conv) / sizeof(conv[0]); t++) {

@@ -21,6 +21,21 @@ struct nn_gemm_rows {
 	size_t ps, rs, qs;
 	int nc, kh, kw;
 };
+/* The implicit matrix B of a 3x3 same conv (stride 1, pad 1) over one zero-padded copy
+ * of its input: planes of H+2 rows (a zero row above and below) W wide, ps floats
+ * apart, from p on; row (c, i, j) of B is plane c from row i on read at a column shift
+ * of j - 1, with the lanes that cross a row's edge 0: edge[t][0] (j = 0) and edge[t][1]
+ * (j = 2) clear them in column vector t (columns 16t..16t+15). */
+struct nn_gemm_same3 {
+	const float *p;
+	size_t ps;
+	int W, nc;
+	const uint16_t (*edge)[2];
+};
+/* C (M, N) = A B + bias (or 0), then + add (as C) unless NULL, A given transposed as for
+ * nn_cpu_gemm_rows; reads B's planes from 16 floats before p to 32 after the last */
+void nn_cpu_gemm_same3(float *C, size_t ldc, const float *at, const struct nn_gemm_same3 *B,
+		       int M, int N, const float *bias, const float *add);
 /* C (M, N) = A B (+ bias, or accumulate) as nn_cpu_gemm_at, with B given by its rows;
  * then + add (M, N; rows ldc apart) when add is not NULL, as C's tiles are stored */
 void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gemm_rows *B,

@@ -38,10 +38,9 @@ static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_
  * on resnet's 8x8 planes, and a compaction copy afterwards; kw copies of the input
  * cost far less than that.)  Layout (C, kw, H+2p, OW).
  *
- * A 3x3 same conv (resnet's) makes its three copies a whole plane at a time, each a
- * shifted read of the input with the lanes that cross a row's edge masked to zero
- * (planes of 8x8 would otherwise take 8 row copies each); the masks, two per vector of
- * the plane, are the same for every plane and follow the copies in ws. */
+ * A 3x3 same conv (resnet's) needs only the unshifted copy, (C, H+2, W): the gemm makes
+ * the shifted rows in registers (nn_cpu_gemm_same3).  16 floats of slack before the
+ * copy and 32 after keep its loads inside ws; the row-edge masks follow. */
 static int direct_same3(const struct nn_conv_shape *s)
 {
 	return s->kw == 3 && s->pad == 1 && s->OW == s->W;
@@ -54,8 +53,9 @@ static size_t edge_floats(const struct nn_conv_shape *s)
 
 static size_t direct_ws(const struct nn_conv_shape *s)
 {
-	return (size_t)s->C * s->kw * (s->H + 2 * s->pad) * s->OW +
-	       (direct_same3(s) ? edge_floats(s) : 0);
+	if (direct_same3(s))
+		return 16 + (size_t)s->C * (s->H + 2) * s->W + 32 + edge_floats(s);
+	return (size_t)s->C * s->kw * (s->H + 2 * s->pad) * s->OW;
 }
 
 /* edge[t][0] clears the lanes of vector t (columns 16t..16t+15 of an n-float plane w
@@ -75,29 +75,26 @@ static void plane_edges(uint16_t (*edge)[2], int n, int w)
 	}
 }
 
-/* d0, d1, d2 = x (n floats) read at column shifts -1, 0, 1, zero across row edges */
-static void copy_shifted3(float *d0, float *d1, float *d2, const float *x, int n,
-			  const uint16_t (*edge)[2])
+/* conv_direct of a 3x3 same conv: one padded copy per sample */
+static void conv_same3(float *out, const float *in, const float *at, const float *bias,
+		       const struct nn_conv_shape *s, float *ws, const float *add)
 {
-#ifdef __AVX512F__
-	for (int t = 0; t < n; t += 16) {
-		__mmask16 k = n - t >= 16 ? 0xffff : (__mmask16)((1u << (n - t)) - 1);
-		const uint16_t *e = edge[t / 16];
+	const int C = s->C, K = s->K, HW = s->H * s->W;
+	const size_t ps = (size_t)(s->H + 2) * s->W, planes = 16 + C * ps + 32;
+	uint16_t (*edge)[2] = (uint16_t (*)[2])(ws + planes);
+	struct nn_gemm_same3 rows = { .p = ws + 16, .ps = ps, .W = s->W, .nc = C,
+				      .edge = (const uint16_t (*)[2])edge };
 
-		/* masked lanes are not read: x[-1] and x[n] are never touched */
-		_mm512_mask_storeu_ps(d0 + t, k, _mm512_maskz_loadu_ps(k & e[0], x + t - 1));
-		_mm512_mask_storeu_ps(d1 + t, k, _mm512_maskz_loadu_ps(k, x + t));
-		_mm512_mask_storeu_ps(d2 + t, k, _mm512_maskz_loadu_ps(k & e[1], x + t + 1));
-	}
-#else
-	for (int t = 0; t < n; t++) {
-		int b = t % 16;
+	plane_edges(edge, HW, s->W);
+	nn_fzero(ws, (int)planes);	/* the padding rows and slack, once */
+	for (int n = 0; n < s->B; n++) {
+		const float *x = in + (size_t)n * C * HW;
 
-		d0[t] = edge[t / 16][0] >> b & 1 ? x[t - 1] : 0.0f;
-		d1[t] = x[t];
-		d2[t] = edge[t / 16][1] >> b & 1 ? x[t + 1] : 0.0f;
+		for (int c = 0; c < C; c++)
+			nn_fcopy(ws + 16 + c * ps + s->W, x + (size_t)c * HW, HW);
+		nn_cpu_gemm_same3(out + (size_t)n * K * HW, (size_t)HW, at, &rows, K, HW, bias,
+				  add ? add + (size_t)n * K * HW : NULL);
 	}
-#endif
 }
 
 /* out (B, K, OH, OW) = the conv of in (B, C, H, W), filters given as at (C*kk, K),
@@ -110,25 +107,20 @@ static void conv_direct(float *out, const float *in, const float *at, const floa
 	const size_t cs = (size_t)Hp * OW;	/* one copy */
 	struct nn_gemm_rows rows = { .p = ws, .ps = kw * cs, .rs = (size_t)OW, .qs = cs,
 				     .nc = C, .kh = s->kh, .kw = kw };
-	uint16_t (*edge)[2] = (uint16_t (*)[2])(ws + C * kw * cs);
 
-	if (direct_same3(s))
-		plane_edges(edge, H * W, W);
+	if (direct_same3(s)) {
+		conv_same3(out, in, at, bias, s, ws, add);
+		return;
+	}
 	/* the padding: the same zeros for every sample, laid down once */
 	nn_fzero(ws, (int)(C * kw * cs));
 	for (int n = 0; n < s->B; n++) {
 		const float *x = in + (size_t)n * C * H * W;
 
-		for (int c = 0; c < C; c++) {
-			float *d = ws + (size_t)c * kw * cs + (size_t)P * OW;
-			const float *xc = x + (size_t)c * H * W;
-
-			if (direct_same3(s)) {
-				copy_shifted3(d, d + cs, d + 2 * cs, xc, H * W,
-					      (const uint16_t (*)[2])edge);
-				continue;
-			}
-			for (int j = 0; j < kw; j++, d += cs) {
+		for (int c = 0; c < C; c++)
+			for (int j = 0; j < kw; j++) {
+				float *d = ws + ((size_t)c * kw + j) * cs + (size_t)P * OW;
+				const float *xc = x + (size_t)c * H * W;
 				/* columns ow with input column ow + j - P in [0, W) */
 				int ow0 = P - j > 0 ? P - j : 0;
 				int ow1 = W + P - j < OW ? W + P - j : OW;
@@ -141,7 +133,6 @@ static void conv_direct(float *out, const float *in, const float *at, const floa
 					nn_fcopy(d + (size_t)h * OW + ow0, xc + (size_t)h * W + ow0 + j - P,
 						 ow1 - ow0);
 			}
-		}
 		nn_cpu_gemm_rows(out + (size_t)n * K * OHW, (size_t)OHW, at, &rows, K, OHW, bias, 0,
 				 add ? add + (size_t)n * K * OHW : NULL);
 	}

@@ -14,14 +14,9 @@
 #ifdef __AVX512F__
 #include <immintrin.h>
 
-/* One row of B (at b) times mr values of A (a[m * am]) into the accumulators, nv vectors */
-#define GEMM_STEP(mr, nv, am)							\
+/* One row of B, the vectors bv, times mr values of A (a[m * am]) into the accumulators */
+#define GEMM_FMA(mr, nv, am, bv)						\
 	do {									\
-		__m512 bv[nv];							\
-										\
-		_Pragma("GCC unroll 4")						\
-		for (int v = 0; v < nv; v++)					\
-			bv[v] = _mm512_maskz_loadu_ps(kv[v], b + 16 * v);	\
 		_Pragma("GCC unroll 16")					\
 		for (int m = 0; m < mr; m++) {					\
 			__m512 av = _mm512_set1_ps(a[m * (am)]);		\
@@ -30,6 +25,17 @@
 			for (int v = 0; v < nv; v++)				\
 				c[m][v] = _mm512_fmadd_ps(av, bv[v], c[m][v]);	\
 		}								\
+	} while (0)
+
+/* One row of B (at b) times mr values of A (a[m * am]) into the accumulators, nv vectors */
+#define GEMM_STEP(mr, nv, am)							\
+	do {									\
+		__m512 bv[nv];							\
+										\
+		_Pragma("GCC unroll 4")						\
+		for (int v = 0; v < nv; v++)					\
+			bv[v] = _mm512_maskz_loadu_ps(kv[v], b + 16 * v);	\
+		GEMM_FMA(mr, nv, am, bv);					\
 	} while (0)
 
 /* C rows [0, mr) x columns [j0, N); A[m][r] = a[m * AM + r * ar].  Columns go 16*nv at a
@@ -94,17 +100,18 @@ static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, 
  * 1024, 256, 64 in resnet) 4 rows x 64 columns cover a plane in whole tiles, where
  * 8 x 48 needed a one-vector tile for each plane's last 16 columns: about 1% faster on
  * resnet's convs (and a 4 x 64 kernel alone runs at 97-99% of the FMA peak).  With A
- * read in place (the weight gradient, N = kw*C: 48, 96, 192) 8 x 48 runs at 90-98%;
- * 64 columns would mask a quarter of the lanes at N = 48. */
+ * read in place (the weight gradient, N = kw*C: 48, 96, 192) 8 x 48 runs at 90-98%, and
+ * 4 x 64 at N = 192 (106 -> 110 GFLOP/s); at N = 48 64 columns would mask a quarter of
+ * the lanes. */
 #define GEMM_KERNELS_NV(mr, sfx, AM)						\
 	GEMM_KERNEL(mr, 1, sfx, AM) GEMM_KERNEL(mr, 2, sfx, AM) GEMM_KERNEL(mr, 3, sfx, AM)
 GEMM_KERNELS_NV(4, , 1) GEMM_KERNEL(4, 4, , 1)
 GEMM_KERNELS_NV(2, , 1) GEMM_KERNEL(2, 4, , 1)
 GEMM_KERNELS_NV(1, , 1) GEMM_KERNEL(1, 4, , 1)
 GEMM_KERNELS_NV(8, _s, am)
-GEMM_KERNELS_NV(4, _s, am)
-GEMM_KERNELS_NV(2, _s, am)
-GEMM_KERNELS_NV(1, _s, am)
+GEMM_KERNELS_NV(4, _s, am) GEMM_KERNEL(4, 4, _s, am)
+GEMM_KERNELS_NV(2, _s, am) GEMM_KERNEL(2, 4, _s, am)
+GEMM_KERNELS_NV(1, _s, am) GEMM_KERNEL(1, 4, _s, am)
 
 typedef void gemm_kernel_fn(float *C, size_t ldc, const float *a0, size_t am, size_t ar,
 			    const struct nn_gemm_rows *B, int j0, int N, const float *bias,
@@ -128,6 +135,11 @@ static const struct gemm_tiles tiles_at = {
 static const struct gemm_tiles tiles_s = {
 	.nv = 3, .nmr = 4, .mr = { 8, 4, 2, 1 },
 	.k = { { KSET(8, _s) }, { KSET(4, _s) }, { KSET(2, _s) }, { KSET(1, _s) } },
+};
+static const struct gemm_tiles tiles_s64 = {
+	.nv = 4, .nmr = 3, .mr = { 4, 2, 1 },
+	.k = { { KSET(4, _s), gemm_kernel_4_4_s }, { KSET(2, _s), gemm_kernel_2_4_s },
+	       { KSET(1, _s), gemm_kernel_1_4_s } },
 };
 
 /* Rows of C in blocks of t->mr, the columns in tiles of 16*nv and a last tile of as
@@ -162,7 +174,111 @@ void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gem
 void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t ar,
 			const struct nn_gemm_rows *B, int M, int N, int accumulate)
 {
-	gemm_tiled(&tiles_s, C, ldc, a, am, ar, B, M, N, NULL, accumulate, NULL);
+	gemm_tiled(N % 64 ? &tiles_s : &tiles_s64, C, ldc, a, am, ar, B, M, N, NULL, accumulate,
+		   NULL);
+}
+
+/* The 3x3 same conv's form (struct nn_gemm_same3): per input channel and kernel row i,
+ * the padded plane's row i from column j on is loaded once, aligned, one vector more on
+ * each side, and the rows of shifts -1 and +1 are made from it in registers (valignd,
+ * the lanes across a row's edge zeroed by the same instruction): as fast as reading
+ * three shifted copies, which no longer need writing.  The same products in the same
+ * order as nn_cpu_gemm_rows over the copies.  The loads reach 16 floats before the
+ * plane's tile and 16 + 15 after: the caller's slack.  C = A B + bias (or 0), then + add
+ * (as C) when add is not NULL; A given transposed as for nn_cpu_gemm_rows. */
+#define GEMM_SAME3_KERNEL(mr, nv)						\
+static void gemm_same3_##mr##_##nv(float *C, size_t ldc, const float *a0, size_t ar,	\
+				   const struct nn_gemm_same3 *B, int j0, int N,	\
+				   const float *bias, const float *add)		\
+{										\
+	for (int j = j0; j < N; j += 16 * nv) {					\
+		__mmask16 kv[nv], kl[nv], kr[nv];				\
+		__m512 c[mr][nv];						\
+		const float *a = a0;						\
+										\
+		_Pragma("GCC unroll 4")						\
+		for (int v = 0; v < nv; v++) {					\
+			int rem = N - j - 16 * v;				\
+										\
+			kv[v] = rem >= 16 ? 0xffff : (__mmask16)((1u << rem) - 1);	\
+			kl[v] = kv[v] & B->edge[j / 16 + v][0];			\
+			kr[v] = kv[v] & B->edge[j / 16 + v][1];			\
+		}								\
+		_Pragma("GCC unroll 16")					\
+		for (int m = 0; m < mr; m++)					\
+			_Pragma("GCC unroll 4")					\
+			for (int v = 0; v < nv; v++)				\
+				c[m][v] = _mm512_set1_ps(bias ? bias[m] : 0.0f);	\
+		for (int ci = 0; ci < B->nc; ci++)				\
+		for (int i = 0; i < 3; i++) {					\
+			const float *b = B->p + ci * B->ps + i * B->W + j;	\
+			__m512i w[nv + 2];					\
+			__m512 bv[nv];						\
+										\
+			_Pragma("GCC unroll 6")					\
+			for (int v = 0; v < nv + 2; v++)			\
+				w[v] = _mm512_castps_si512(_mm512_loadu_ps(b + 16 * (v - 1)));	\
+			_Pragma("GCC unroll 4")					\
+			for (int v = 0; v < nv; v++)				\
+				bv[v] = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kl[v],	\
+						w[v + 1], w[v], 15));		\
+			GEMM_FMA(mr, nv, 1, bv);				\
+			a += ar;						\
+			_Pragma("GCC unroll 4")					\
+			for (int v = 0; v < nv; v++)				\
+				bv[v] = _mm512_castsi512_ps(w[v + 1]);		\
+			GEMM_FMA(mr, nv, 1, bv);				\
+			a += ar;						\
+			_Pragma("GCC unroll 4")					\
+			for (int v = 0; v < nv; v++)				\
+				bv[v] = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kr[v],	\
+						w[v + 2], w[v + 1], 1));	\
+			GEMM_FMA(mr, nv, 1, bv);				\
+			a += ar;						\
+		}								\
+		if (add)							\
+			_Pragma("GCC unroll 16")				\
+			for (int m = 0; m < mr; m++)				\
+				_Pragma("GCC unroll 4")				\
+				for (int v = 0; v < nv; v++)			\
+					c[m][v] = _mm512_add_ps(c[m][v], _mm512_maskz_loadu_ps(	\
+						kv[v], add + m * ldc + j + 16 * v));	\
+		_Pragma("GCC unroll 16")					\
+		for (int m = 0; m < mr; m++)					\
+			_Pragma("GCC unroll 4")					\
+			for (int v = 0; v < nv; v++)				\
+				_mm512_mask_storeu_ps(C + m * ldc + j + 16 * v, kv[v], c[m][v]);	\
+	}									\
+}
+#define GEMM_SAME3_KERNELS(mr)							\
+	GEMM_SAME3_KERNEL(mr, 1) GEMM_SAME3_KERNEL(mr, 2) GEMM_SAME3_KERNEL(mr, 3)	\
+	GEMM_SAME3_KERNEL(mr, 4)
+GEMM_SAME3_KERNELS(4)
+GEMM_SAME3_KERNELS(2)
+GEMM_SAME3_KERNELS(1)
+
+typedef void gemm_same3_fn(float *C, size_t ldc, const float *a0, size_t ar,
+			   const struct nn_gemm_same3 *B, int j0, int N, const float *bias,
+			   const float *add);
+#define SAME3_SET(mr) { NULL, gemm_same3_##mr##_1, gemm_same3_##mr##_2, gemm_same3_##mr##_3,	\
+			gemm_same3_##mr##_4 }
+
+void nn_cpu_gemm_same3(float *C, size_t ldc, const float *at, const struct nn_gemm_same3 *B,
+		       int M, int N, const float *bias, const float *add)
+{
+	static const int mrs[3] = { 4, 2, 1 };
+	static gemm_same3_fn *const k[3][5] = { SAME3_SET(4), SAME3_SET(2), SAME3_SET(1) };
+	int rest = N % 64, full = N - rest, tail = (rest + 15) / 16, i = 0;
+
+	for (int b = 0; b < 3; b++)
+		for (; i + mrs[b] <= M; i += mrs[b]) {
+			const float *bi = bias ? bias + i : NULL, *di = add ? add + i * ldc : NULL;
+
+			if (full)
+				k[b][4](C + i * ldc, ldc, at + i, (size_t)M, B, 0, full, bi, di);
+			if (tail)
+				k[b][tail](C + i * ldc, ldc, at + i, (size_t)M, B, full, N, bi, di);
+		}
 }
 
 void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
@@ -317,6 +433,24 @@ void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, 
 }
 
 /* Plain loops: the conv takes these paths only with AVX-512 (see NN_CPU_DIRECT) */
+void nn_cpu_gemm_same3(float *C, size_t ldc, const float *at, const struct nn_gemm_same3 *B,
+		       int M, int N, const float *bias, const float *add)
+{
+	for (int m = 0; m < M; m++)
+		for (int t = 0; t < N; t++) {
+			float acc = bias ? bias[m] : 0.0f;
+			const float *a = at + m;
+			int col = t % B->W;
+
+			for (int c = 0; c < B->nc; c++)
+				for (int i = 0; i < 3; i++)
+					for (int q = 0; q < 3; q++, a += M)
+						if (col + q - 1 >= 0 && col + q - 1 < B->W)
+							acc += *a * B->p[c * B->ps + i * B->W + t + q - 1];
+			C[m * ldc + t] = add ? acc + add[m * ldc + t] : acc;
+		}
+}
+
 void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a0, size_t am, size_t ar,
 			const struct nn_gemm_rows *B, int M, int N, int accumulate)
 {
