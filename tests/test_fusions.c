@@ -42,7 +42,8 @@ static void assert_same_bits(const float *a, const float *b, size_t n, const cha
 
 		while (!memcmp(a + i, b + i, sizeof(float)))
 			i++;
-		fail_msg("%s: element %zu of %zu: %.9g fused, %.9g unfused", what, i, n, a[i], b[i]);
+		fail_msg("%s: element %zu of %zu: %.9g fused, %.9g unfused", what, i, n, a[i],
+			 b[i]);
 	}
 }
 
@@ -54,7 +55,8 @@ static void bn_add_relu_case(struct nn_backend *be, int B, int C, int HW, int tr
 	size_t n = (size_t)B * C * HW;
 	float *x = randv(n, s, -2, 3), *res = randv(n, s, -1, 1);
 	float *g = randv(C, s, 0.5f, 1.5f), *b = randv(C, s, -0.5f, 0.5f);
-	float *rm = randv(C, s, -0.1f, 0.1f), *rv = randv(C, s, 0.5f, 2), *sv = randv(2 * C, s, 0, 0);
+	float *rm = randv(C, s, -0.1f, 0.1f), *rv = randv(C, s, 0.5f, 2);
+	float *sv = randv(2 * C, s, 0, 0);
 	float *rm2 = copyv(rm, C), *rv2 = copyv(rv, C), *sv2 = copyv(sv, 2 * C);
 	float *y = randv(n, s, 0, 0), *y2 = randv(n, s, 0, 0), *t = randv(n, s, 0, 0);
 
@@ -82,7 +84,8 @@ static void conv_bwd_add_case(struct nn_backend *be, int B, int C, int H, int K,
 	size_t nin = (size_t)B * C * H * H, nout = (size_t)B * K * sh.OH * sh.OW;
 	size_t nw = (size_t)K * C * k * k, nws = o->conv_ws_floats(be, &sh);
 	float *x = randv(nin, s, -1, 1), *w = randv(nw, s, -0.5f, 0.5f);
-	float *dout = randv(nout, s, -1, 1), *add = randv(nin, s, -1, 1), *ws = randv(nws, s, 0, 0);
+	float *dout = randv(nout, s, -1, 1), *add = randv(nin, s, -1, 1);
+	float *ws = randv(nws, s, 0, 0);
 	float *din = randv(nin, s, 0, 0), *din2 = randv(nin, s, 0, 0), *sum = randv(nin, s, 0, 0);
 	float *dw = randv(nw, s, 0, 0), *dw2 = randv(nw, s, 0, 0);
 	float *db = randv(K, s, 0, 0), *db2 = randv(K, s, 0, 0);

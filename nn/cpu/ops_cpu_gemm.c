@@ -38,6 +38,23 @@
 		GEMM_FMA(mr, nv, am, bv);					\
 	} while (0)
 
+/* The tile's accumulators + add (rows ldc apart) when add is not NULL, into C at
+ * column j, the lanes of kv */
+#define GEMM_STORE(mr, nv)							\
+	do {									\
+		_Pragma("GCC unroll 16")					\
+		for (int m = 0; m < mr; m++)					\
+			_Pragma("GCC unroll 4")					\
+			for (int v = 0; v < nv; v++) {				\
+				float *o = C + m * ldc + j + 16 * v;		\
+										\
+				if (add)					\
+					c[m][v] = _mm512_add_ps(c[m][v],	\
+						_mm512_maskz_loadu_ps(kv[v], add + (o - C)));	\
+				_mm512_mask_storeu_ps(o, kv[v], c[m][v]);	\
+			}							\
+	} while (0)
+
 /* C rows [0, mr) x columns [j0, N); A[m][r] = a[m * AM + r * ar].  Columns go 16*nv at a
  * time, masked at the end of the row.  AM is 1 (A given transposed, the conv's filters:
  * the mr values broadcast are adjacent) or the runtime am (the weight gradient reads
@@ -81,18 +98,7 @@ static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, 
 					GEMM_STEP(mr, nv, AM);		\
 			}							\
 		}								\
-		if (add)							\
-			_Pragma("GCC unroll 16")				\
-			for (int m = 0; m < mr; m++)				\
-				_Pragma("GCC unroll 4")				\
-				for (int v = 0; v < nv; v++)			\
-					c[m][v] = _mm512_add_ps(c[m][v],	\
-						_mm512_maskz_loadu_ps(kv[v], add + m * ldc + j + 16 * v));	\
-		_Pragma("GCC unroll 16")					\
-		for (int m = 0; m < mr; m++)					\
-			_Pragma("GCC unroll 4")					\
-			for (int v = 0; v < nv; v++)				\
-				_mm512_mask_storeu_ps(C + m * ldc + j + 16 * v, kv[v], c[m][v]);	\
+		GEMM_STORE(mr, nv);						\
 	}									\
 }
 
@@ -236,18 +242,7 @@ static void gemm_same3_##mr##_##nv(float *C, size_t ldc, const float *a0, size_t
 			GEMM_FMA(mr, nv, 1, bv);				\
 			a += ar;						\
 		}								\
-		if (add)							\
-			_Pragma("GCC unroll 16")				\
-			for (int m = 0; m < mr; m++)				\
-				_Pragma("GCC unroll 4")				\
-				for (int v = 0; v < nv; v++)			\
-					c[m][v] = _mm512_add_ps(c[m][v], _mm512_maskz_loadu_ps(	\
-						kv[v], add + m * ldc + j + 16 * v));	\
-		_Pragma("GCC unroll 16")					\
-		for (int m = 0; m < mr; m++)					\
-			_Pragma("GCC unroll 4")					\
-			for (int v = 0; v < nv; v++)				\
-				_mm512_mask_storeu_ps(C + m * ldc + j + 16 * v, kv[v], c[m][v]);	\
+		GEMM_STORE(mr, nv);						\
 	}									\
 }
 #define GEMM_SAME3_KERNELS(mr)							\
@@ -446,7 +441,8 @@ void nn_cpu_gemm_same3(float *C, size_t ldc, const float *at, const struct nn_ge
 				for (int i = 0; i < 3; i++)
 					for (int q = 0; q < 3; q++, a += M)
 						if (col + q - 1 >= 0 && col + q - 1 < B->W)
-							acc += *a * B->p[c * B->ps + i * B->W + t + q - 1];
+							acc += *a *
+							       B->p[c * B->ps + i * B->W + t + q - 1];
 			C[m * ldc + t] = add ? acc + add[m * ldc + t] : acc;
 		}
 }
