@@ -88,14 +88,14 @@ static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, 
 			const float *b = B->p + j;				\
 										\
 			for (int r = 0; r < B->nc; r++, b += B->ps, a += ar)	\
-				GEMM_STEP(mr, nv, AM);			\
+				GEMM_STEP(mr, nv, AM);				\
 		} else {							\
 			for (int ci = 0; ci < B->nc; ci++)			\
 			for (int i = 0; i < B->kh; i++) {			\
 				const float *b = B->p + ci * B->ps + i * B->rs + j;	\
 										\
 				for (int q = 0; q < B->kw; q++, b += B->qs, a += ar)	\
-					GEMM_STEP(mr, nv, AM);		\
+					GEMM_STEP(mr, nv, AM);			\
 			}							\
 		}								\
 		GEMM_STORE(mr, nv);						\
