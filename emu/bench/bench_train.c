@@ -388,7 +388,6 @@ static int bench_case(const char *ini, int no, char **over, int workers, double 
 	return status;
 }
 
-/* emu bench train [FILE.ini] [section.key=value ...]; argv[0] is "train". */
 /* The goals of issue 17: 16 workers on a small box within 10% of the ideal, 64 within
  * 20% (more workers per core: more hand-offs per step of compute); a count given with
  * run.workers gets the goal of the nearer case */
@@ -397,6 +396,7 @@ static double goal_of(int workers)
 	return workers > 16 ? 1.20 : 1.10;
 }
 
+/* emu bench train [FILE.ini] [section.key=value ...]; argv[0] is "train". */
 int bench_train(int argc, char **argv)
 {
 	int first = 1, own_workers = 0;
@@ -407,8 +407,10 @@ int bench_train(int argc, char **argv)
 					   "[section.key=value ...]\n  the harness overhead: a real "
 					   "run's step time against the ideal (default ini/quickstart.ini,\n"
 					   "  with 16 and with 64 workers unless run.workers is given)\n");
-		if (strncmp(argv[i], "run.workers=", 12) == 0)	/* the last one counts */
-			own_workers = atoi(argv[i] + 12) > 0 ? atoi(argv[i] + 12) : 1;
+		if (strncmp(argv[i], "run.workers=", 12) == 0) {	/* the last one counts */
+			own_workers = atoi(argv[i] + 12);
+			own_workers = own_workers > 0 ? own_workers : 1;
+		}
 	}
 	if (argc > 1 && strchr(argv[1], '=') == NULL)
 		ini = argv[first++];
@@ -450,10 +452,10 @@ int bench_train(int argc, char **argv)
 	printf("%7s %5s %11s %9s %8s %6s %5s %7s %6s %6s %6s %6s %7s %7s %7s %7s\n", "workers",
 	       "round", "compute ms", "ideal ms", "emu ms", "ratio", "goal", "1-core", "vcsw",
 	       "ivcsw", "sleeps", "wakes", "cpu ms", "batch", "nn", "harness");
+	int workers[2] = { own_workers ? own_workers : cases[0], cases[1] };
 	for (int k = 0; k < ncases && status == 0; k++)
 		status = bench_case(ini, no, over, own_workers ? 0 : cases[k],
-				    goal_of(own_workers ? own_workers : cases[k]), tmpl, usage, csv,
-				    argc, argv, &verdict[k]);
+				    goal_of(workers[k]), tmpl, usage, csv, argc, argv, &verdict[k]);
 	if (csv)
 		fclose(csv);
 	unsetenv("EMU_USAGE_FILE");
@@ -468,7 +470,7 @@ int bench_train(int argc, char **argv)
 		for (int k = 0; k < ncases; k++)
 			printf("median ratio emu / ideal%s: %.3f   (goal <= %.2f)\n",
 			       own_workers ? "" : k ? ", 64 workers" : ", 16 workers", verdict[k],
-			       goal_of(own_workers ? own_workers : cases[k]));
+			       goal_of(workers[k]));
 	}
 	if (nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS) != 0)
 		fprintf(stderr, "emu: could not remove %s\n", tmpl);

@@ -51,10 +51,16 @@ static size_t edge_floats(const struct nn_conv_shape *s)
 	return ((size_t)(s->H * s->W + 15) / 16 * sizeof(uint16_t[2]) + 3) / sizeof(float);
 }
 
+/* Floats of the padded copy, with its slack */
+static size_t same3_planes(const struct nn_conv_shape *s)
+{
+	return 16 + (size_t)s->C * (s->H + 2) * s->W + 32;
+}
+
 static size_t direct_ws(const struct nn_conv_shape *s)
 {
 	if (direct_same3(s))
-		return 16 + (size_t)s->C * (s->H + 2) * s->W + 32 + edge_floats(s);
+		return same3_planes(s) + edge_floats(s);
 	return (size_t)s->C * s->kw * (s->H + 2 * s->pad) * s->OW;
 }
 
@@ -80,7 +86,7 @@ static void conv_same3(float *out, const float *in, const float *at, const float
 		       const struct nn_conv_shape *s, float *ws, const float *add)
 {
 	const int C = s->C, K = s->K, HW = s->H * s->W;
-	const size_t ps = (size_t)(s->H + 2) * s->W, planes = 16 + C * ps + 32;
+	const size_t ps = (size_t)(s->H + 2) * s->W, planes = same3_planes(s);
 	uint16_t (*edge)[2] = (uint16_t (*)[2])(ws + planes);
 	struct nn_gemm_same3 rows = { .p = ws + 16, .ps = ps, .W = s->W, .nc = C,
 				      .edge = (const uint16_t (*)[2])edge };

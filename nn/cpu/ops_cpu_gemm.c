@@ -61,10 +61,11 @@
  * dout's planes in place); the first keeps its addressing to one register. */
 #define GEMM_KERNEL(mr, nv, sfx, AM)						\
 static void gemm_kernel_##mr##_##nv##sfx(float *C, size_t ldc, const float *a0, size_t am,	\
-					 size_t ar, const struct nn_gemm_rows *B, int j0,	\
-					 int N, const float *bias, int acc,	\
-					 const float *add)			\
+					 size_t ar, const void *Bv, int j0, int N,	\
+					 const float *bias, int acc, const float *add)	\
 {										\
+	const struct nn_gemm_rows *B = Bv;					\
+										\
 	(void)am;								\
 	for (int j = j0; j < N; j += 16 * nv) {					\
 		__mmask16 kv[nv];						\
@@ -119,9 +120,10 @@ GEMM_KERNELS_NV(4, _s, am) GEMM_KERNEL(4, 4, _s, am)
 GEMM_KERNELS_NV(2, _s, am) GEMM_KERNEL(2, 4, _s, am)
 GEMM_KERNELS_NV(1, _s, am) GEMM_KERNEL(1, 4, _s, am)
 
+/* B: a struct nn_gemm_rows, or a struct nn_gemm_same3 for the same3 kernels (below) */
 typedef void gemm_kernel_fn(float *C, size_t ldc, const float *a0, size_t am, size_t ar,
-			    const struct nn_gemm_rows *B, int j0, int N, const float *bias,
-			    int acc, const float *add);
+			    const void *B, int j0, int N, const float *bias, int acc,
+			    const float *add);
 
 /* A kernel set: row blocks of mr[b] rows (largest first, the last 1), each with its
  * kernels k[b][nv] for tiles of nv vectors, nv <= NVMAX */
@@ -152,7 +154,7 @@ static const struct gemm_tiles tiles_s64 = {
  * many vectors as are left (a masked lane costs as much as a used one).  Each column
  * sums in the same order whatever its tile, so the split changes no bits. */
 static void gemm_tiled(const struct gemm_tiles *t, float *C, size_t ldc, const float *a,
-		       size_t am, size_t ar, const struct nn_gemm_rows *B, int M, int N,
+		       size_t am, size_t ar, const void *B, int M, int N,
 		       const float *bias, int accumulate, const float *add)
 {
 	int rest = N % (16 * t->nv), full = N - rest, tail = (rest + 15) / 16, i = 0;
@@ -193,10 +195,14 @@ void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t 
  * plane's tile and 16 + 15 after: the caller's slack.  C = A B + bias (or 0), then + add
  * (as C) when add is not NULL; A given transposed as for nn_cpu_gemm_rows. */
 #define GEMM_SAME3_KERNEL(mr, nv)						\
-static void gemm_same3_##mr##_##nv(float *C, size_t ldc, const float *a0, size_t ar,	\
-				   const struct nn_gemm_same3 *B, int j0, int N,	\
-				   const float *bias, const float *add)		\
+static void gemm_kernel_##mr##_##nv##_same3(float *C, size_t ldc, const float *a0,	\
+					    size_t am, size_t ar, const void *Bv,	\
+					    int j0, int N, const float *bias, int acc,	\
+					    const float *add)			\
 {										\
+	const struct nn_gemm_same3 *B = Bv;					\
+										\
+	(void)am, (void)acc;							\
 	for (int j = j0; j < N; j += 16 * nv) {					\
 		__mmask16 kv[nv], kl[nv], kr[nv];				\
 		__m512 c[mr][nv];						\
@@ -252,28 +258,17 @@ GEMM_SAME3_KERNELS(4)
 GEMM_SAME3_KERNELS(2)
 GEMM_SAME3_KERNELS(1)
 
-typedef void gemm_same3_fn(float *C, size_t ldc, const float *a0, size_t ar,
-			   const struct nn_gemm_same3 *B, int j0, int N, const float *bias,
-			   const float *add);
-#define SAME3_SET(mr) { NULL, gemm_same3_##mr##_1, gemm_same3_##mr##_2, gemm_same3_##mr##_3,	\
-			gemm_same3_##mr##_4 }
+static const struct gemm_tiles tiles_same3 = {
+	.nv = 4, .nmr = 3, .mr = { 4, 2, 1 },
+	.k = { { KSET(4, _same3), gemm_kernel_4_4_same3 },
+	       { KSET(2, _same3), gemm_kernel_2_4_same3 },
+	       { KSET(1, _same3), gemm_kernel_1_4_same3 } },
+};
 
 void nn_cpu_gemm_same3(float *C, size_t ldc, const float *at, const struct nn_gemm_same3 *B,
 		       int M, int N, const float *bias, const float *add)
 {
-	static const int mrs[3] = { 4, 2, 1 };
-	static gemm_same3_fn *const k[3][5] = { SAME3_SET(4), SAME3_SET(2), SAME3_SET(1) };
-	int rest = N % 64, full = N - rest, tail = (rest + 15) / 16, i = 0;
-
-	for (int b = 0; b < 3; b++)
-		for (; i + mrs[b] <= M; i += mrs[b]) {
-			const float *bi = bias ? bias + i : NULL, *di = add ? add + i * ldc : NULL;
-
-			if (full)
-				k[b][4](C + i * ldc, ldc, at + i, (size_t)M, B, 0, full, bi, di);
-			if (tail)
-				k[b][tail](C + i * ldc, ldc, at + i, (size_t)M, B, full, N, bi, di);
-		}
+	gemm_tiled(&tiles_same3, C, ldc, at, 1, (size_t)M, B, M, N, bias, 0, add);
 }
 
 void nn_cpu_gemm_at(float *C, size_t ldc, const float *at, const float *B, size_t ldb,
