@@ -161,6 +161,88 @@ static void test_wake_without_sleeper(void **state)
 	notify_free(&n);
 }
 
+/* A child sleeps on w[0] (timeout: exit 11), then sets w[1] and wakes it. */
+static pid_t pinger(enum notify_mode mode, _Atomic uint32_t *w)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct notify n;
+		_Atomic uint32_t *word = &w[0];
+		uint32_t zero = 0;
+
+		if (notify_init(&n, mode) < 0)
+			_exit(10);
+		while (atomic_load(&w[0]) == 0)
+			if (notify_wait(&n, 1, &word, &zero, 5000000000) == -ETIMEDOUT)
+				_exit(11);
+		atomic_store(&w[1], 1);
+		notify_wake(&n, &w[1]);
+		_exit(0);
+	}
+	for (int i = 0; i < 2000 && pid > 0 && proc_state(pid) != 'S'; i++)
+		usleep(1000);
+	return pid;
+}
+
+static void reaped(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Held wakes (notify_hold) go out with the next sleep, or at the release, and never
+ * later: held past the queue's room, they go early.  In futex mode they go at once. */
+static void test_held_wakes(void **state)
+{
+	enum notify_mode mode = *(enum notify_mode *)*state;
+	enum { MANY = NOTIFY_MAX_HELD + 6 };
+	_Atomic uint32_t *w = mmap(NULL, (2 + MANY) * sizeof(*w), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	_Atomic uint32_t *back = &w[1];
+	uint32_t zero = 0;
+	struct notify n;
+
+	assert_true(w != MAP_FAILED);
+	assert_int_equal(notify_init(&n, mode), 0);
+	/* with a sleep: the child is woken by it, and its wake ends the sleep */
+	pid_t pid = pinger(mode, w);
+
+	assert_true(pid > 0);
+	notify_hold(&n);
+	atomic_store(&w[0], 1);
+	notify_wake(&n, &w[0]);
+	usleep(20000);
+	if (mode == NOTIFY_IO_URING)	/* held: not sent yet */
+		assert_int_equal(proc_state(pid), 'S');
+	while (atomic_load(back) == 0)
+		assert_int_equal(notify_wait(&n, 1, &back, &zero, 5000000000), 0);
+	notify_release(&n);
+	reaped(pid);
+	/* at the release, after more wakes than the queue holds */
+	atomic_store(&w[0], 0);
+	atomic_store(&w[1], 0);
+	pid = pinger(mode, w);
+	assert_true(pid > 0);
+	notify_hold(&n);
+	for (int i = 0; i < MANY; i++)
+		notify_wake(&n, &w[2 + i]);	/* nobody sleeps there */
+	atomic_store(&w[0], 1);
+	notify_wake(&n, &w[0]);
+	usleep(20000);
+	if (mode == NOTIFY_IO_URING)
+		assert_int_equal(proc_state(pid), 'S');
+	notify_release(&n);
+	reaped(pid);
+	assert_int_equal(n.wakes, 2 + MANY);
+	assert_int_equal(n.fallbacks, 0);
+	notify_free(&n);
+	munmap(w, (2 + MANY) * sizeof(*w));
+}
+
 static void test_auto_picks_a_mode(void **state)
 {
 	struct notify n;
@@ -176,7 +258,8 @@ static void test_auto_picks_a_mode(void **state)
 	cmocka_unit_test_prestate(test_differs_returns_at_once, &modes[m]),   \
 	cmocka_unit_test_prestate(test_timeout, &modes[m]),                   \
 	cmocka_unit_test_prestate(test_wake_any_of_many, &modes[m]),          \
-	cmocka_unit_test_prestate(test_wake_without_sleeper, &modes[m])
+	cmocka_unit_test_prestate(test_wake_without_sleeper, &modes[m]),      \
+	cmocka_unit_test_prestate(test_held_wakes, &modes[m])
 
 int main(int argc, char **argv)
 {

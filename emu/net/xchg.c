@@ -568,9 +568,7 @@ static void flows_sleep(struct xchg *x, int phase)
 	}
 }
 
-/* Move every flow of the phase to completion: passes while they move, a spin of
- * nt->spin_ns when they stop, then a sleep (see the file comment). */
-static int run_flows(struct xchg *x, int64_t step, int phase)
+static int move_flows(struct xchg *x, int64_t step, int phase)
 {
 	int64_t spin_until = -1;
 
@@ -598,6 +596,25 @@ static int run_flows(struct xchg *x, int64_t step, int phase)
 		flows_sleep(x, phase);
 		spin_until = -1;
 	}
+}
+
+/* Move every flow of the phase to completion: passes while they move, a spin of
+ * nt->spin_ns when they stop, then a sleep (see the file comment).  With run slots
+ * (more workers than cores) and messages that fit their rings whole, the phase's wakes
+ * (a receiver's last message posted) go out together, with the sleep that follows the
+ * pass or when the phase is done (notify_hold): no sender waits for a receiver to make
+ * room, so nobody needs them sooner. */
+static int run_flows(struct xchg *x, int64_t step, int phase)
+{
+	bool hold = ((struct xpriv *)x->priv)->fits && x->nt->slots;
+
+	if (hold)
+		notify_hold(x->nt);
+	int rc = move_flows(x, step, phase);
+
+	if (hold)
+		notify_release(x->nt);
+	return rc;
 }
 
 /* By reference: a whole message (every unit arrived, no bit flipped) in one piece in

@@ -40,10 +40,15 @@ int notify_init(struct notify *n, enum notify_mode mode)
 	return 0;
 }
 
+static void send_held(struct notify *n);
+
 void notify_free(struct notify *n)
 {
+	n->hold = 0;
 	if (n->slots && n->holding)
 		slots_give(n->slots, n->member, n);
+	if (n->mode == NOTIFY_IO_URING)
+		send_held(n);
 	n->slots = NULL;
 	n->holding = 0;
 	if (n->mode == NOTIFY_IO_URING)
@@ -103,8 +108,11 @@ int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 			slots_awake(n->slots, n->member);	/* no deferred wake for us */
 			return 0;
 		}
-	if (n->holding)
+	if (n->holding) {	/* its wake goes out with the sleep (notify_hold) */
+		notify_hold(n);
 		slots_give(n->slots, n->member, n);
+		n->hold--;
+	}
 	int ret = notify_wait_raw(n, count, words, expect, timeout_ns);
 
 	slots_take(n->slots, n->member, n);
@@ -125,7 +133,10 @@ int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[]
 	n->waits++;
 	int ret = -ENOSYS;
 	if (n->mode == NOTIFY_IO_URING) {
-		ret = notify_uring_wait(n->uring, v, count, timeout_ns);
+		int nheld = n->nheld;
+
+		n->nheld = 0;	/* sent with the wait, whatever becomes of it */
+		ret = notify_uring_wait(n->uring, n->held, nheld, v, count, timeout_ns);
 		if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR)
 			return ret;
 		n->fallbacks++;	/* a full queue, a ring in trouble: the syscall does the job */
@@ -137,13 +148,40 @@ int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[]
 	abort();
 }
 
+/* The held wakes, submitted together (each one that failed done by the syscall). */
+static void send_held(struct notify *n)
+{
+	if (n->nheld && notify_uring_wake(n->uring, n->held, n->nheld) < 0)
+		n->fallbacks++;
+	n->nheld = 0;
+}
+
+void notify_hold(struct notify *n)
+{
+	n->hold++;
+}
+
+void notify_release(struct notify *n)
+{
+	if (--n->hold == 0)
+		send_held(n);
+}
+
 static void wake(struct notify *n, _Atomic uint32_t *word, int nwake)
 {
 	n->wakes++;
 	if (n->mode == NOTIFY_IO_URING) {
-		if (notify_uring_wake(n->uring, word, (uint32_t)nwake) == 0)
+		if (n->hold) {
+			if (n->nheld == NOTIFY_MAX_HELD)
+				send_held(n);
+			n->held[n->nheld++] = (struct notify_held){ word, (uint32_t)nwake };
 			return;
-		n->fallbacks++;	/* the wake failed or found no room: the syscall instead */
+		}
+		struct notify_held one = { word, (uint32_t)nwake };
+
+		if (notify_uring_wake(n->uring, &one, 1) < 0)
+			n->fallbacks++;	/* the wake failed or found no room: done by the syscall */
+		return;
 	}
 	if (syscall(SYS_futex, word, FUTEX_WAKE, nwake, NULL, NULL, 0) < 0) {
 		fprintf(stderr, "emu: futex wake: %s\n", strerror(errno));

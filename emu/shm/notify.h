@@ -15,6 +15,13 @@
 #include <time.h>
 
 #define NOTIFY_MAX_WORDS 128	/* FUTEX_WAITV_MAX */
+#define NOTIFY_MAX_HELD 64	/* wakes held at once (notify_hold); more are sent early */
+
+/* A wake not sent yet (notify_hold). */
+struct notify_held {
+	_Atomic uint32_t *word;
+	uint32_t nwake;
+};
 
 enum notify_mode { NOTIFY_AUTO, NOTIFY_IO_URING, NOTIFY_FUTEX };
 
@@ -35,6 +42,9 @@ struct notify {
 					 * wake-up takes one again */
 	int holding;			/* this process holds a slot */
 	int member;			/* its member number in the lane of slots, or -1 */
+	int hold;			/* notify_hold depth */
+	int nheld;
+	struct notify_held held[NOTIFY_MAX_HELD];	/* wakes to send with the next sleep */
 };
 
 #define NOTIFY_SPIN_NS 5000
@@ -86,6 +96,15 @@ int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[]
  * waits/wakes.) */
 void notify_wake(struct notify *n, _Atomic uint32_t *word);
 void notify_wake_one(struct notify *n, _Atomic uint32_t *word);
+/* From notify_hold to notify_release, wakes (io_uring mode) are held and sent with this
+ * process's next sleep, in the same io_uring_enter as its wait, or at the release, all
+ * at once.  Sent alone, a wake returns to user space with the woken process due to run
+ * (no preemption inside this kernel): the waker, a few instructions short of its own
+ * sleep, is preempted, sits in the run queue, and later preempts somebody's compute
+ * only to fall asleep.  Sent with the sleep, the switch happens in the sleep.  Only for
+ * wakes shortly followed by a sleep or the release: a held wake waits for them. */
+void notify_hold(struct notify *n);
+void notify_release(struct notify *n);
 /* Join the run slots s (NULL: none) as member (slots_defer; -1: none): takes a slot,
  * sleeping until one is free; notify_free gives it back. */
 void notify_use_slots(struct notify *n, struct run_slots *s, int member);

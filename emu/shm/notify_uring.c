@@ -29,9 +29,9 @@ void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, ui
 	sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
 }
 
-/* Wakes are submitted with IOSQE_CQE_SKIP_SUCCESS and their word's address as user_data
- * (above the small tags): only a failed wake leaves a CQE.  Its wake is done with the
- * syscall, never dropped; returns the first such failure, or 0. */
+/* A wake's CQE (its user_data, its word's address, above the small tags) means it
+ * failed (queue_wakes).  Its wake is done with the syscall, never dropped; returns the
+ * first such failure, or 0. */
 static int failed_wake(struct io_uring_cqe *cqe)
 {
 	if (cqe->user_data <= NOTIFY_TAG_CANCEL || cqe->res >= 0)
@@ -54,6 +54,50 @@ static int reap_stale(struct io_uring *ring)
 	return first;
 }
 
+static int submit(struct io_uring *ring)
+{
+	int ret;
+
+	do
+		ret = io_uring_submit(ring);
+	while (ret == -EINTR);
+	return ret;
+}
+
+/* The fallback of wakes io_uring could not send; a wake sent twice costs a spurious
+ * wake-up, which every sleeper tolerates (it looks at its words again). */
+static void wake_syscall(const struct notify_held *held, int nheld)
+{
+	for (int i = 0; i < nheld; i++)
+		syscall(SYS_futex, (void *)held[i].word, FUTEX_WAKE,
+			held[i].nwake > INT_MAX ? INT_MAX : (int)held[i].nwake, NULL, NULL, 0);
+}
+
+/* The SQEs of the wakes, queued with IOSQE_CQE_SKIP_SUCCESS and their word's address as
+ * user_data (failed_wake); a full queue is submitted first.  0 or -errno (then some
+ * may not have been submitted: the caller does them all by the syscall). */
+static int queue_wakes(struct io_uring *ring, const struct notify_held *held, int nheld)
+{
+	for (int i = 0; i < nheld; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+		if (!sqe) {
+			int ret = submit(ring);
+
+			if (ret < 0)
+				return ret;
+			sqe = io_uring_get_sqe(ring);
+			if (!sqe)
+				return -EBUSY;
+		}
+		notify_uring_prep_wake(sqe, held[i].word,
+				       held[i].nwake > INT32_MAX ? INT32_MAX : held[i].nwake);
+		sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+		sqe->user_data = (uint64_t)(uintptr_t)held[i].word;
+	}
+	return 0;
+}
+
 /* Submit what is queued and wait for one CQE; submission that a signal interrupted is
  * retried by the next call, because liburing counts unconsumed SQ entries. */
 static int next_cqe(struct io_uring *ring, struct io_uring_cqe **cqe)
@@ -68,7 +112,24 @@ static int next_cqe(struct io_uring *ring, struct io_uring_cqe **cqe)
 	return io_uring_peek_cqe(ring, cqe);
 }
 
-int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout_ns)
+/* The waitv's SQE behind the queued wakes; when they fill the queue, they go first. */
+static struct io_uring_sqe *wait_sqe(struct io_uring *ring, const struct notify_held *held,
+				     int nheld)
+{
+	int ret = queue_wakes(ring, held, nheld);
+	struct io_uring_sqe *sqe = ret < 0 ? NULL : io_uring_get_sqe(ring);
+
+	if (!sqe && ret == 0 && (ret = submit(ring)) >= 0) {
+		reap_stale(ring);
+		sqe = io_uring_get_sqe(ring);
+	}
+	if (ret < 0)
+		wake_syscall(held, nheld);
+	return sqe;
+}
+
+int notify_uring_wait(void *u, const struct notify_held *held, int nheld,
+		      struct futex_waitv *v, int count, int64_t timeout_ns)
 {
 	struct io_uring *ring = u;
 	struct __kernel_timespec ts;
@@ -79,7 +140,7 @@ int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout
 	int64_t deadline = timeout_ns >= 0 ? notify_now_ns() + timeout_ns : -1;
 
 	reap_stale(ring);
-	sqe = io_uring_get_sqe(ring);
+	sqe = wait_sqe(ring, held, nheld);
 	if (!sqe)
 		return -EBUSY;
 	notify_uring_prep_waitv(sqe, v, (unsigned)count);
@@ -113,8 +174,10 @@ int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout
 			}
 			continue;
 		}
-		if (ret < 0 && ret != -EAGAIN)
+		if (ret < 0 && ret != -EAGAIN) {
+			wake_syscall(held, nheld);	/* they may not have gone */
 			return ret;	/* the ring is unusable; nothing sane is left to reap */
+		}
 		while (io_uring_peek_cqe(ring, &cqe) == 0) {
 			if (cqe->user_data == NOTIFY_TAG_WAITV) {
 				res = cqe->res;
@@ -134,24 +197,19 @@ int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout
 	return res;
 }
 
-int notify_uring_wake(void *u, _Atomic uint32_t *word, uint32_t nwake)
+int notify_uring_wake(void *u, const struct notify_held *held, int nheld)
 {
 	struct io_uring *ring = u;
-	struct io_uring_sqe *sqe;
-	int ret;
 
 	reap_stale(ring);
-	sqe = io_uring_get_sqe(ring);
-	if (!sqe)
-		return -EBUSY;
-	notify_uring_prep_wake(sqe, word, nwake > INT32_MAX ? INT32_MAX : nwake);
-	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-	sqe->user_data = (uint64_t)(uintptr_t)word;
-	do
-		ret = io_uring_submit(ring);
-	while (ret == -EINTR);
-	if (ret < 0)
+	int ret = queue_wakes(ring, held, nheld);
+
+	if (ret == 0)
+		ret = submit(ring);
+	if (ret < 0) {
+		wake_syscall(held, nheld);
 		return ret;
+	}
 	/* A wake completes as it is submitted: a failure's CQE is there now (and its
 	 * wake was done by the syscall); the caller counts it. */
 	return reap_stale(ring);
@@ -202,6 +260,9 @@ static int probe(struct io_uring *ring)
 	return res[0] == -EAGAIN && res[1] == 0 ? 0 : -ENOSYS;
 }
 
+/* Every held wake and the wait in one submission (notify.h) */
+enum { QUEUE = 2 * NOTIFY_MAX_HELD };
+
 int notify_uring_init(void **out)
 {
 	struct io_uring *ring = calloc(1, sizeof(*ring));
@@ -210,9 +271,9 @@ int notify_uring_init(void **out)
 	if (!ring)
 		return -ENOMEM;
 	/* Completions run when this process waits, not as interrupts of its compute. */
-	ret = io_uring_queue_init(8, ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+	ret = io_uring_queue_init(QUEUE, ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
 	if (ret == -EINVAL)
-		ret = io_uring_queue_init(8, ring, 0);
+		ret = io_uring_queue_init(QUEUE, ring, 0);
 	if (ret < 0)
 		goto err;
 	ret = probe(ring);

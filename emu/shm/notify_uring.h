@@ -18,6 +18,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+struct notify_held;
+
 #define NOTIFY_OP_FUTEX_WAIT 51
 #define NOTIFY_OP_FUTEX_WAKE 52
 #define NOTIFY_OP_FUTEX_WAITV 53
@@ -35,10 +37,14 @@ void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, ui
  * *out is a malloc'ed struct io_uring, released by notify_uring_free. */
 int notify_uring_init(void **out);
 void notify_uring_free(void *u);
-/* Sleep on the count words of v (1..NOTIFY_MAX_WORDS, checked by notify_wait). */
-int notify_uring_wait(void *u, struct futex_waitv *v, int count, int64_t timeout_ns);
-/* Wake nwake sleepers on word: 0, or the failure of the wake (its wake then done by the
- * syscall already). */
-int notify_uring_wake(void *u, _Atomic uint32_t *word, uint32_t nwake);
+/* The wakes of held[0..nheld) (notify.h), then a sleep on the count words of v
+ * (1..NOTIFY_MAX_WORDS, checked by notify_wait), in one io_uring_enter where they fit
+ * the queue.  Every wake is done whatever the sleep's fate: one that failed, or that
+ * could not be submitted, by the syscall. */
+int notify_uring_wait(void *u, const struct notify_held *held, int nheld,
+		      struct futex_waitv *v, int count, int64_t timeout_ns);
+/* The wakes of held[0..nheld), submitted together: 0, or the first failure (those
+ * wakes then done by the syscall already). */
+int notify_uring_wake(void *u, const struct notify_held *held, int nheld);
 
 #endif
