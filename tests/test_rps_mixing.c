@@ -48,16 +48,18 @@ static void mixing_matrix(int n, double p, int j, int64_t step, float *W)
 		assert_int_equal(net_link_init(&l, &c, 42, i, j), 0);
 		/* the server's own block never crosses the network */
 		arrived[i] = i == j || !net_unit_lost(&l, step, 0, 0, 0);
-		in[i] = (struct xmsg){ (const uint8_t *)e[i], n * sizeof(float), n * sizeof(float), 1,
-				       (int)arrived[i], &arrived[i] };
+		in[i] = (struct xmsg){ .data = (const uint8_t *)e[i], .len = n * sizeof(float),
+				       .unit = n * sizeof(float), .nunits = 1,
+				       .narrived = (int)arrived[i], .arrived = &arrived[i] };
 	}
 	algo_mean_floats(reply, in, n, (size_t)n);
 	for (int k = 0; k < n; k++) {
 		struct net_link l;
 		assert_int_equal(net_link_init(&l, &c, 42, j, k), 0);
 		uint64_t got = k == j || !net_unit_lost(&l, step, 1, 0, 0);
-		struct xmsg r = { (const uint8_t *)reply, n * sizeof(float), n * sizeof(float), 1,
-				  (int)got, got ? &all : &got };
+		struct xmsg r = { .data = (const uint8_t *)reply, .len = n * sizeof(float),
+				  .unit = n * sizeof(float), .nunits = 1, .narrived = (int)got,
+				  .arrived = got ? &all : &got };
 		float *row = W + (size_t)k * n;
 		memcpy(row, e[k], n * sizeof(float));	/* a worker keeps its own v ... */
 		algo_take_arrived(row, &r, (size_t)n, 0);	/* ... where the mean did not arrive */

@@ -60,6 +60,8 @@ static void make_xmsg(struct xmsg *m, uint64_t *bits, uint8_t *data, size_t len,
 	m->unit = unit;
 	m->nunits = nunits;
 	m->arrived = bits;
+	m->next = NULL;
+	m->next_len = 0;
 }
 
 int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,

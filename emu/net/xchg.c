@@ -972,6 +972,14 @@ static void collect(struct xchg *x, const uint8_t *own, size_t own_len, uint32_t
 		for (size_t o = 0; o < 256 && o < p->msg[j].len; o += 64)
 			__builtin_prefetch(p->msg[j].data + o, 0);
 	}
+	for (int j = 0; j + 1 < x->n; j++) {
+		bool some = p->msg[j + 1].narrived > 0;
+
+		p->msg[j].next = some ? p->msg[j + 1].data : NULL;
+		p->msg[j].next_len = some ? p->msg[j + 1].len : 0;
+	}
+	p->msg[x->n - 1].next = NULL;
+	p->msg[x->n - 1].next_len = 0;
 }
 
 int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,

@@ -57,6 +57,10 @@ struct xmsg {
 	int nunits;		/* >= 1, even for len 0 */
 	int narrived;		/* == nunits: complete; 0: lost entirely */
 	const uint64_t *arrived;	/* bit u: unit u arrived */
+	/* The message after this one in in[] (NULL: none), to be asked for while this
+	 * one is read: its data and length */
+	const uint8_t *next;
+	size_t next_len;
 };
 
 /* Bit u of a bitmap of 64-bit words. */
