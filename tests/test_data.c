@@ -416,6 +416,14 @@ static void test_shard_iid(void **state)
 		moved += !found;
 	}
 	assert_true(moved > s0[0] / 2);
+	/* the shards are one permutation cut in parts: every sample exactly once (each
+	 * worker shuffles only as far as its own part needs) */
+	int seen[n] = { 0 };
+	for (int w = 0; w < N; w++)
+		for (int i = 0; i < s0[w]; i++)
+			seen[e0[w][i]]++;
+	for (int i = 0; i < n; i++)
+		assert_int_equal(seen[i], 1);
 	/* cap: the size is returned, only cap indices written */
 	int32_t few[5] = { -7, -7, -7, -7, -7 };
 	assert_int_equal(data_shard(&d, SHARD_KIND_IID, 0, N, 1, 42, 0, few, 4), s0[1]);
@@ -708,6 +716,22 @@ static void test_rng(void **state)
 		hist[data_rng_below(&r, 7)]++;
 	for (int c = 0; c < 7; c++)
 		assert_true(abs(hist[c] - 10000) < 500);
+	/* a shuffle's tail: positions [from, n) as the whole shuffle leaves them */
+	enum { P = 1000 };
+	static int32_t whole[P], tail[P];
+	static const int froms[] = { 0, 1, 2, 500, 998, 999, 1000 };
+	for (int i = 0; i < P; i++)
+		whole[i] = i;
+	data_rng_init(&r, 7, 3);
+	data_rng_shuffle(&r, whole, P);
+	for (size_t f = 0; f < sizeof(froms) / sizeof(froms[0]); f++) {
+		for (int i = 0; i < P; i++)
+			tail[i] = i;
+		data_rng_init(&r2, 7, 3);
+		data_rng_shuffle_tail(&r2, tail, P, froms[f]);
+		assert_memory_equal(whole + froms[f], tail + froms[f],
+				    (size_t)(P - froms[f]) * sizeof(int32_t));
+	}
 }
 
 int main(void)

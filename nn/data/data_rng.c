@@ -91,7 +91,13 @@ double data_rng_gamma(struct data_rng *r, double alpha)
 
 void data_rng_shuffle(struct data_rng *r, int32_t *a, int n)
 {
-	for (int i = n - 1; i > 0; i--) {
+	data_rng_shuffle_tail(r, a, n, 0);
+}
+
+void data_rng_shuffle_tail(struct data_rng *r, int32_t *a, int n, int from)
+{
+	/* step i fixes position i for good: later steps touch positions below it only */
+	for (int i = n - 1; i > 0 && i >= from; i--) {
 		int j = (int)data_rng_below(r, (uint32_t)i + 1);
 		int32_t t = a[i];
 		a[i] = a[j];

@@ -26,5 +26,8 @@ double data_rng_normal(struct data_rng *r);		/* N(0, 1), Box-Muller */
 double data_rng_gamma(struct data_rng *r, double alpha);
 /* Fisher-Yates shuffle of a[0..n). */
 void data_rng_shuffle(struct data_rng *r, int32_t *a, int n);
+/* Its positions [from, n) only, the same as the whole shuffle leaves them (the draws
+ * are the same first ones), for a caller that keeps nothing below from. */
+void data_rng_shuffle_tail(struct data_rng *r, int32_t *a, int n, int from);
 
 #endif

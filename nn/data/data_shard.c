@@ -146,7 +146,9 @@ int data_shard(const struct nn_dataset *d, enum data_shard_kind kind, double alp
 		for (int i = 0; i < n; i++)
 			order[i] = i;
 		data_rng_init(&r, seed, stream(TAG_IID, epoch, 0));
-		data_rng_shuffle(&r, order, n);
+		/* one permutation of all, of which this worker keeps its part: the shuffle
+		 * stops once that part is final (64 workers: half the work in all) */
+		data_rng_shuffle_tail(&r, order, n, part_start(n, N, worker));
 		src = order + part_start(n, N, worker);
 		m = part_start(n, N, worker + 1) - part_start(n, N, worker);
 		break;
