@@ -133,21 +133,44 @@ size_t ring_writable(struct ring *r)
 			  effective_tail(r, tail));
 }
 
+/* memcpy, inlined for the pieces of 8 to 64 bytes that most copies here are (an
+ * exchange's header, bitmap and times: 64 workers move 8064 messages a step, each in
+ * six pieces each way, and a call into libc per piece cost more than its bytes). */
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	uint64_t w;
+
+	if (n < 8 || n > 64) {
+		memcpy(d, s, n);
+		return;
+	}
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		memcpy(&w, s + i, 8);
+		memcpy(d + i, &w, 8);
+	}
+	memcpy(&w, s + n - 8, 8);	/* the last word, overlapping the one before */
+	memcpy(d + n - 8, &w, 8);
+}
+
 /* Copy n bytes in at stream position pos, or out from it, wrapping at the ring's end. */
 static void copy_in(struct ring *r, uint64_t pos, const void *src, size_t n)
 {
 	size_t off = pos & (r->size - 1), first = r->size - off < n ? r->size - off : n;
 
-	memcpy(r->data + off, src, first);
-	memcpy(r->data, (const uint8_t *)src + first, n - first);
+	copy_bytes(r->data + off, src, first);
+	if (n > first)
+		memcpy(r->data, (const uint8_t *)src + first, n - first);
 }
 
 static void copy_out(struct ring *r, uint64_t pos, void *dst, size_t n)
 {
 	size_t off = pos & (r->size - 1), first = r->size - off < n ? r->size - off : n;
 
-	memcpy(dst, r->data + off, first);
-	memcpy((uint8_t *)dst + first, r->data, n - first);
+	copy_bytes(dst, r->data + off, first);
+	if (n > first)
+		memcpy((uint8_t *)dst + first, r->data, n - first);
 }
 
 /* Producer: where the next write starts (rewinding an empty ring, see above: *from is
