@@ -33,10 +33,13 @@ struct ring {
 	_Alignas(64) _Atomic uint64_t head;	/* producer's line */
 	_Atomic uint64_t head_waiting;		/* consumer sleeps on head (see above) */
 	_Atomic uint64_t skip_from;		/* producer's: the last rewind's head */
+	uint64_t size;		/* data bytes, a power of two; never written after init,
+				 * on the line both sides read anyway */
 	_Alignas(64) _Atomic uint64_t tail;	/* consumer's line */
 	_Atomic uint64_t tail_waiting;		/* producer sleeps on tail */
-	_Alignas(64) uint64_t size;		/* data bytes, a power of two */
-	uint8_t data[];
+	/* on a line boundary: a write into an empty ring starts there (it rewinds), so a
+	 * piece of up to 64 bytes written alone lies in one cache line */
+	_Alignas(64) uint8_t data[];
 };
 
 /* Bytes of shared memory for a ring of `size` data bytes (a power of two, at most
