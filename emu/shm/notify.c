@@ -108,7 +108,9 @@ int notify_wait(struct notify *n, int count, _Atomic uint32_t *const words[],
 			slots_awake(n->slots, n->member);	/* no deferred wake for us */
 			return 0;
 		}
-	if (n->holding) {	/* its wake goes out with the sleep (notify_hold) */
+	if (n->holding) {
+		/* the hand-off's wake goes out with the sleep below (notify_hold); the
+		 * depth is put back by hand, since notify_release would send it now */
 		notify_hold(n);
 		slots_give(n->slots, n->member, n);
 		n->hold--;
