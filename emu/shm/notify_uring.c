@@ -29,14 +29,24 @@ void notify_uring_prep_wake(struct io_uring_sqe *sqe, _Atomic uint32_t *word, ui
 	sqe->addr3 = FUTEX_BITSET_MATCH_ANY;
 }
 
+/* The fallback of wakes io_uring could not send; a wake sent twice costs a spurious
+ * wake-up, which every sleeper tolerates (it looks at its words again). */
+static void wake_syscall(const struct notify_held *held, int nheld)
+{
+	for (int i = 0; i < nheld; i++)
+		syscall(SYS_futex, (void *)held[i].word, FUTEX_WAKE,
+			held[i].nwake > INT_MAX ? INT_MAX : (int)held[i].nwake, NULL, NULL, 0);
+}
+
 /* A wake's CQE (its user_data, its word's address, above the small tags) means it
- * failed (queue_wakes).  Its wake is done with the syscall, never dropped; returns the
- * first such failure, or 0. */
+ * failed (queue_wakes).  Its wake is done with the syscall (every sleeper: the CQE does
+ * not say how many), never dropped; returns the first such failure, or 0. */
 static int failed_wake(struct io_uring_cqe *cqe)
 {
 	if (cqe->user_data <= NOTIFY_TAG_CANCEL || cqe->res >= 0)
 		return 0;
-	syscall(SYS_futex, (void *)(uintptr_t)cqe->user_data, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	wake_syscall(&(struct notify_held){ (_Atomic uint32_t *)(uintptr_t)cqe->user_data,
+					    INT_MAX }, 1);
 	return cqe->res;
 }
 
@@ -62,15 +72,6 @@ static int submit(struct io_uring *ring)
 		ret = io_uring_submit(ring);
 	while (ret == -EINTR);
 	return ret;
-}
-
-/* The fallback of wakes io_uring could not send; a wake sent twice costs a spurious
- * wake-up, which every sleeper tolerates (it looks at its words again). */
-static void wake_syscall(const struct notify_held *held, int nheld)
-{
-	for (int i = 0; i < nheld; i++)
-		syscall(SYS_futex, (void *)held[i].word, FUTEX_WAKE,
-			held[i].nwake > INT_MAX ? INT_MAX : (int)held[i].nwake, NULL, NULL, 0);
 }
 
 /* The SQEs of the wakes, queued with IOSQE_CQE_SKIP_SUCCESS and their word's address as
