@@ -3,10 +3,10 @@
  * device scratch, and the one way kernels are launched.
  *
  * Determinism: every kernel computes one output element per thread, with its sums in a
- * fixed order (no atomics, no shared-memory trees whose shape depends on timing); the
- * launch geometry depends only on the element count.  Reductions over many elements
- * (batch-norm statistics, bias gradients) run in two launches: NN_CUDA_PARTS partial sums
- * per channel, each over a fixed stride of elements, then their sum in order.  cuBLAS
+ * fixed order (no atomics); the launch geometry depends only on the element count.
+ * Reductions over many elements (batch-norm statistics, bias gradients) run in two
+ * launches of blocks whose threads sum fixed strides of elements and then meet in a tree
+ * of fixed shape in shared memory (nn_cuda_channel_sums).  cuBLAS
  * runs in pedantic math (no TF32) on its own fixed workspace; cuDNN convolutions use FMA
  * math and deterministic algorithms only (nn/cuda/cuda_conv.cu).
  *
@@ -108,29 +108,138 @@ template <typename F> static inline void nn_cuda_launch(struct nn_backend *be, s
 }
 #endif
 
-/* out[c] = sum over q < per of f(c, q), for c < C, in double: NN_CUDA_PARTS partial
- * sums per channel over the q of one residue, then their sum in order.  part holds
- * C * NN_CUDA_PARTS doubles. */
-template <typename F>
-static inline void nn_cuda_channel_sums(struct nn_backend *be, int C, size_t per, double *part,
-					double *out, F f)
+/* out[c] = the sum over b < B, h < HW of f(c, e), e = (b C + c) HW + h the index of that
+ * element of a (B, C, HW) tensor, in double, for c < C.  Two launches: grid (G, C) blocks
+ * of NN_CUDA_THREADS threads, the P = G NN_CUDA_THREADS threads of channel c each summing
+ * the q = b HW + h of one residue mod P in order, then a tree over the block (pairs at
+ * halving distances) into part[c G + g]; then one block per channel, the same tree over
+ * its G partial sums.  G depends on B HW alone (enough threads to fill a GPU, about
+ * NN_CUDA_SUM_EACH elements each, at most NN_CUDA_PARTS), and the trees' shapes are
+ * fixed: the same bits on every run and every GPU.  part holds C * NN_CUDA_PARTS
+ * doubles. */
+#define NN_CUDA_SUM_EACH 8
+
+static inline unsigned nn_cuda_sum_blocks(size_t per)
 {
-	nn_cuda_launch(be, (size_t)C * NN_CUDA_PARTS, [=] __device__(size_t i) {
-		int c = (int)(i / NN_CUDA_PARTS);
-		double acc = 0.0;
+	size_t g = (per + NN_CUDA_THREADS * NN_CUDA_SUM_EACH - 1) /
+		   (NN_CUDA_THREADS * NN_CUDA_SUM_EACH);
 
-		for (size_t q = i % NN_CUDA_PARTS; q < per; q += NN_CUDA_PARTS)
-			acc += f(c, q);
-		part[i] = acc;
-	});
-	nn_cuda_launch(be, (size_t)C, [=] __device__(size_t c) {
-		double acc = 0.0;
-
-		for (int t = 0; t < NN_CUDA_PARTS; t++)
-			acc += part[c * NN_CUDA_PARTS + t];
-		out[c] = acc;
-	});
+	return g < 1 ? 1 : g > NN_CUDA_PARTS ? NN_CUDA_PARTS : (unsigned)g;
 }
+
+/* One thread's sum: the q = p, p + P, ... below per, stepping (b, h) without a division
+ * per element. */
+template <typename F>
+static __device__ inline double nn_cuda_thread_sum(size_t p, size_t P, size_t per, int C,
+						   int HW, int c, F f)
+{
+	size_t b = p / HW, h = p % HW, db = P / HW, dh = P % HW;
+	double acc = 0.0;
+
+	for (size_t q = p; q < per; q += P) {
+		acc += f(c, (b * C + c) * HW + h);
+		b += db;
+		h += dh;
+		if (h >= (size_t)HW) {
+			h -= HW;
+			b++;
+		}
+	}
+	return acc;
+}
+
+#ifdef NN_CUDA_HOST
+/* A block's tree, emulated: the additions the GPU's threads make, in the same pairs. */
+static inline double nn_cuda_tree(double *s)
+{
+	for (int w = NN_CUDA_THREADS / 2; w > 0; w >>= 1)
+		for (int t = 0; t < w; t++)
+			s[t] += s[t + w];
+	return s[0];
+}
+
+template <typename F>
+static inline void nn_cuda_channel_sums(struct nn_backend *be, int B, int C, int HW,
+					double *part, double *out, F f)
+{
+	size_t per = (size_t)B * HW;
+	unsigned G = nn_cuda_sum_blocks(per);
+	double s[NN_CUDA_THREADS];
+
+	if (C == 0 || be->err)
+		return;
+	cudahost_launched();
+	for (int c = 0; c < C; c++)
+		for (unsigned g = 0; g < G; g++) {
+			for (int t = 0; t < NN_CUDA_THREADS; t++)
+				s[t] = nn_cuda_thread_sum((size_t)g * NN_CUDA_THREADS + t,
+							  (size_t)G * NN_CUDA_THREADS, per, C,
+							  HW, c, f);
+			part[(size_t)c * G + g] = nn_cuda_tree(s);
+		}
+	cudahost_launched();
+	for (int c = 0; c < C; c++) {
+		for (int t = 0; t < NN_CUDA_THREADS; t++)
+			s[t] = t < (int)G ? part[(size_t)c * G + t] : 0.0;
+		out[c] = nn_cuda_tree(s);
+	}
+}
+#else
+/* A block's tree over s[t], one value per thread; every thread returns from it. */
+static __device__ inline double nn_cuda_tree(double *s, int t)
+{
+	__syncthreads();
+	for (int w = NN_CUDA_THREADS / 2; w > 0; w >>= 1) {
+		if (t < w)
+			s[t] += s[t + w];
+		__syncthreads();
+	}
+	return s[0];
+}
+
+template <typename F>
+__global__ void nn_cuda_sum_parts(size_t per, int C, int HW, double *part, F f)
+{
+	__shared__ double s[NN_CUDA_THREADS];
+	int t = threadIdx.x, c = blockIdx.y;
+	unsigned g = blockIdx.x, G = gridDim.x;
+
+	s[t] = nn_cuda_thread_sum((size_t)g * NN_CUDA_THREADS + t, (size_t)G * NN_CUDA_THREADS,
+				  per, C, HW, c, f);
+	double sum = nn_cuda_tree(s, t);
+
+	if (t == 0)
+		part[(size_t)c * G + g] = sum;
+}
+
+static __global__ void nn_cuda_sum_total(const double *part, unsigned G, double *out)
+{
+	__shared__ double s[NN_CUDA_THREADS];
+	int t = threadIdx.x, c = blockIdx.x;
+
+	s[t] = t < (int)G ? part[(size_t)c * G + t] : 0.0;
+	double sum = nn_cuda_tree(s, t);
+
+	if (t == 0)
+		out[c] = sum;
+}
+
+template <typename F>
+static inline void nn_cuda_channel_sums(struct nn_backend *be, int B, int C, int HW,
+					double *part, double *out, F f)
+{
+	size_t per = (size_t)B * HW;
+	unsigned G = nn_cuda_sum_blocks(per);
+	cudaStream_t st = nn_cu(be)->stream;
+
+	if (C == 0 || be->err)
+		return;
+	nn_cuda_sum_parts<<<dim3(G, C), NN_CUDA_THREADS, 0, st>>>(per, C, HW, part, f);
+	CU_RT(be, cudaGetLastError());
+	nn_cuda_sum_total<<<C, NN_CUDA_THREADS, 0, st>>>(part, G, out);
+	CU_RT(be, cudaGetLastError());
+}
+#endif
 
 /* The ops of the table, by file. */
 extern "C" {

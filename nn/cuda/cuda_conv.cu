@@ -220,9 +220,7 @@ extern "C" void nn_cuda_conv_bwd(struct nn_backend *be, float *din, float *dw, f
 		return;
 	double *sum = part + (size_t)K * NN_CUDA_PARTS;
 
-	nn_cuda_channel_sums(be, K, (size_t)s->B * plane, part, sum,
-			     [=] __device__(int ch, size_t q) {
-				     return (double)dout[(q / plane * K + ch) * plane + q % plane];
-			     });
+	nn_cuda_channel_sums(be, s->B, K, (int)plane, part, sum,
+			     [=] __device__(int ch, size_t e) { return (double)dout[e]; });
 	nn_cuda_launch(be, (size_t)K, [=] __device__(size_t i) { db[i] = (float)sum[i]; });
 }

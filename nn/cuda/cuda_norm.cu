@@ -6,12 +6,6 @@
 #include <math.h>
 #include "nn/cuda/cuda.cuh"
 
-/* Channel c's element q (q < B*HW) of a (B, C, HW) tensor. */
-static __host__ __device__ inline size_t at(int C, int HW, int c, size_t q)
-{
-	return (q / (size_t)HW * C + c) * HW + q % (size_t)HW;
-}
-
 static void bn_fwd(struct nn_backend *be, float *out, const float *in, const float *gamma,
 		   const float *beta, float *run_mean, float *run_var, float *save_mean,
 		   float *save_invstd, int B, int C, int HW, float momentum, float eps, int train,
@@ -28,12 +22,12 @@ static void bn_fwd(struct nn_backend *be, float *out, const float *in, const flo
 	double *mean = part + (size_t)C * NN_CUDA_PARTS, *invstd = mean + C, *sq = invstd + C;
 
 	if (train) {
-		nn_cuda_channel_sums(be, C, per, part, mean, [=] __device__(int c, size_t q) {
-			return (double)in[at(C, HW, c, q)];
+		nn_cuda_channel_sums(be, B, C, HW, part, mean, [=] __device__(int c, size_t e) {
+			return (double)in[e];
 		});
 		nn_cuda_launch(be, (size_t)C, [=] __device__(size_t c) { mean[c] /= N; });
-		nn_cuda_channel_sums(be, C, per, part, sq, [=] __device__(int c, size_t q) {
-			double d = in[at(C, HW, c, q)] - mean[c];
+		nn_cuda_channel_sums(be, B, C, HW, part, sq, [=] __device__(int c, size_t e) {
+			double d = in[e] - mean[c];
 
 			return d * d;
 		});
@@ -80,13 +74,10 @@ static void bn_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbet
 		return;
 	double *sd = part + (size_t)C * NN_CUDA_PARTS, *sdx = sd + C;
 
-	nn_cuda_channel_sums(be, C, per, part, sd, [=] __device__(int c, size_t q) {
-		size_t e = at(C, HW, c, q);
-
+	nn_cuda_channel_sums(be, B, C, HW, part, sd, [=] __device__(int c, size_t e) {
 		return y && !(y[e] > 0.0f) ? 0.0 : (double)dout[e];
 	});
-	nn_cuda_channel_sums(be, C, per, part, sdx, [=] __device__(int c, size_t q) {
-		size_t e = at(C, HW, c, q);
+	nn_cuda_channel_sums(be, B, C, HW, part, sdx, [=] __device__(int c, size_t e) {
 		double d = y && !(y[e] > 0.0f) ? 0.0 : (double)dout[e];
 
 		return d * ((in[e] - (double)save_mean[c]) * save_invstd[c]);

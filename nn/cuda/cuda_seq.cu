@@ -1,8 +1,8 @@
 /* nn/cuda/cuda_seq.cu — the embedding and the one-layer LSTM, a port of the CPU backend's
  * (nn/cpu/ops_seq_cpu.c): the same matrix products (cuBLAS here, row-major calls one to
  * one), the gate arithmetic one thread per (sample, unit), the cache layout of
- * nn/ops_seq.h.  The embedding's backward adds without atomics: one thread per column d
- * walks the positions in order, as the reference does. */
+ * nn/ops_seq.h.  The embedding's backward adds without atomics, each row's positions in
+ * order, as the reference does. */
 #include <math.h>
 #include "nn/cuda/cuda.cuh"
 
@@ -20,8 +20,12 @@ extern "C" void nn_cuda_embed_fwd(struct nn_backend *be, float *out, const int32
 	});
 }
 
-/* dtable (V,D): row v = the sum of the dout rows whose token is v (tokens outside
- * [0, V) are skipped) */
+/* dtable (V,D): row v = the sum of the dout rows whose token is v, in position order
+ * (tokens outside [0, V) are skipped).  One thread per (position, column): the thread of
+ * a token's first position walks the later ones and writes the row, the others return.
+ * No thread writes where another does, and no thread adds to memory: each walks the
+ * positions on its own (one token load for a warp's 32 columns), not D threads walking
+ * all of them through read-modify-writes of dtable. */
 extern "C" void nn_cuda_embed_bwd(struct nn_backend *be, float *dtable, const float *dout,
 				  const int32_t *tokens, int B, int T, int D, int V)
 {
@@ -30,10 +34,21 @@ extern "C" void nn_cuda_embed_bwd(struct nn_backend *be, float *dtable, const fl
 	size_t P = (size_t)B * T;
 
 	CU_RT(be, cudaMemsetAsync(dtable, 0, (size_t)V * D * sizeof(float), nn_cu(be)->stream));
-	nn_cuda_launch(be, (size_t)D, [=] __device__(size_t d) {
-		for (size_t p = 0; p < P; p++)
-			if (tokens[p] >= 0 && tokens[p] < V)
-				dtable[(size_t)tokens[p] * D + d] += dout[p * D + d];
+	nn_cuda_launch(be, P * D, [=] __device__(size_t i) {
+		size_t p = i / D, d = i % D;
+		int32_t v = tokens[p];
+
+		if (v < 0 || v >= V)
+			return;
+		for (size_t q = 0; q < p; q++)
+			if (tokens[q] == v)
+				return;
+		float acc = 0.0f;
+
+		for (size_t q = p; q < P; q++)
+			if (tokens[q] == v)
+				acc += dout[q * D + d];
+		dtable[(size_t)v * D + d] = acc;
 	});
 }
 
