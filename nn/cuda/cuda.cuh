@@ -3,12 +3,12 @@
  * device scratch, and the one way kernels are launched.
  *
  * Determinism: every kernel computes one output element per thread, with its sums in a
- * fixed order (no atomics); the launch geometry depends only on the element count.
- * Reductions over many elements (batch-norm statistics, bias gradients) run in two
- * launches of blocks whose threads sum fixed strides of elements and then meet in a tree
- * of fixed shape in shared memory (nn_cuda_channel_sums).  cuBLAS
- * runs in pedantic math (no TF32) on its own fixed workspace; cuDNN convolutions use FMA
- * math and deterministic algorithms only (nn/cuda/cuda_conv.cu).
+ * fixed order (no atomic adds of values); the launch geometry depends only on the element
+ * count.  Reductions over many elements (batch-norm statistics, bias gradients) run in
+ * blocks whose threads sum fixed strides of elements and then meet in trees of fixed
+ * shape in shared memory (nn_cuda_channel_sums).  cuBLAS runs in pedantic math (no TF32)
+ * on its own fixed workspace; cuDNN convolutions use FMA math and deterministic
+ * algorithms only (nn/cuda/cuda_conv.cu).
  *
  * The same sources build a host emulation for the tests (tests/cudahost/: g++ with
  * stand-ins for the CUDA headers, NN_CUDA_HOST defined): launch() then runs the very
@@ -31,7 +31,8 @@ extern "C" {
 }
 
 #define NN_CUDA_THREADS 256
-#define NN_CUDA_PARTS 256	/* partial sums per channel of a two-launch reduction */
+#define NN_CUDA_PARTS 256	/* most partial sums per channel of nn_cuda_channel_sums */
+#define NN_CUDA_MAX_CHANNELS 65536	/* most channels nn_cuda_channel_sums counts for */
 #define NN_CUDA_BLAS_WS (4u << 20)	/* cuBLAS workspace: fixed, so results are too */
 
 struct nn_cuda_conv;		/* nn/cuda/cuda_conv.cu: descriptors and algorithms of a shape */
@@ -48,6 +49,7 @@ struct nn_cuda {
 	struct nn_cuda_conv *conv;	/* one entry per convolution shape seen */
 	int nconv, conv_cap;
 	double *result;		/* pinned host: what an op returns (the loss, a count) */
+	unsigned *sum_done;	/* NN_CUDA_MAX_CHANNELS zeros: a channel sum's finished blocks */
 	cudaEvent_t t0, t1;	/* time_start, time_stop */
 };
 
@@ -108,15 +110,16 @@ template <typename F> static inline void nn_cuda_launch(struct nn_backend *be, s
 }
 #endif
 
-/* out[c] = the sum over b < B, h < HW of f(c, e), e = (b C + c) HW + h the index of that
- * element of a (B, C, HW) tensor, in double, for c < C.  Two launches: grid (G, C) blocks
- * of NN_CUDA_THREADS threads, the P = G NN_CUDA_THREADS threads of channel c each summing
- * the q = b HW + h of one residue mod P in order, then a tree over the block (pairs at
- * halving distances) into part[c G + g]; then one block per channel, the same tree over
- * its G partial sums.  G depends on B HW alone (enough threads to fill a GPU, about
+/* fin(c, the sum over b < B, h < HW of f(c, e)) for c < C, e = (b C + c) HW + h the index
+ * of that element of a (B, C, HW) tensor, in double; one launch.  Grid (C, G) blocks of
+ * NN_CUDA_THREADS threads: the P = G NN_CUDA_THREADS threads of channel c each sum the
+ * q = b HW + h of one residue mod P in order, then meet in a tree over the block (pairs
+ * at halving distances) into part[c G + g]; the channel's last block to finish (a
+ * counter decides which, not what is added) sums the G partial sums in the same tree
+ * and calls fin.  G depends on B HW alone (enough threads to fill a GPU, about
  * NN_CUDA_SUM_EACH elements each, at most NN_CUDA_PARTS), and the trees' shapes are
  * fixed: the same bits on every run and every GPU.  part holds C * NN_CUDA_PARTS
- * doubles. */
+ * doubles; C is at most NN_CUDA_MAX_CHANNELS (the counters are the backend's). */
 #define NN_CUDA_SUM_EACH 8
 
 static inline unsigned nn_cuda_sum_blocks(size_t per)
@@ -148,6 +151,9 @@ static __device__ inline double nn_cuda_thread_sum(size_t p, size_t P, size_t pe
 	return acc;
 }
 
+/* false, with the backend failed, where C is more than the counters cover */
+bool nn_cuda_sum_fits(struct nn_backend *be, int C);
+
 #ifdef NN_CUDA_HOST
 /* A block's tree, emulated: the additions the GPU's threads make, in the same pairs. */
 static inline double nn_cuda_tree(double *s)
@@ -158,18 +164,18 @@ static inline double nn_cuda_tree(double *s)
 	return s[0];
 }
 
-template <typename F>
+template <typename F, typename Fin>
 static inline void nn_cuda_channel_sums(struct nn_backend *be, int B, int C, int HW,
-					double *part, double *out, F f)
+					double *part, F f, Fin fin)
 {
 	size_t per = (size_t)B * HW;
 	unsigned G = nn_cuda_sum_blocks(per);
 	double s[NN_CUDA_THREADS];
 
-	if (C == 0 || be->err)
+	if (C == 0 || be->err || !nn_cuda_sum_fits(be, C))
 		return;
 	cudahost_launched();
-	for (int c = 0; c < C; c++)
+	for (int c = 0; c < C; c++) {
 		for (unsigned g = 0; g < G; g++) {
 			for (int t = 0; t < NN_CUDA_THREADS; t++)
 				s[t] = nn_cuda_thread_sum((size_t)g * NN_CUDA_THREADS + t,
@@ -177,11 +183,13 @@ static inline void nn_cuda_channel_sums(struct nn_backend *be, int B, int C, int
 							  HW, c, f);
 			part[(size_t)c * G + g] = nn_cuda_tree(s);
 		}
-	cudahost_launched();
-	for (int c = 0; c < C; c++) {
+		if (G == 1) {
+			fin(c, part[c]);
+			continue;
+		}
 		for (int t = 0; t < NN_CUDA_THREADS; t++)
 			s[t] = t < (int)G ? part[(size_t)c * G + t] : 0.0;
-		out[c] = nn_cuda_tree(s);
+		fin(c, nn_cuda_tree(s));
 	}
 }
 #else
@@ -197,46 +205,55 @@ static __device__ inline double nn_cuda_tree(double *s, int t)
 	return s[0];
 }
 
-template <typename F>
-__global__ void nn_cuda_sum_parts(size_t per, int C, int HW, double *part, F f)
+template <typename F, typename Fin>
+__global__ void nn_cuda_sum_kernel(size_t per, int C, int HW, double *part, unsigned *done,
+				   F f, Fin fin)
 {
 	__shared__ double s[NN_CUDA_THREADS];
-	int t = threadIdx.x, c = blockIdx.y;
-	unsigned g = blockIdx.x, G = gridDim.x;
+	__shared__ bool last;
+	int t = threadIdx.x, c = blockIdx.x;
+	unsigned g = blockIdx.y, G = gridDim.y;
 
 	s[t] = nn_cuda_thread_sum((size_t)g * NN_CUDA_THREADS + t, (size_t)G * NN_CUDA_THREADS,
 				  per, C, HW, c, f);
 	double sum = nn_cuda_tree(s, t);
 
-	if (t == 0)
+	if (G == 1) {
+		if (t == 0)
+			fin(c, sum);
+		return;
+	}
+	if (t == 0) {
 		part[(size_t)c * G + g] = sum;
+		__threadfence();	/* the partial sum is seen before the count */
+		last = atomicAdd(&done[c], 1u) == G - 1;
+	}
+	__syncthreads();
+	if (!last)
+		return;
+	__threadfence();
+	const volatile double *mine = part + (size_t)c * G;	/* not an L1 copy */
+
+	s[t] = t < (int)G ? mine[t] : 0.0;
+	sum = nn_cuda_tree(s, t);
+	if (t == 0) {
+		done[c] = 0;	/* ready for the next sum */
+		fin(c, sum);
+	}
 }
 
-static __global__ void nn_cuda_sum_total(const double *part, unsigned G, double *out)
-{
-	__shared__ double s[NN_CUDA_THREADS];
-	int t = threadIdx.x, c = blockIdx.x;
-
-	s[t] = t < (int)G ? part[(size_t)c * G + t] : 0.0;
-	double sum = nn_cuda_tree(s, t);
-
-	if (t == 0)
-		out[c] = sum;
-}
-
-template <typename F>
+template <typename F, typename Fin>
 static inline void nn_cuda_channel_sums(struct nn_backend *be, int B, int C, int HW,
-					double *part, double *out, F f)
+					double *part, F f, Fin fin)
 {
 	size_t per = (size_t)B * HW;
 	unsigned G = nn_cuda_sum_blocks(per);
-	cudaStream_t st = nn_cu(be)->stream;
+	struct nn_cuda *cu = nn_cu(be);
 
-	if (C == 0 || be->err)
+	if (C == 0 || be->err || !nn_cuda_sum_fits(be, C))
 		return;
-	nn_cuda_sum_parts<<<dim3(G, C), NN_CUDA_THREADS, 0, st>>>(per, C, HW, part, f);
-	CU_RT(be, cudaGetLastError());
-	nn_cuda_sum_total<<<C, NN_CUDA_THREADS, 0, st>>>(part, G, out);
+	nn_cuda_sum_kernel<<<dim3(C, G), NN_CUDA_THREADS, 0, cu->stream>>>(per, C, HW, part,
+									   cu->sum_done, f, fin);
 	CU_RT(be, cudaGetLastError());
 }
 #endif

@@ -212,15 +212,13 @@ extern "C" void nn_cuda_conv_bwd(struct nn_backend *be, float *din, float *dw, f
 	if (!db)
 		return;
 	/* db[k] = the sum of dout over the batch and the plane */
-	size_t plane = (size_t)s->OH * s->OW;
 	int K = s->K;
-	double *part = (double *)nn_cuda_scratch(be, ((size_t)K * NN_CUDA_PARTS + K) * sizeof(double));
+	double *part = (double *)nn_cuda_scratch(be, (size_t)K * NN_CUDA_PARTS * sizeof(double));
 
 	if (!part)
 		return;
-	double *sum = part + (size_t)K * NN_CUDA_PARTS;
-
-	nn_cuda_channel_sums(be, s->B, K, (int)plane, part, sum,
-			     [=] __device__(int ch, size_t e) { return (double)dout[e]; });
-	nn_cuda_launch(be, (size_t)K, [=] __device__(size_t i) { db[i] = (float)sum[i]; });
+	nn_cuda_channel_sums(
+		be, s->B, K, s->OH * s->OW, part,
+		[=] __device__(int k, size_t e) { return (double)dout[e]; },
+		[=] __device__(int k, double sum) { db[k] = (float)sum; });
 }

@@ -14,36 +14,38 @@ static void bn_fwd(struct nn_backend *be, float *out, const float *in, const flo
 	size_t per = (size_t)B * HW;
 	double N = (double)per;
 	/* scratch: partial sums, then the mean and invstd of every channel */
-	double *part = (double *)nn_cuda_scratch(be, ((size_t)C * NN_CUDA_PARTS + 3 * C) *
+	double *part = (double *)nn_cuda_scratch(be, ((size_t)C * NN_CUDA_PARTS + 2 * C) *
 							 sizeof(double));
 
 	if (!part)
 		return;
-	double *mean = part + (size_t)C * NN_CUDA_PARTS, *invstd = mean + C, *sq = invstd + C;
+	double *mean = part + (size_t)C * NN_CUDA_PARTS, *invstd = mean + C;
 
 	if (train) {
-		nn_cuda_channel_sums(be, B, C, HW, part, mean, [=] __device__(int c, size_t e) {
-			return (double)in[e];
-		});
-		nn_cuda_launch(be, (size_t)C, [=] __device__(size_t c) { mean[c] /= N; });
-		nn_cuda_channel_sums(be, B, C, HW, part, sq, [=] __device__(int c, size_t e) {
-			double d = in[e] - mean[c];
+		nn_cuda_channel_sums(
+			be, B, C, HW, part, [=] __device__(int c, size_t e) { return (double)in[e]; },
+			[=] __device__(int c, double sum) { mean[c] = sum / N; });
+		nn_cuda_channel_sums(
+			be, B, C, HW, part,
+			[=] __device__(int c, size_t e) {
+				double d = in[e] - mean[c];
 
-			return d * d;
-		});
-		/* nn_bn_store_stats of the reference, channel by channel */
-		nn_cuda_launch(be, (size_t)C, [=] __device__(size_t c) {
-			invstd[c] = 1.0 / sqrt(sq[c] / N + eps);
-			if (save_mean)
-				save_mean[c] = (float)mean[c];
-			if (save_invstd)
-				save_invstd[c] = (float)invstd[c];
-			if (run_mean)
-				run_mean[c] = (float)((1.0 - momentum) * run_mean[c] + momentum * mean[c]);
-			if (run_var)
-				run_var[c] = (float)((1.0 - momentum) * run_var[c] +
-						     momentum * sq[c] / (N > 1 ? N - 1 : 1));
-		});
+				return d * d;
+			},
+			/* nn_bn_store_stats of the reference, channel by channel */
+			[=] __device__(int c, double sq) {
+				invstd[c] = 1.0 / sqrt(sq / N + eps);
+				if (save_mean)
+					save_mean[c] = (float)mean[c];
+				if (save_invstd)
+					save_invstd[c] = (float)invstd[c];
+				if (run_mean)
+					run_mean[c] = (float)((1.0 - momentum) * run_mean[c] +
+							      momentum * mean[c]);
+				if (run_var)
+					run_var[c] = (float)((1.0 - momentum) * run_var[c] +
+							     momentum * sq / (N > 1 ? N - 1 : 1));
+			});
 	} else {
 		nn_cuda_launch(be, (size_t)C, [=] __device__(size_t c) {
 			mean[c] = run_mean[c];
@@ -74,20 +76,28 @@ static void bn_bwd(struct nn_backend *be, float *din, float *dgamma, float *dbet
 		return;
 	double *sd = part + (size_t)C * NN_CUDA_PARTS, *sdx = sd + C;
 
-	nn_cuda_channel_sums(be, B, C, HW, part, sd, [=] __device__(int c, size_t e) {
-		return y && !(y[e] > 0.0f) ? 0.0 : (double)dout[e];
-	});
-	nn_cuda_channel_sums(be, B, C, HW, part, sdx, [=] __device__(int c, size_t e) {
-		double d = y && !(y[e] > 0.0f) ? 0.0 : (double)dout[e];
+	nn_cuda_channel_sums(
+		be, B, C, HW, part,
+		[=] __device__(int c, size_t e) {
+			return y && !(y[e] > 0.0f) ? 0.0 : (double)dout[e];
+		},
+		[=] __device__(int c, double sum) {
+			sd[c] = sum;
+			if (dbeta)
+				dbeta[c] = (float)sum;
+		});
+	nn_cuda_channel_sums(
+		be, B, C, HW, part,
+		[=] __device__(int c, size_t e) {
+			double d = y && !(y[e] > 0.0f) ? 0.0 : (double)dout[e];
 
-		return d * ((in[e] - (double)save_mean[c]) * save_invstd[c]);
-	});
-	nn_cuda_launch(be, (size_t)C, [=] __device__(size_t c) {
-		if (dbeta)
-			dbeta[c] = (float)sd[c];
-		if (dgamma)
-			dgamma[c] = (float)sdx[c];
-	});
+			return d * ((in[e] - (double)save_mean[c]) * save_invstd[c]);
+		},
+		[=] __device__(int c, double sum) {
+			sdx[c] = sum;
+			if (dgamma)
+				dgamma[c] = (float)sum;
+		});
 	if (!din)
 		return;
 	nn_cuda_launch(be, per * C, [=] __device__(size_t i) {

@@ -58,6 +58,15 @@ void *nn_cuda_scratch(struct nn_backend *be, size_t bytes)
 	return c->scratch;
 }
 
+bool nn_cuda_sum_fits(struct nn_backend *be, int C)
+{
+	if (C <= NN_CUDA_MAX_CHANNELS)
+		return true;
+	nn_backend_fail(be, -EINVAL, "cuda: a channel sum over %d channels (at most %d)", C,
+			NN_CUDA_MAX_CHANNELS);
+	return false;
+}
+
 /* --- life --------------------------------------------------------------------------- */
 
 /* Whether an MPS control daemon is there to share an exclusive-process GPU. */
@@ -126,6 +135,7 @@ static void cuda_shutdown(struct nn_backend *be)
 	cudaFree(c->blas_ws);
 	cudaFree(c->scratch);
 	cudaFree(c->conv_ws);
+	cudaFree(c->sum_done);
 	cudaFreeHost(c->result);
 	if (c->t0)
 		cudaEventDestroy(c->t0);
@@ -150,6 +160,10 @@ static int cuda_init(struct nn_backend *be)
 		  CU_RT(be, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) &&
 		  CU_RT(be, cudaMalloc(&c->blas_ws, NN_CUDA_BLAS_WS)) &&
 		  CU_RT(be, cudaMallocHost((void **)&c->result, 4 * sizeof(double))) &&
+		  CU_RT(be, cudaMalloc((void **)&c->sum_done,
+				       NN_CUDA_MAX_CHANNELS * sizeof(unsigned))) &&
+		  CU_RT(be, cudaMemsetAsync(c->sum_done, 0, NN_CUDA_MAX_CHANNELS * sizeof(unsigned),
+					    c->stream)) &&
 		  CU_RT(be, cudaEventCreate(&c->t0)) && CU_RT(be, cudaEventCreate(&c->t1)) &&
 		  CU_BLAS(be, cublasCreate(&c->blas)) &&
 		  CU_BLAS(be, cublasSetStream(c->blas, c->stream)) &&

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include "nn/model/model_impl.h"
 
-/* Forward of node n: train selects batch norm's batch statistics (7 launches: two
- * two-launch channel sums, the mean, the statistics, the output) over the running ones
- * (2: the statistics, the output). */
+/* Forward of node n: train selects batch norm's batch statistics (3 launches: the
+ * channel sums of the mean, and of the centred squares with the statistics; the output)
+ * over the running ones (2: the statistics, the output). */
 static int fwd_ops(const struct nn_node *n, bool train)
 {
 	switch (n->kind) {
@@ -25,7 +25,7 @@ static int fwd_ops(const struct nn_node *n, bool train)
 	case NN_LINEAR:		/* the bias laid down, cublasSgemm */
 		return 1 + (n->b != NN_NONE);
 	case NN_BN:		/* bn_relu_fwd when a relu is fused: the same launches */
-		return train ? 7 : 2;
+		return train ? 3 : 2;
 	case NN_RELU:
 		return n->fused ? 0 : 1;	/* fused: applied by its producer */
 	case NN_MAXPOOL:
@@ -48,12 +48,12 @@ static int fwd_ops(const struct nn_node *n, bool train)
 static int bwd_ops(const struct nn_node *n, int B, bool own, bool din)
 {
 	switch (n->kind) {
-	case NN_CONV:		/* backward data, backward filter, bias: sums + store */
-		return din + own + (own && n->b != NN_NONE ? 3 : 0);
+	case NN_CONV:		/* backward data, backward filter, the bias's channel sums */
+		return din + own + (own && n->b != NN_NONE);
 	case NN_LINEAR:		/* two sgemms and a column sum */
 		return din + own + (own && n->b != NN_NONE);
-	case NN_BN:		/* two channel sums and the dgamma/dbeta store always run */
-		return 5 + din;
+	case NN_BN:		/* the two channel sums (dbeta, dgamma) always run */
+		return 2 + din;
 	case NN_RELU:
 		return n->fused == 2 ? 0 : 1;	/* after bn: bn_relu_bwd masks */
 	case NN_MAXPOOL:
