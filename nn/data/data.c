@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "nn/data.h"
 #include "nn/data/data_internal.h"
 
@@ -26,6 +27,15 @@ void data_batch(const struct nn_dataset *d, const int32_t *idx, int B, float *x,
 		else if (y && d->target)
 			((float *)y)[b] = d->target[i];
 	}
+}
+
+void data_advise_huge(void *p, size_t bytes)
+{
+	uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
 void data_truncate(struct nn_dataset *d, int limit)

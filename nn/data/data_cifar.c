@@ -33,8 +33,10 @@ static int cifar_file(struct nn_dataset *d, const char *path, long size, char *e
 	if (d->n + nrec > 10000000)
 		return data_fail(-EINVAL, err, errlen, "%s: too many records", path);
 	float *x = realloc(d->x, (size_t)(d->n + nrec) * PIX * sizeof(float));
-	if (x)
+	if (x) {
 		d->x = x;
+		data_advise_huge(x, (size_t)(d->n + nrec) * PIX * sizeof(float));
+	}
 	int32_t *y = realloc(d->y, (size_t)(d->n + nrec) * sizeof(int32_t));
 	if (y)
 		d->y = y;

@@ -172,6 +172,7 @@ static int fmnist_split(struct nn_dataset *d, const char *dir, const char *prefi
 		ret = data_fail(-ENOMEM, err, errlen, "%s: out of memory", im.path);
 		goto out;
 	}
+	data_advise_huge(d->x, (size_t)im.count * px * sizeof(float));	/* before it is touched */
 	d->n = (int)im.count;
 	d->in = (struct nn_input){ .C = 1, .H = FMNIST_SIDE, .W = FMNIST_SIDE,
 				   .nclasses = FMNIST_CLASSES };
