@@ -14,6 +14,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 #include "nn/data.h"
+#include "nn/data/data_internal.h"
 #include "nn/data/data_rng.h"
 
 #define FM_MEAN 0.2860	/* Fashion-MNIST, as published (see nn/data.h) */
@@ -734,6 +735,48 @@ static void test_rng(void **state)
 	}
 }
 
+/* The VmFlags line of /proc/self/smaps for the mapping that holds address a ("" when
+ * none is found). */
+static void vm_flags_of(const void *a, char *flags, size_t len)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int inside = 0;
+
+	flags[0] = 0;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			inside = (uintptr_t)a >= lo && (uintptr_t)a < hi;
+		else if (inside && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, len, "%s", line + 8);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* data_advise_huge marks the pages inside an unaligned buffer for huge pages (the
+ * kernel's "hg" flag), whatever the system then gives */
+static void test_advise_huge(void **state)
+{
+	size_t bytes = (size_t)6 << 20;
+	char *p = malloc(bytes), flags[512];
+
+	assert_non_null(p);
+	vm_flags_of(p + bytes / 2, flags, sizeof(flags));
+	if (strstr(flags, " hg")) {
+		free(p);
+		skip();		/* advised already (THP "always" does not set hg; a libc might) */
+	}
+	data_advise_huge(p + 1, bytes - 1);
+	vm_flags_of(p + bytes / 2, flags, sizeof(flags));
+	assert_non_null(strstr(flags, " hg"));
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -749,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_gaussian),
 		cmocka_unit_test(test_linreg),
 		cmocka_unit_test(test_batch_and_truncate),
+		cmocka_unit_test(test_advise_huge),
 		cmocka_unit_test(test_rng),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
