@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "nn/data.h"
 #include "nn/data/data_internal.h"
 
@@ -31,8 +32,9 @@ void data_batch(const struct nn_dataset *d, const int32_t *idx, int B, float *x,
 
 void data_advise_huge(void *p, size_t bytes)
 {
-	uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-	uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
 
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
