@@ -54,6 +54,13 @@ for sub in run check; do
 	[ "$(cat "$tmp/err")" = "emu $sub: unknown option '--bogus'; expected emu $sub FILE.ini [section.key=value ...]" ] ||
 		fail "emu $sub --bogus said: $(cat "$tmp/err")"
 done
+# bench train finds its INI as `emu run` does, from any folder: a missing one is named,
+# with the places looked in (the presets beside the binary among them)
+emu_abs=$(cd "$(dirname "$EMU")" && pwd)/$(basename "$EMU")
+expect_rc 2 "emu bench train bogus.ini (in $tmp)" sh -c 'cd "$1" && "$2" bench train bogus.ini' sh "$tmp" "$emu_abs"
+grep -q "^bogus.ini: cannot open: .*looked in the current folder ($tmp), then the presets in " "$tmp/err" ||
+	fail "emu bench train bogus.ini said: $(head -c 300 "$tmp/err")"
+[ -s "$tmp/out" ] && fail "emu bench train bogus.ini ran: $(head -c 100 "$tmp/out")"
 expect_rc 2 "emu help bogus" "$EMU" help bogus
 grep -q "unknown topic 'bogus'" "$tmp/err" || fail "emu help bogus: $(cat "$tmp/err")"
 expect_rc 2 "emu (no command)" "$EMU"

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <cblas.h>
 #include "emu/cfg/cfg_keys.h"
+#include "emu/cfg/preset_path.h"
 #include "emu/bench/bench.h"
 #include "emu/commands.h"
 #include "emu/run/plan.h"
@@ -400,13 +401,14 @@ static double goal_of(int workers)
 int bench_train(int argc, char **argv)
 {
 	int first = 1, own_workers = 0;
-	const char *ini = "ini/quickstart.ini";
+	const char *ini = "quickstart.ini";
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] == '-' || i > 60)
 			return bench_usage("train", argv[i], "usage: emu bench train [FILE.ini] "
 					   "[section.key=value ...]\n  the harness overhead: a real "
-					   "run's step time against the ideal (default ini/quickstart.ini,\n"
-					   "  with 16 and with 64 workers unless run.workers is given)\n");
+					   "run's step time against the ideal (default: the\n  preset "
+					   "quickstart.ini, with 16 and with 64 workers unless run.workers "
+					   "is given)\n");
 		if (strncmp(argv[i], "run.workers=", 12) == 0) {	/* the last one counts */
 			own_workers = atoi(argv[i] + 12);
 			own_workers = own_workers > 0 ? own_workers : 1;
@@ -414,6 +416,14 @@ int bench_train(int argc, char **argv)
 	}
 	if (argc > 1 && strchr(argv[1], '=') == NULL)
 		ini = argv[first++];
+	/* found as `emu run` finds it: from any folder, the preset beside the binary */
+	char path[PATH_MAX], err[2048];
+	int found = preset_path_find(ini, path, err, sizeof(err));
+	if (found < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	ini = path;
 	char tmpl[] = "/tmp/emu-bench-train-XXXXXX", usage[] = "/tmp/emu-bench-usage-XXXXXX";
 	if (!mkdtemp(tmpl)) {
 		perror("emu: mkdtemp");
