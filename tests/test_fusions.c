@@ -1,6 +1,7 @@
 /* tests/test_fusions.c — the fused ops of a residual block's ends (bn_add_relu_fwd,
  * conv_bwd_add) give the very bits of the ops they replace, op by op and in a whole
- * model: a fusion is a speed-up, never a change of result.  On every backend that has
+ * model, and batch norm's channel groups those of one channel at a time: a speed-up,
+ * never a change of result.  On every backend that has
  * them (the CPU one), against the same backend without them. */
 #include <math.h>
 #include <setjmp.h>
@@ -101,6 +102,81 @@ static void conv_bwd_add_case(struct nn_backend *be, int B, int C, int H, int K,
 		free(all[i]);
 }
 
+/* Channel c of a (B, C, HW) tensor as a (B, 1, HW) one */
+static float *channel(const float *a, int B, int C, int HW, int c)
+{
+	float *p = randv((size_t)B * HW, &(uint64_t){ 1 }, 0, 0);
+
+	for (int n = 0; n < B; n++)
+		memcpy(p + (size_t)n * HW, a + ((size_t)n * C + c) * HW, HW * sizeof(float));
+	return p;
+}
+
+/* The CPU batch norm takes channels in groups, a sample's rows of a group at a time
+ * (nn/cpu/ops_cpu_norm.c): each channel's output, batch statistics and gradients must be
+ * the bits it gets alone, whatever group it fell in.  Every op, forward and backward
+ * (op 0-2: bn, bn + relu, bn + add + relu forward; 3-4: bn and bn + relu backward). */
+static void bn_groups_case(struct nn_backend *be, int B, int C, int HW, uint64_t *s)
+{
+	const struct nn_ops *o = be->ops;
+	size_t n = (size_t)B * C * HW, nc = (size_t)B * HW;
+	float *x = randv(n, s, -2, 3), *res = randv(n, s, -1, 1), *d = randv(n, s, -1, 1);
+	float *g = randv(C, s, 0.5f, 1.5f), *b = randv(C, s, -0.5f, 0.5f);
+	float *run = randv(2 * (size_t)C, s, 0.5f, 1.5f), *sv = randv(2 * (size_t)C, s, 0, 0);
+	float *y = randv(n, s, 0, 0), *dx = randv(n, s, 0, 0);
+	float *dg = randv(C, s, 0, 0), *db = randv(C, s, 0, 0), *oc = randv(nc, s, 0, 0);
+
+	for (int op = 0; op < 5; op++) {
+		float *out = op < 3 ? y : dx;
+
+		if (op == 0)
+			o->bn_fwd(be, y, x, g, b, run, run + C, sv, sv + C, B, C, HW, 0.1f, 1e-5f, 1);
+		else if (op == 1)
+			o->bn_relu_fwd(be, y, x, g, b, run, run + C, sv, sv + C, B, C, HW, 0.1f,
+				       1e-5f, 1);
+		else if (op == 2)
+			o->bn_add_relu_fwd(be, y, x, res, g, b, run, run + C, sv, sv + C, B, C,
+					   HW, 0.1f, 1e-5f, 1);
+		else if (op == 3)
+			o->bn_bwd(be, dx, dg, db, d, x, g, sv, sv + C, B, C, HW);
+		else
+			o->bn_relu_bwd(be, dx, dg, db, d, y, x, g, sv, sv + C, B, C, HW);
+		for (int c = 0; c < C; c++) {
+			float *xc = channel(x, B, C, HW, c), *rc = channel(res, B, C, HW, c);
+			float *dc = channel(d, B, C, HW, c), *yc = channel(y, B, C, HW, c);
+			float *want = channel(out, B, C, HW, c);
+			float sv1[2] = { sv[c], sv[C + c] }, run1[2] = { 0, 1 }, got[2], dgc, dbc;
+
+			if (op == 0)
+				o->bn_fwd(be, oc, xc, &g[c], &b[c], &run1[0], &run1[1], &got[0],
+					  &got[1], B, 1, HW, 0.1f, 1e-5f, 1);
+			else if (op == 1)
+				o->bn_relu_fwd(be, oc, xc, &g[c], &b[c], &run1[0], &run1[1], &got[0],
+					       &got[1], B, 1, HW, 0.1f, 1e-5f, 1);
+			else if (op == 2)
+				o->bn_add_relu_fwd(be, oc, xc, rc, &g[c], &b[c], &run1[0], &run1[1],
+						   &got[0], &got[1], B, 1, HW, 0.1f, 1e-5f, 1);
+			else if (op == 3)
+				o->bn_bwd(be, oc, &dgc, &dbc, dc, xc, &g[c], &sv1[0], &sv1[1], B, 1,
+					  HW);
+			else
+				o->bn_relu_bwd(be, oc, &dgc, &dbc, dc, yc, xc, &g[c], &sv1[0],
+					       &sv1[1], B, 1, HW);
+			assert_same_bits(oc, want, nc, "a channel alone: output");
+			if (op < 3) {
+				assert_same_bits(got, sv1, 2, "a channel alone: batch statistics");
+			} else {
+				assert_same_bits(&dgc, &dg[c], 1, "a channel alone: dgamma");
+				assert_same_bits(&dbc, &db[c], 1, "a channel alone: dbeta");
+			}
+			free(xc), free(rc), free(dc), free(yc), free(want);
+		}
+	}
+	float *all[] = { x, res, d, g, b, run, sv, y, dx, dg, db, oc };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		free(all[i]);
+}
+
 static void test_ops(void **state)
 {
 	struct nn_backend *be = test_be("cpu");
@@ -113,6 +189,10 @@ static void test_ops(void **state)
 		bn_add_relu_case(be, 3, 16, 64, train, &s);
 		bn_add_relu_case(be, 2, 8, 1024, train, &s);
 	}
+	bn_groups_case(be, 32, 16, 1024, &s);	/* resnet's stages at batch 32: one group */
+	bn_groups_case(be, 32, 64, 64, &s);
+	bn_groups_case(be, 3, 96, 7, &s);	/* groups of 32, rows of 7 */
+	bn_groups_case(be, 2, 6, 1024, &s);	/* groups of 2 */
 	/* every input-gradient path: 3x3 same (copies made a plane at a time), 5x5 same,
 	 * 5x5 unpadded (shifted row copies), 1x1, strided (col2im) */
 	conv_bwd_add_case(be, 3, 16, 8, 16, 3, 1, 1, &s);

@@ -1,4 +1,4 @@
-/* nn/cpu/ops_cpu_norm.c — batch norm over (B, C, HW), one channel at a time.  A channel
+/* nn/cpu/ops_cpu_norm.c — batch norm over (B, C, HW), channels in groups.  A channel
  * holds B*HW values (32K in resnet's first stage), too many for one float sum: rows
  * sum in float lanes, channels in double.  The per-element passes are affine maps
  * x*a + c in float. */
@@ -13,58 +13,67 @@
  * lane), and the rows' totals in double: float speed, double-like accuracy. */
 #define LANES NN_CPU_VL
 
-/* Asks for the HW floats at p, a channel's row of the next sample: a channel's rows are
- * C*HW apart, a jump the hardware prefetcher does not follow (on 8x8 planes a row is 4
- * lines), and the first pass over a channel reads from far (the saved activations
- * of the forward pass). */
-static inline void bn_prefetch_row(const float *p, int HW)
+/* Channels go in groups of G (a power of two dividing C, at most BN_GMAX), each pass
+ * sample by sample over the group's G rows: G*HW adjacent floats, one stream.  A
+ * channel alone was B rows of HW floats C*HW apart (64 KB apart in resnet's first
+ * stage), a new stream every row: its passes ran at half the speed of a copy, software
+ * prefetches or not.  A group holds at most BN_GROUP_BYTES of each array it reads, so
+ * that its later passes find them in the last-level cache (the whole tensor in
+ * resnet at batch 32: measured fastest, against groups sized for the L2).  Every
+ * channel still sums its rows in sample order, each row in the same lanes: the same
+ * bits as one channel at a time. */
+#define BN_GROUP_BYTES ((size_t)2 << 20)
+#define BN_GMAX 64
+
+static int bn_group(int B, int C, int HW)
 {
-#ifdef __AVX512F__
-	for (int t = 0; t < HW; t += 16)
-		_mm_prefetch((const char *)(p + t), _MM_HINT_T0);
-#else
-	(void)p, (void)HW;
-#endif
+	int g = 1;
+
+	while (2 * g <= BN_GMAX && C % (2 * g) == 0 &&
+	       (size_t)B * 2 * g * HW * sizeof(float) <= BN_GROUP_BYTES)
+		g *= 2;
+	return g;
 }
 
-/* sum of x[t], and of (x[t] - m)^2 when sq is not NULL, over the B rows of one channel */
-static void bn_sums(const float *restrict x, int B, size_t stride, int HW, double m,
-		    double *sum, double *sq)
+/* One row's sum of r[t] (sq 0), or of (r[t] - fm)^2 (sq 1): float lanes, the rest in
+ * order, then the lanes in order */
+static inline __attribute__((always_inline)) float bn_row_sum(const float *restrict r,
+							      int HW, float fm, const int sq)
 {
-	const float fm = (float)m;
-	double ta = 0.0, tq = 0.0;
+	float a[LANES] = { 0 }, ra = 0.0f;
+	int t = 0;
 
-	for (int n = 0; n < B; n++) {
-		const float *restrict r = x + (size_t)n * stride;
-		float a[LANES] = { 0 }, q[LANES] = { 0 }, ra = 0.0f, rq = 0.0f;
-		int t = 0;
+	for (; t + LANES <= HW; t += LANES)
+		for (int j = 0; j < LANES; j++) {
+			float d = r[t + j] - fm;
 
-		if (!sq && n + 1 < B)	/* the first pass */
-			bn_prefetch_row(r + stride, HW);
-		if (sq)
-			for (; t + LANES <= HW; t += LANES)
-				for (int j = 0; j < LANES; j++) {
-					float d = r[t + j] - fm;
-
-					q[j] += d * d;
-				}
-		else
-			for (; t + LANES <= HW; t += LANES)
-				for (int j = 0; j < LANES; j++)
-					a[j] += r[t + j];
-		for (; t < HW; t++) {
-			float d = r[t] - fm;
-
-			ra += r[t];
-			rq += d * d;
+			a[j] += sq ? d * d : r[t + j];
 		}
-		for (int j = 0; j < LANES; j++)
-			ra += a[j], rq += q[j];
-		ta += ra, tq += rq;
+	for (; t < HW; t++) {
+		float d = r[t] - fm;
+
+		ra += sq ? d * d : r[t];
 	}
-	*sum = ta;
-	if (sq)
-		*sq = tq;
+	for (int j = 0; j < LANES; j++)
+		ra += a[j];
+	return ra;
+}
+
+/* Per channel c of the group [c0, c0 + G): tot[c - c0] = the sum over samples of its rows'
+ * bn_row_sum (with m[c - c0] when sq) */
+static void bn_sums(const float *restrict x, int B, int C, int HW, int c0, int G,
+		    const double *m, double *tot, int sq)
+{
+	const size_t stride = (size_t)C * HW;
+
+	for (int g = 0; g < G; g++)
+		tot[g] = 0.0;
+	for (int n = 0; n < B; n++) {
+		const float *r = x + (size_t)n * stride + (size_t)c0 * HW;
+
+		for (int g = 0; g < G; g++, r += HW)
+			tot[g] += sq ? bn_row_sum(r, HW, (float)m[g], 1) : bn_row_sum(r, HW, 0.0f, 0);
+	}
 }
 
 /* o = r * a + c over one row of HW, then + s when add, then relu when relu: each step
@@ -93,21 +102,25 @@ bn_affine_row(float *restrict o, const float *restrict r, const float *restrict 
 	}
 }
 
-/* y = x * a + c over the B rows of one channel, then relu when asked; with res (the rows
- * of a residual, laid out as y) relu(x * a + c + res) */
+/* y = x * a[g] + c[g] over the rows of the group's channels, then relu when asked; with
+ * res (the rows of a residual, laid out as y) relu(x * a[g] + c[g] + res) */
 static void bn_affine(float *restrict y, const float *restrict x, const float *restrict res,
-		      int B, size_t stride, int HW, float a, float c, int relu)
+		      int B, int C, int HW, int c0, int G, const float *a, const float *c,
+		      int relu)
 {
-	for (int n = 0; n < B; n++) {
-		size_t off = (size_t)n * stride;
+	const size_t stride = (size_t)C * HW;
 
-		if (res)
-			bn_affine_row(y + off, x + off, res + off, HW, a, c, 1, 1);
-		else if (relu)
-			bn_affine_row(y + off, x + off, NULL, HW, a, c, 0, 1);
-		else
-			bn_affine_row(y + off, x + off, NULL, HW, a, c, 0, 0);
-	}
+	for (int n = 0; n < B; n++)
+		for (int g = 0; g < G; g++) {
+			size_t off = (size_t)n * stride + (size_t)(c0 + g) * HW;
+
+			if (res)
+				bn_affine_row(y + off, x + off, res + off, HW, a[g], c[g], 1, 1);
+			else if (relu)
+				bn_affine_row(y + off, x + off, NULL, HW, a[g], c[g], 0, 1);
+			else
+				bn_affine_row(y + off, x + off, NULL, HW, a[g], c[g], 0, 0);
+		}
 }
 
 static void bn_fwd(float *out, const float *in, const float *res, const float *gamma,
@@ -116,27 +129,36 @@ static void bn_fwd(float *out, const float *in, const float *res, const float *g
 		   int train, int relu)
 {
 	const double N = (double)B * HW;
-	const size_t stride = (size_t)C * HW;
+	const int G = bn_group(B, C, HW);
 
-	for (int c = 0; c < C; c++) {
-		const float *x = in + (size_t)c * HW;
-		double mean, invstd, sum, sq;
+	for (int c0 = 0; c0 < C; c0 += G) {
+		double mean[BN_GMAX], sum[BN_GMAX], sq[BN_GMAX];
+		float fa[BN_GMAX], fc[BN_GMAX];
 
 		if (train) {
-			bn_sums(x, B, stride, HW, 0.0, &sum, NULL);
-			mean = sum / N;
-			bn_sums(x, B, stride, HW, mean, &sum, &sq);
-			invstd = 1.0 / sqrt(sq / N + eps);
-			nn_bn_store_stats(c, mean, invstd, sq, N, momentum, save_mean, save_invstd,
-					  run_mean, run_var);
-		} else {
-			mean = run_mean[c];
-			invstd = 1.0 / sqrt((double)run_var[c] + eps);
+			bn_sums(in, B, C, HW, c0, G, NULL, sum, 0);
+			for (int g = 0; g < G; g++)
+				mean[g] = sum[g] / N;
+			bn_sums(in, B, C, HW, c0, G, mean, sq, 1);
 		}
-		double a = gamma[c] * invstd;
+		for (int g = 0; g < G; g++) {
+			int c = c0 + g;
+			double invstd;
 
-		bn_affine(out + (size_t)c * HW, x, res ? res + (size_t)c * HW : NULL, B, stride,
-			  HW, (float)a, (float)(beta[c] - mean * a), relu);
+			if (train) {
+				invstd = 1.0 / sqrt(sq[g] / N + eps);
+				nn_bn_store_stats(c, mean[g], invstd, sq[g], N, momentum, save_mean,
+						  save_invstd, run_mean, run_var);
+			} else {
+				mean[g] = run_mean[c];
+				invstd = 1.0 / sqrt((double)run_var[c] + eps);
+			}
+			double a = gamma[c] * invstd;
+
+			fa[g] = (float)a;
+			fc[g] = (float)(beta[c] - mean[g] * a);
+		}
+		bn_affine(out, in, res, B, C, HW, c0, G, fa, fc, relu);
 	}
 }
 
@@ -193,90 +215,101 @@ static void bn_bwd_row(float *restrict o, const float *restrict d, const float *
 		o[t] = (y && !(y[t] > 0.0f) ? 0.0f : d[t]) * fa + x[t] * fb + fk;
 }
 
+/* One row's sums of d (masked by y > 0 when y is not NULL) and of d (x - fm): float
+ * lanes, the rest in order, then the lanes in order */
+static inline void bn_bwd_row_sums(const float *restrict d, const float *restrict y,
+				   const float *restrict x, int HW, float fm, float *psd,
+				   float *psdx)
+{
+	float sd[LANES] = { 0 }, sdx[LANES] = { 0 }, rsd = 0.0f, rsdx = 0.0f;
+	int t = 0;
+
+	if (y) {
+		for (; t + LANES <= HW; t += LANES) {
+			float dm[LANES];
+
+			/* loaded whole: the select vectorises */
+			memcpy(dm, d + t, sizeof(dm));
+			for (int j = 0; j < LANES; j++)
+				dm[j] = y[t + j] > 0.0f ? dm[j] : 0.0f;
+			for (int j = 0; j < LANES; j++) {
+				sd[j] += dm[j];
+				sdx[j] += dm[j] * (x[t + j] - fm);
+			}
+		}
+		for (; t < HW; t++) {
+			float dm = y[t] > 0.0f ? d[t] : 0.0f;
+
+			rsd += dm;
+			rsdx += dm * (x[t] - fm);
+		}
+	}
+	for (; t + LANES <= HW; t += LANES)
+		for (int j = 0; j < LANES; j++) {
+			sd[j] += d[t + j];
+			sdx[j] += d[t + j] * (x[t + j] - fm);
+		}
+	for (; t < HW; t++) {
+		rsd += d[t];
+		rsdx += d[t] * (x[t] - fm);
+	}
+	for (int j = 0; j < LANES; j++)
+		rsd += sd[j], rsdx += sdx[j];
+	*psd = rsd;
+	*psdx = rsdx;
+}
+
 /* din = gamma invstd (dout - dbeta/N - xh dgamma/N), xh = (x - mean) invstd, written as
  * din = a dout + b x + c; with y (the fused relu's output), dout is masked by y > 0 as
- * it is read. */
+ * it is read.  In groups of channels (bn_group); both passes read d, x and y. */
 static void bn_bwd(float *din, float *dgamma, float *dbeta, const float *dout,
 		   const float *y0, const float *in, const float *gamma,
 		   const float *save_mean, const float *save_invstd, int B, int C, int HW)
 {
 	const double N = (double)B * HW;
 	const size_t stride = (size_t)C * HW;
+	const int G = bn_group(B, C, HW);
 
-	for (int c = 0; c < C; c++) {
-		const float *restrict x0 = in + (size_t)c * HW;
-		const float *restrict d0 = dout + (size_t)c * HW;
-		const double m = save_mean[c], is = save_invstd[c];
-		const float fm = (float)m;
-		double tsd = 0.0, tsdx = 0.0;
+	for (int c0 = 0; c0 < C; c0 += G) {
+		double tsd[BN_GMAX], tsdx[BN_GMAX];
+		float fm[BN_GMAX], fa[BN_GMAX], fb[BN_GMAX], fk[BN_GMAX];
 
-		for (int n = 0; n < B; n++) {
-			const float *restrict x = x0 + (size_t)n * stride;
-			const float *restrict d = d0 + (size_t)n * stride;
-			float sd[LANES] = { 0 }, sdx[LANES] = { 0 }, rsd = 0.0f, rsdx = 0.0f;
-			int t = 0;
-
-			if (n + 1 < B) {
-				bn_prefetch_row(x + stride, HW);
-				bn_prefetch_row(d + stride, HW);
-				if (y0)
-					bn_prefetch_row(y0 + (size_t)c * HW + (size_t)(n + 1) * stride, HW);
-			}
-
-			if (y0) {
-				const float *restrict y = y0 + (size_t)c * HW + (size_t)n * stride;
-
-				for (; t + LANES <= HW; t += LANES) {
-					float dm[LANES];
-
-					/* loaded whole: the select vectorises */
-					memcpy(dm, d + t, sizeof(dm));
-					for (int j = 0; j < LANES; j++)
-						dm[j] = y[t + j] > 0.0f ? dm[j] : 0.0f;
-					for (int j = 0; j < LANES; j++) {
-						sd[j] += dm[j];
-						sdx[j] += dm[j] * (x[t + j] - fm);
-					}
-				}
-				for (; t < HW; t++) {
-					float dm = y[t] > 0.0f ? d[t] : 0.0f;
-
-					rsd += dm;
-					rsdx += dm * (x[t] - fm);
-				}
-			}
-			for (; t + LANES <= HW; t += LANES)
-				for (int j = 0; j < LANES; j++) {
-					sd[j] += d[t + j];
-					sdx[j] += d[t + j] * (x[t + j] - fm);
-				}
-			for (; t < HW; t++) {
-				rsd += d[t];
-				rsdx += d[t] * (x[t] - fm);
-			}
-			for (int j = 0; j < LANES; j++)
-				rsd += sd[j], rsdx += sdx[j];
-			tsd += rsd, tsdx += rsdx;
+		for (int g = 0; g < G; g++) {
+			tsd[g] = tsdx[g] = 0.0;
+			fm[g] = save_mean[c0 + g];
 		}
-		double dg = tsdx * is;
+		for (int n = 0; n < B; n++) {
+			size_t off = (size_t)n * stride + (size_t)c0 * HW;
 
-		if (dbeta)
-			dbeta[c] = (float)tsd;
-		if (dgamma)
-			dgamma[c] = (float)dg;
+			for (int g = 0; g < G; g++, off += HW) {
+				float rsd, rsdx;
+
+				bn_bwd_row_sums(dout + off, y0 ? y0 + off : NULL, in + off, HW, fm[g],
+						&rsd, &rsdx);
+				tsd[g] += rsd, tsdx[g] += rsdx;
+			}
+		}
+		for (int g = 0; g < G; g++) {
+			int c = c0 + g;
+			double m = save_mean[c], is = save_invstd[c], dg = tsdx[g] * is;
+
+			if (dbeta)
+				dbeta[c] = (float)tsd[g];
+			if (dgamma)
+				dgamma[c] = (float)dg;
+			double a = gamma[c] * is, b = -a * is * dg / N, k = -a * tsd[g] / N - b * m;
+
+			fa[g] = (float)a, fb[g] = (float)b, fk[g] = (float)k;
+		}
 		if (!din)
 			continue;
-		double a = gamma[c] * is, b = -a * is * dg / N, k = -a * tsd / N - b * m;
+		for (int n = 0; n < B; n++)
+			for (int g = 0; g < G; g++) {
+				size_t off = (size_t)n * stride + (size_t)(c0 + g) * HW;
 
-		for (int n = 0; n < B; n++) {
-			const float *restrict x = x0 + (size_t)n * stride;
-			const float *restrict d = d0 + (size_t)n * stride;
-			float *restrict o = din + (size_t)c * HW + (size_t)n * stride;
-			const float fa = (float)a, fb = (float)b, fk = (float)k;
-
-			bn_bwd_row(o, d, y0 ? y0 + (size_t)c * HW + (size_t)n * stride : NULL, x,
-				   HW, fa, fb, fk);
-		}
+				bn_bwd_row(din + off, dout + off, y0 ? y0 + off : NULL, in + off, HW,
+					   fa[g], fb[g], fk[g]);
+			}
 	}
 }
 
