@@ -128,6 +128,8 @@ static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 
 		if (direct) {
 #ifdef __AVX512F__
+			const float *nx = C > 16 && n + 1 < s->B ? x + (size_t)C * HW : NULL;
+
 			for (int p0 = 0; p0 < HW; p0 += 16) {
 				size_t r0 = (size_t)(P + p0 / W) * Ws + P + p0 % W;
 				size_t r8 = (size_t)(P + (p0 + 8) / W) * Ws + P + (p0 + 8) % W;
@@ -135,13 +137,17 @@ static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 				for (int c0 = 0; c0 < C; c0 += 16) {
 					const float *src = x + (size_t)c0 * HW + p0;
 
-					/* 16 planes read in step, a line each per block, from
-					 * far (the forward pass wrote them long ago): more
-					 * streams than the hardware prefetcher follows */
-					if (p0 + 64 < HW)
-						for (int r = 0; r < 16; r++)
-							_mm_prefetch((const char *)(src + (size_t)r * HW + 64),
-								     _MM_HINT_T0);
+					/* The C planes are read in step, a line of each per
+					 * 16 positions, from far (the forward pass wrote them
+					 * long ago).  The hardware prefetcher follows 16 such
+					 * streams, not 32 or 64: then each block asks for its
+					 * 16 lines' worth of the next sample, in order, one
+					 * stream (the transposes of resnet's second and third
+					 * stages 30% and 45% faster, cold; the first stage's
+					 * are fastest without) */
+					if (nx)
+						for (int l = 0; l < 16; l++, nx += 16)
+							_mm_prefetch((const char *)nx, _MM_HINT_T0);
 					nn_cpu_transpose16(xp + r0 * C + c0, xp + r8 * C + c0, C, src, HW);
 				}
 			}
