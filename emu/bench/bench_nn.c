@@ -367,7 +367,7 @@ static const char usage[] =
 	"usage: emu bench nn [--device auto|cpu|ref|cuda] [--csv FILE]\n"
 	"                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
 	"  median step time (forward, backward, SGD; batch " STR(BATCH) "; one thread on the CPU),\n"
-	"  the median of R (3, at most " STR(MAX_ROUNDS) ") rounds taken in turn with PyTorch's,\n"
+	"  the median of R (5, at most " STR(MAX_ROUNDS) ") rounds taken in turn with PyTorch's,\n"
 	"  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
 	"  against OpenBLAS sgemm and the core's FMA peak), and on a GPU the time of the\n"
 	"  step's two copies.\n"
@@ -382,7 +382,7 @@ struct opts {
 static int parse(struct opts *o, int argc, char **argv)
 {
 	*o = (struct opts){ .csv_path = "bench-nn.csv", .device = "auto",
-			    .models = "mlp,lenet,resnet20,resnet56,lstm", .steps = 15, .rounds = 3 };
+			    .models = "mlp,lenet,resnet20,resnet56,lstm", .steps = 15, .rounds = 5 };
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--csv") && i + 1 < argc)
 			o->csv_path = argv[++i];
