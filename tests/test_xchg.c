@@ -615,13 +615,18 @@ static int units(const struct scen *sc, int j)
  * random yields and sleeps injected), what they give with every payload in the rings
  * (clocks, flags, masks, the bytes every callback checked, the wire's counts), and whole
  * messages did go by reference: every one without loss, none with a lost or flipped
- * unit, none without outboxes. */
+ * unit, none without outboxes.  Also with blocks that start at odd floats (6003 floats
+ * in 6 blocks: 2001 and 3001), 4-byte aligned only, as RPS's blocks of a model are. */
 static void test_by_reference(void **state)
 {
 	struct scen sc;
 
-	for (int corrupt = 0; corrupt <= 1; corrupt++) {
+	for (int c = 0; c < 3; c++) {
+		int corrupt = c == 1;
+
 		lossy(&sc, 6);
+		if (c == 2)
+			sc.floats = 6003;
 		sc.c.net.corrupt = corrupt ? 0.002 : 0;
 		sc.corrupt = corrupt;
 		struct rec *ref = run(&sc);
@@ -649,8 +654,8 @@ static void test_by_reference(void **state)
 					whole += r[k].narr_rep[j] == units(&sc, j);
 				}
 		}
-		print_message("by reference (corrupt %d): %llu of %d messages, %llu whole\n",
-			      corrupt, (unsigned long long)sent, 2 * sc.steps * sc.n * (sc.n - 1),
+		print_message("by reference (corrupt %d, %zu floats): %llu of %d messages, "
+			      "%llu whole\n", corrupt, sc.floats, (unsigned long long)sent, 2 * sc.steps * sc.n * (sc.n - 1),
 			      (unsigned long long)whole);
 		assert_true(sent > 0);
 		assert_true(sent < (uint64_t)(2 * sc.steps * sc.n * (sc.n - 1)));

@@ -322,7 +322,7 @@ static int check_header(const struct xchg *x, const struct xflow *f, int64_t ste
 }
 
 /* Zero-copy: a whole message (every unit arrived: its payload is one run of len
- * bytes) whose payload is in the ring already, in one piece and 8-byte aligned, is read
+ * bytes) whose payload is in the ring already, in one piece and aligned, is read
  * in place by reduce and apply, and given back after them (release_in_place), instead
  * of being copied out first: a third of the exchange's memory traffic.  Only in inbox
  * mode, where two messages fit every ring: holding one back never stops a sender (a
@@ -336,7 +336,7 @@ static void in_place(struct xchg *x, struct xflow *f)
 	    f->pos != 0 || f->run_end != f->h.len)
 		return;
 	q = ring_peek(f->r, f->h.len);
-	if (!q || ((uintptr_t)q & 7))
+	if (!q || (uintptr_t)q % XHDR_PAYLOAD_ALIGN)
 		return;
 	f->zc = q;
 	f->zc_len = f->h.len;
@@ -662,7 +662,8 @@ static void by_reference(struct xchg *x, struct xflow *f, const struct xchg_iov 
 	uintptr_t b = (uintptr_t)iov[0].base, o = (uintptr_t)p->outbox;
 
 	if (!p->outbox || f->h.narrived != f->h.nunits || f->nflips || iov[0].len != len ||
-	    b < o || len > p->outbox_bytes || b - o > p->outbox_bytes - len || (b - o) % 8)
+	    b < o || len > p->outbox_bytes || b - o > p->outbox_bytes - len ||
+	    (b - o) % XHDR_PAYLOAD_ALIGN)
 		return;
 	f->h.ref = (uint64_t)(b - o) + 1;
 	x->by_ref++;

@@ -21,8 +21,9 @@ const char *xhdr_check(const struct xhdr *h, const struct xhdr_expect *e)
 
 	if ((uint64_t)h->nunits != need)
 		return "units do not cover the length";
-	/* a payload by reference is whole, 8-byte aligned and inside the outbox */
-	if (h->ref && (!e->ref_cap || h->narrived != h->nunits || (h->ref - 1) % 8 ||
+	/* a payload by reference is whole, aligned and inside the outbox */
+	if (h->ref && (!e->ref_cap || h->narrived != h->nunits ||
+		       (h->ref - 1) % XHDR_PAYLOAD_ALIGN ||
 		       h->ref - 1 > e->ref_cap || h->len > e->ref_cap - (h->ref - 1)))
 		return "bad reference";
 	return NULL;

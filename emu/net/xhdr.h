@@ -40,6 +40,12 @@ _Static_assert(sizeof(struct xhdr) == 64, "the header is part of the wire format
  * count. */
 #define XHDR_WIRE_BYTES 56
 
+/* The alignment of a payload read where it lies (by reference in the sender's outbox, or
+ * in place in a ring): the algorithms read floats and 32-bit words from payloads, and an
+ * RPS block may start at any float of a model (64 LeNet blocks of 964 and 965 floats:
+ * at 8 bytes, a quarter of the messages went through the rings, copied in and out). */
+#define XHDR_PAYLOAD_ALIGN 4
+
 /* What a receiver expects of the next header on a ring. */
 struct xhdr_expect {
 	int peer, phase;
