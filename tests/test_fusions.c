@@ -105,8 +105,9 @@ static void conv_bwd_add_case(struct nn_backend *be, int B, int C, int H, int K,
 /* Channel c of a (B, C, HW) tensor as a (B, 1, HW) one */
 static float *channel(const float *a, int B, int C, int HW, int c)
 {
-	float *p = randv((size_t)B * HW, &(uint64_t){ 1 }, 0, 0);
+	float *p = malloc((size_t)B * HW * sizeof(float));
 
+	assert_non_null(p);
 	for (int n = 0; n < B; n++)
 		memcpy(p + (size_t)n * HW, a + ((size_t)n * C + c) * HW, HW * sizeof(float));
 	return p;
