@@ -1,7 +1,9 @@
 #!/bin/sh
 # Runs every test program (build/tests/test_*) and every shell test (tests/*.test.sh)
 # under a timeout, one at a time, and counts them: exit 0 passes, 77 skips (the test
-# prints why), anything else fails.  Output of failing and skipped tests is shown.  The
+# prints why), anything else fails.  A check a cmocka program skips inside (skip(), exit
+# 0) counts as a skip of its own beside the program's pass, with the line the check
+# printed just before it as the reason: never hidden in a PASS.  Output of failing and skipped tests is shown.  The
 # GPU tests (gpu_*) run only for a CUDA build (BUILD=build-cuda...), the MPI tests
 # (mpi_*) only for the MPI build (BUILD=build-mpi: make test-mpi).
 # Usage: tests/run.sh [NAME-PATTERN]      env: BUILD (default build), TEST_TIMEOUT (s)
@@ -39,7 +41,15 @@ for t in "$BUILD"/tests/test_* tests/*.test.sh; do
 	fi
 	secs=$(( $(date +%s) - start ))
 	case $rc in
-	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)" ;;
+	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)"
+	   # cmocka names a skipped check "[  SKIPPED ] name" (twice: where it ran, and in
+	   # the summary); the line before the first is the reason the check printed
+	   inner=$(awk '/^\[  SKIPPED \] [A-Za-z0-9_]+$/ && !seen[$4]++ { print $4 ": " prev }
+			{ prev = $0 }' "$log")
+	   if [ -n "$inner" ]; then
+		skip=$((skip + $(printf '%s\n' "$inner" | wc -l)))
+		printf '%s\n' "$inner" | sed "s/^/SKIP $name: check /"
+	   fi ;;
 	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$log")" ;;
 	*) fail=$((fail + 1)); failed="$failed $name"
 	   echo "FAIL $name (exit $rc, ${secs}s)"; sed 's/^/    /' "$log" | tail -n 40 ;;
