@@ -18,6 +18,7 @@
 #include "emu/shm/notify.h"
 #include "emu/shm/region.h"
 #include "emu/shm/ring.h"
+#include "emu/shm/stream_copy.h"
 #include "tests/memfds.h"
 #include "tests/rng.h"
 #include "tests/modes.h"
@@ -353,6 +354,47 @@ static void test_huge_messages(void **state)
 	stream(*(enum notify_mode *)*state, &sp);
 }
 
+/* Payloads of STREAM_COPY_MIN bytes and more, written past the caches (stream_copy.h),
+ * whole and wrapping at the ring's end: the consumer reads every byte as written. */
+static void test_streamed_messages(void **state)
+{
+	struct stream_params sp = { .ring_size = 1 << 20, .messages = 60,
+				    .max_len = 3 * STREAM_COPY_MIN + 777, .spin_ns = NOTIFY_SPIN_NS,
+				    .vectors = true };
+
+	stream(*(enum notify_mode *)*state, &sp);
+}
+
+/* stream_copy is memcpy at every length and alignment around its threshold, and leaves
+ * the bytes around the destination alone. */
+static void test_stream_copy(void **state)
+{
+	const size_t lens[] = { 0, 1, 63, STREAM_COPY_MIN - 1, STREAM_COPY_MIN,
+				STREAM_COPY_MIN + 1, STREAM_COPY_MIN + 63, 3 * STREAM_COPY_MIN + 5 };
+	size_t cap = 3 * STREAM_COPY_MIN + 256;
+	uint8_t *src = malloc(cap), *dst = malloc(cap), *want = malloc(cap);
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_non_null(want);
+	for (size_t i = 0; i < cap; i++)
+		src[i] = (uint8_t)(i * 131 + 7);
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+		for (int so = 0; so < 64; so += 21)
+			for (int d = 0; d < 64; d += 13) {
+				memset(dst, 0xa5, cap);
+				memset(want, 0xa5, cap);
+				memcpy(want + d, src + so, lens[l]);
+				stream_copy(dst + d, src + so, lens[l]);
+				if (memcmp(dst, want, cap))
+					fail_msg("length %zu, source +%d, destination +%d", lens[l],
+						 so, d);
+			}
+	free(src);
+	free(dst);
+	free(want);
+}
+
 /* Ping-pong: a lost wake-up hangs it, and the alarm turns the hang into a failure. */
 static void pingpong(enum notify_mode mode, int64_t spin_ns, int n)
 {
@@ -516,6 +558,7 @@ static void test_barrier_bridge(void **state)
 	cmocka_unit_test_prestate(test_vector_messages, &modes[m]),        \
 	cmocka_unit_test_prestate(test_tiny_ring_backpressure, &modes[m]), \
 	cmocka_unit_test_prestate(test_huge_messages, &modes[m]),          \
+	cmocka_unit_test_prestate(test_streamed_messages, &modes[m]),      \
 	cmocka_unit_test_prestate(test_sleep_only_pingpong, &modes[m]),    \
 	cmocka_unit_test_prestate(test_short_spin_pingpong, &modes[m]),    \
 	cmocka_unit_test_prestate(test_barrier, &modes[m]),                \
@@ -525,6 +568,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest basic[] = {
 		cmocka_unit_test(test_nonblocking_counts_and_wrap),
+		cmocka_unit_test(test_stream_copy),
 		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_region_layout),
 	};

@@ -41,6 +41,7 @@
 #include <sched.h>
 
 #include "emu/shm/notify.h"
+#include "emu/shm/stream_copy.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "futex words are the low halves");
 
@@ -154,14 +155,18 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
 	memcpy(d + n - 8, &w, 8);
 }
 
-/* Copy n bytes in at stream position pos, or out from it, wrapping at the ring's end. */
+/* Copy n bytes in at stream position pos, or out from it, wrapping at the ring's end;
+ * large pieces in past the caches (stream_copy.h says why). */
 static void copy_in(struct ring *r, uint64_t pos, const void *src, size_t n)
 {
 	size_t off = pos & (r->size - 1), first = r->size - off < n ? r->size - off : n;
 
-	copy_bytes(r->data + off, src, first);
+	if (first > 64)
+		stream_copy(r->data + off, src, first);
+	else
+		copy_bytes(r->data + off, src, first);
 	if (n > first)
-		memcpy(r->data, (const uint8_t *)src + first, n - first);
+		stream_copy(r->data, (const uint8_t *)src + first, n - first);
 }
 
 static void copy_out(struct ring *r, uint64_t pos, void *dst, size_t n)
