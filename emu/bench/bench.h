@@ -40,6 +40,11 @@ int bench_mean_init(struct bench_mean *w, int n, size_t floats, int id);
  * to csv.  Returns 0 or -errno. */
 int bench_xchg(FILE *csv, int quick);
 
+/* emu/bench/bench_xchg_ideal.c: the memory work of an exchange of n workers' vectors of
+ * `floats` floats with bench_mean_ops, without its protocol, by `procs` processes (one
+ * per core): ns, the median of `iters` (at most 64), or 0 when it could not run. */
+double bench_xchg_ideal(int n, size_t floats, int procs, int iters);
+
 /* emu/bench/bench_hosts.c: under mpirun -n 2 (w: the MPI world), the exchange across two
  * ranks against the same exchange over shared memory, and MPI's ping-pong bandwidth;
  * rank 0 prints and writes csv.  Every rank calls it; 0 or -errno. */
