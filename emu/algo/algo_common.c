@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "emu/algo/algo.h"
+#include "emu/shm/stream_copy.h"
 #include "nn/optim.h"
 
 int algo_float_arrived(const struct xmsg *m, size_t i)
@@ -109,11 +110,18 @@ void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats)
 /* memcpy(dst, v, n floats), asking for the same line of the next message as each line
  * is copied (add_ahead says why), and for dst's lines a little ahead, to be written
  * (the parameters, evicted by the other workers' steps since this one's update).  64
- * LeNet workers: applying the replies took 2.0-2.2 ms a step, 1.5-1.6 with this. */
+ * LeNet workers: applying the replies took 2.0-2.2 ms a step, 1.5-1.6 with this.  A
+ * reply of STREAM_COPY_MIN bytes or more is written past the caches instead: its lines
+ * need not be read first (16 workers' replies of 256 KiB: the copies took a third less). */
 static void copy_ahead(float *restrict dst, const float *restrict v, const float *next,
 		       size_t next_n, size_t n)
 {
 	size_t i = 0;
+
+	if (n * sizeof(float) >= STREAM_COPY_MIN) {
+		stream_copy(dst, v, n * sizeof(float));
+		return;
+	}
 
 	for (; i + 16 <= n; i += 16) {
 		if (i < next_n)

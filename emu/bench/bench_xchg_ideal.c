@@ -4,8 +4,8 @@
  * core, each running its share of the workers (w % procs == p) one after another and
  * meeting the others between phases: every worker copies its 15 blocks out to 15 other
  * buffers (as the rings copy, stream_copy), every server averages its 16 blocks where
- * they lie (algo_mean_floats) and copies the mean out to 15 buffers, every worker copies
- * the 16 means into its vector.  The same bytes, copies and reduction as the exchange,
+ * they lie (algo_mean_floats) and copies the mean out to 15 buffers, every worker takes
+ * the 16 means into its vector (algo_take_arrived).  The same bytes, copies and reduction as the exchange,
  * in buffers of the same sizes; no rings, headers, notifications, sleeps or run slots.
  * The exchange over it is the protocol's cost; the traffic bound (bench_xchg.c) is what
  * the machine's memory allows, which these block copies between many buffers do not
@@ -71,10 +71,14 @@ static void ideal_part(struct ideal_shared *sh, float *mem, int n, size_t floats
 		}
 		pthread_barrier_wait(&sh->at);
 		for (int w = p; w < n; w += procs)
-			for (int j = 0; j < n; j++)
-				memcpy(vec + (size_t)w * floats + j * blk,
-				       j == w ? m + (size_t)j * blk : r + ((size_t)j * n + w) * blk,
-				       bytes);
+			for (int j = 0; j < n; j++) {
+				const float *d = j == w ? m + (size_t)j * blk :
+					r + ((size_t)j * n + w) * blk;
+				struct xmsg reply = { .data = (const uint8_t *)d, .len = bytes,
+						      .unit = bytes, .nunits = 1, .narrived = 1 };
+
+				algo_take_arrived(vec + (size_t)w * floats + j * blk, &reply, blk, 0);
+			}
 		pthread_barrier_wait(&sh->at);
 		if (p == 0 && it >= 0)
 			sh->it_ns[it] = notify_now_ns() - t0;
