@@ -3,9 +3,10 @@
 # under a timeout, one at a time, and counts them: exit 0 passes, 77 skips (the test
 # prints why), anything else fails.  A check a cmocka program skips inside (skip(), exit
 # 0) counts as a skip of its own beside the program's pass, with the line the check
-# printed just before it as the reason: never hidden in a PASS.  Output of failing and skipped tests is shown.  The
-# GPU tests (gpu_*) run only for a CUDA build (BUILD=build-cuda...), the MPI tests
-# (mpi_*) only for the MPI build (BUILD=build-mpi: make test-mpi).
+# printed just before it as the reason: never hidden in a PASS.  Output of failing and
+# skipped tests is shown.  The GPU tests (gpu_*) run only for a CUDA build
+# (BUILD=build-cuda...), the MPI tests (mpi_*) only for the MPI build (BUILD=build-mpi:
+# make test-mpi).
 # Usage: tests/run.sh [NAME-PATTERN]      env: BUILD (default build), TEST_TIMEOUT (s)
 BUILD=${BUILD:-build}
 pattern=${1:-}

@@ -198,9 +198,11 @@ static double bx_copy_bw(struct bx_shared *sh, int procs)
 	return worst > 0 ? bytes / worst : 0;
 }
 
-/* One round: the machine's memcpy bandwidth (best of three, every core: the physical
- * limit is the best the machine shows), then `iters` exchanges of 16 worker processes,
- * into *res: ns per exchange (median), the traffic's bound at that bandwidth.  0 or -errno. */
+/* One round: the machine's copy bandwidth (best of three, every core: the physical
+ * limit is the best the machine shows), then `iters` exchanges of 16 worker processes
+ * between two protocol-free runs of their memory work, into *res: ns per exchange
+ * (median), the traffic's bound at that bandwidth, the protocol-free run's time (the
+ * mean of the two).  0 or -errno. */
 static int bx_round(struct bx_shared *sh, int iters, int ncpu, struct bx_result *res)
 {
 	struct cfg c;
@@ -304,7 +306,7 @@ int bench_xchg(FILE *csv, int quick)
 	used = ncpu > BX_WORKERS ? BX_WORKERS : ncpu;
 	printf("%-28s %10s %12s %12s %8s %12s %8s\n", "exchange (16 workers)", "bytes",
 	       "ms/exchange", "bound ms", "ratio", "no-proto ms", "ratio");
-	/* rounds one after the other, each with its own bound: the machine's memcpy
+	/* rounds one after the other, each with its own bound: the machine's copy
 	 * bandwidth moves by half from minute to minute, and a round's exchange is held
 	 * to the bound measured just before it; the median round is the figure */
 	for (int r = 0; r < rounds && !rc; r++) {

@@ -5,12 +5,11 @@
  * meeting the others between phases: every worker copies its 15 blocks out to 15 other
  * buffers (as the rings copy, stream_copy), every server averages its 16 blocks where
  * they lie (algo_mean_floats) and copies the mean out to 15 buffers, every worker takes
- * the 16 means into its vector (algo_take_arrived).  The same bytes, copies and reduction as the exchange,
- * in buffers of the same sizes; no rings, headers, notifications, sleeps or run slots.
- * The exchange over it is the protocol's cost; the traffic bound (bench_xchg.c) is what
- * the machine's memory allows, which these block copies between many buffers do not
- * reach either. */
-#include <errno.h>
+ * the 16 means into its vector (algo_take_arrived).  The same bytes, copies and
+ * reduction as the exchange, in buffers of the same sizes; no rings, headers,
+ * notifications, sleeps or run slots.  The exchange over it is the protocol's cost; the
+ * traffic bound (bench_xchg.c) is what the machine's memory allows, which these block
+ * copies between many buffers do not reach either. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
