@@ -655,8 +655,8 @@ static void test_by_reference(void **state)
 				}
 		}
 		print_message("by reference (corrupt %d, %zu floats): %llu of %d messages, "
-			      "%llu whole\n", corrupt, sc.floats, (unsigned long long)sent, 2 * sc.steps * sc.n * (sc.n - 1),
-			      (unsigned long long)whole);
+			      "%llu whole\n", corrupt, sc.floats, (unsigned long long)sent,
+			      2 * sc.steps * sc.n * (sc.n - 1), (unsigned long long)whole);
 		assert_true(sent > 0);
 		assert_true(sent < (uint64_t)(2 * sc.steps * sc.n * (sc.n - 1)));
 		if (corrupt)

@@ -99,9 +99,10 @@ void algo_mean_floats(float *out, const struct xmsg in[], int n, size_t nfloats)
 			for (int k = 0; k < 4; k++) {
 				v[k] = (const float *)in[w + k].data;
 				if (w + 4 + k < n) {
+					size_t after = floats_after(in[w + 4 + k].len, 0);
+
 					next[k] = (const float *)in[w + 4 + k].data;
-					if (floats_after(in[w + 4 + k].len, 0) < next_n)
-						next_n = floats_after(in[w + 4 + k].len, 0);
+					next_n = after < next_n ? after : next_n;
 				}
 			}
 			add4_ahead(out, v, next, next_n, nfloats);

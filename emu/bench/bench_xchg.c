@@ -198,12 +198,13 @@ static double bx_copy_bw(struct bx_shared *sh, int procs)
 	return worst > 0 ? bytes / worst : 0;
 }
 
-/* One round: the machine's copy bandwidth (best of three, every core: the physical
- * limit is the best the machine shows), then `iters` exchanges of 16 worker processes
+/* One round: the machine's copy bandwidth (best of three, `procs` processes, one per
+ * core: the physical limit is the best the machine shows), then `iters` exchanges of 16
+ * worker processes
  * between two protocol-free runs of their memory work, into *res: ns per exchange
  * (median), the traffic's bound at that bandwidth, the protocol-free run's time (the
  * mean of the two).  0 or -errno. */
-static int bx_round(struct bx_shared *sh, int iters, int ncpu, struct bx_result *res)
+static int bx_round(struct bx_shared *sh, int iters, int procs, struct bx_result *res)
 {
 	struct cfg c;
 	struct region_params rp = { .nworkers = BX_WORKERS, .log_ring_size = 4096 };
@@ -215,15 +216,14 @@ static int bx_round(struct bx_shared *sh, int iters, int ncpu, struct bx_result 
 	double bw1 = bx_copy_bw(sh, 1), bw = 0;
 
 	for (int r = 0; r < 3; r++) {
-		double b = bx_copy_bw(sh, ncpu > BX_WORKERS ? BX_WORKERS : ncpu);
+		double b = bx_copy_bw(sh, procs);
 
 		bw = b > bw ? b : bw;
 	}
 	bw = bw1 > bw ? bw1 : bw;	/* noisy neighbours: never below one core's */
 
 	/* the protocol-free reference, just before the exchanges and just after (below) */
-	int used = ncpu > BX_WORKERS ? BX_WORKERS : ncpu;
-	double ideal = bench_xchg_ideal(BX_WORKERS, BX_FLOATS, used, iters);
+	double ideal = bench_xchg_ideal(BX_WORKERS, BX_FLOATS, procs, iters);
 
 	cfg_defaults(&c);
 	c.run.workers = BX_WORKERS;
@@ -271,7 +271,7 @@ static int bx_round(struct bx_shared *sh, int iters, int ncpu, struct bx_result 
 	double moved = BX_WORKERS * (2.0 * 3.0 * blocks + 1.0 + 1.0 / BX_WORKERS) * vec / 2.0;
 
 	res->per = (double)sh->it_ns[iters / 2];
-	res->ideal = (ideal + bench_xchg_ideal(BX_WORKERS, BX_FLOATS, used, iters)) / 2;
+	res->ideal = (ideal + bench_xchg_ideal(BX_WORKERS, BX_FLOATS, procs, iters)) / 2;
 	res->mean = (double)worst / iters;
 	res->bound = bw > 0 ? moved / bw : 0;
 	res->bw1 = bw1;
@@ -312,7 +312,7 @@ int bench_xchg(FILE *csv, int quick)
 	for (int r = 0; r < rounds && !rc; r++) {
 		struct bx_result *x = &res[r];
 
-		rc = bx_round(sh, iters, ncpu, x);
+		rc = bx_round(sh, iters, used, x);
 		if (rc)
 			break;
 		printf("%-28s %10.0f %12.2f %12.2f %8.2f %12.2f %8.2f   (round %d: median of %d; "

@@ -7,7 +7,8 @@
  * write whole lines straight to memory: no read for ownership, no eviction of the
  * writer's working set, and the reader takes the line from memory as it would take a
  * cold one.  Measured on a 2-vCPU VM (emu bench net): a 16-worker exchange of 1M floats
- * through the rings 12.1-13.4 -> 8.9-12.6 ms (four interleaved pairs), and one ring
+ * through the rings, medians of 9 interleaved rounds in a quiet hour, 12.2 -> 11.9 ms
+ * (12.1-13.4 -> 8.9-12.6 in four interleaved pairs in a busier one), and one ring
  * between two spinning cores at 64 KiB-4 MiB messages 2-19 GB/s (a copy through the
  * other core's cache, as slow as 2 GB/s when the host placed the vCPUs apart) ->
  * 14-23 GB/s.  Below STREAM_COPY_MIN bytes (headers, small messages, which a woken
