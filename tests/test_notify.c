@@ -1,5 +1,6 @@
 /* tests/test_notify.c — notify_wait/notify_wake in both modes, across processes. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <liburing.h>
 
 #include "emu/shm/notify.h"
 #include "tests/modes.h"
@@ -243,6 +245,59 @@ static void test_held_wakes(void **state)
 	munmap(w, (2 + MANY) * sizeof(*w));
 }
 
+/* A thread's waits through a notify another thread created: an io_uring ring refuses
+ * such a submitter (single issuer: -EEXIST), so each wait falls back to the syscall and
+ * must still end at its timeout.  Each refused wait leaves its SQE queued; the wait
+ * that took the queue's last entry with its deadline already past (timeout 0) used to
+ * spin for ever, with no entry left for the cancel it meant to submit.  The waits here
+ * fill the queue to one free entry (1 ms each), then wait with timeout 0. */
+struct foreign {
+	struct notify *n;
+	int timeouts, others;
+};
+
+static int foreign_wait(struct foreign *f, int64_t timeout_ns)
+{
+	_Atomic uint32_t w = 7;
+	_Atomic uint32_t *words[1] = { &w };
+	uint32_t expect = 7;
+	int rc = notify_wait(f->n, 1, words, &expect, timeout_ns);
+
+	f->timeouts += rc == -ETIMEDOUT;
+	f->others += rc != -ETIMEDOUT;
+	return rc;
+}
+
+static void *foreign_waits(void *arg)
+{
+	struct foreign *f = arg;
+	struct io_uring *ring = f->n->uring;
+
+	for (int i = 0; ring && i < 1000 && io_uring_sq_space_left(ring) > 1; i++)
+		foreign_wait(f, 1000000);
+	for (int i = 0; i < 8; i++)
+		foreign_wait(f, 0);
+	return NULL;
+}
+
+static void test_foreign_thread_waits_end(void **state)
+{
+	struct notify n;
+	struct foreign f = { &n, 0, 0 };
+	struct timespec until;
+	pthread_t th;
+
+	assert_int_equal(notify_init(&n, *(enum notify_mode *)*state), 0);
+	assert_int_equal(pthread_create(&th, NULL, foreign_waits, &f), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	if (pthread_timedjoin_np(th, NULL, &until) != 0)
+		fail_msg("a wait from another thread than the notify's did not end in 20 s");
+	assert_true(f.timeouts >= 8);
+	assert_int_equal(f.others, 0);
+	notify_free(&n);
+}
+
 static void test_auto_picks_a_mode(void **state)
 {
 	struct notify n;
@@ -259,7 +314,8 @@ static void test_auto_picks_a_mode(void **state)
 	cmocka_unit_test_prestate(test_timeout, &modes[m]),                   \
 	cmocka_unit_test_prestate(test_wake_any_of_many, &modes[m]),          \
 	cmocka_unit_test_prestate(test_wake_without_sleeper, &modes[m]),      \
-	cmocka_unit_test_prestate(test_held_wakes, &modes[m])
+	cmocka_unit_test_prestate(test_held_wakes, &modes[m]),                \
+	cmocka_unit_test_prestate(test_foreign_thread_waits_end, &modes[m])
 
 int main(int argc, char **argv)
 {

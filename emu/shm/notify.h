@@ -4,8 +4,9 @@
  * SQE fields filled by hand in one wrapper because Debian's liburing 2.3 has no helpers.
  * Mode futex: the futex_waitv(2) and futex(2) syscalls.  NOTIFY_AUTO tries io_uring and
  * falls back when it is unavailable (seccomp, old kernel).  Futexes are shared (the words
- * live in MAP_SHARED memory), never FUTEX2_PRIVATE.  One notify per process, created
- * after fork.
+ * live in MAP_SHARED memory), never FUTEX2_PRIVATE.  A notify is its creator's alone:
+ * one per thread that sleeps or wakes, created by that thread, after fork (an io_uring
+ * ring is single-issuer: the kernel refuses other threads' submissions).
  */
 #ifndef EMU_NOTIFY_H
 #define EMU_NOTIFY_H

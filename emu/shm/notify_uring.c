@@ -154,7 +154,15 @@ int notify_uring_wait(void *u, const struct notify_held *held, int nheld,
 		int64_t left = deadline >= 0 ? deadline - notify_now_ns() : 0;
 
 		if (deadline >= 0 && !cancelled && left <= 0) {
-			io_uring_submit(ring);	/* the wait must be in the kernel to be cancelled */
+			/* The wait must be in the kernel to be cancelled.  A ring that refuses
+			 * it (another thread's: -EEXIST) leaves it queued, and the queue may
+			 * have no entry left for the cancel: the syscall waits instead, or
+			 * this loop would spin for ever (tests/test_notify.c). */
+			ret = submit(ring);
+			if (ret < 0) {
+				wake_syscall(held, nheld);	/* they did not go either */
+				return ret;
+			}
 			ret = -ETIME;
 		} else if (deadline >= 0 && !cancelled) {
 			ts.tv_sec = left / 1000000000;
