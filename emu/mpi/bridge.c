@@ -99,6 +99,13 @@ struct bridge {
 	int efd;
 	bool started;
 	pthread_t thread;
+	/* the thread's notify_init: io_uring rings are single-issuer (notify_uring.c), so
+	 * the thread that sleeps and wakes through one creates it; bridge_start waits */
+	enum notify_mode mode;
+	int init_rc;
+	bool init_done;
+	pthread_mutex_t init_lock;
+	pthread_cond_t init_cond;
 };
 
 /* Above every link's and log stream's tag. */
@@ -410,12 +417,28 @@ static void sleep_on_rings(struct bridge *b)
 	b->sleep_ns = b->sleep_ns * 2 < SLEEP_MAX_NS ? b->sleep_ns * 2 : SLEEP_MAX_NS;
 }
 
+/* The notify of the bridge's thread, created there (struct bridge says why); its
+ * result to bridge_start. */
+static int bridge_notify_init(struct bridge *b)
+{
+	int rc = notify_init(&b->nt, b->mode);
+
+	pthread_mutex_lock(&b->init_lock);
+	b->init_rc = rc;
+	b->init_done = true;
+	pthread_cond_signal(&b->init_cond);
+	pthread_mutex_unlock(&b->init_lock);
+	return rc;
+}
+
 static void *bridge_main(void *arg)
 {
 	struct bridge *b = arg;
 	int64_t last_move = notify_now_ns();
 	uint64_t one = 1;
 
+	if (bridge_notify_init(b) < 0)
+		return NULL;
 	for (;;) {
 		bool moved, done;
 
@@ -522,17 +545,25 @@ int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum n
 	b->snap = MPI_DATATYPE_NULL;
 	b->freq = b->fail_sreq = b->greq = MPI_REQUEST_NULL;
 	b->sleep_ns = SLEEP_MIN_NS;
+	b->mode = mode;
+	pthread_mutex_init(&b->init_lock, NULL);
+	pthread_cond_init(&b->init_cond, NULL);
 	/* Spinning takes a core from a worker unless there is one to spare (the workers
 	 * spin the same way: train_worker.c). */
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > w->hi - w->lo)
 		b->spin_ns = SPIN_NS;
 	b->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	rc = b->efd < 0 ? -errno : notify_init(&b->nt, mode);
-	if (rc == 0)
-		rc = bridge_setup(b);
+	rc = b->efd < 0 ? -errno : bridge_setup(b);
 	if (rc == 0)
 		rc = -pthread_create(&b->thread, NULL, bridge_main, b);
 	b->started = rc == 0;
+	if (rc == 0) {
+		pthread_mutex_lock(&b->init_lock);
+		while (!b->init_done)
+			pthread_cond_wait(&b->init_cond, &b->init_lock);
+		rc = b->init_rc;	/* < 0: the thread has returned; bridge_free joins it */
+		pthread_mutex_unlock(&b->init_lock);
+	}
 	if (rc < 0) {
 		bridge_free(b);
 		return rc;
@@ -640,6 +671,8 @@ void bridge_free(struct bridge *b)
 		close(b->efd);
 	if (b->nt.mode == NOTIFY_IO_URING || b->nt.mode == NOTIFY_FUTEX)
 		notify_free(&b->nt);
+	pthread_mutex_destroy(&b->init_lock);
+	pthread_cond_destroy(&b->init_cond);
 	free(b->out);
 	free(b->in);
 	free(b->oreq);
