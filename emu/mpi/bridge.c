@@ -657,7 +657,8 @@ void bridge_free(struct bridge *b)
 	if (b->started)
 		pthread_join(b->thread, NULL);
 	/* Nothing is pending after a bridge that ended (every link closed); these are for
-	 * one that never started (pthread_create failed after the receives were posted). */
+	 * one that never ran (pthread_create or the thread's notify_init failed after the
+	 * receives were posted). */
 	for (int i = 0; b->reqs && i < b->nin * SLOTS; i++)
 		cancel_recv(&b->ireq[i]);
 	cancel_recv(&b->freq);

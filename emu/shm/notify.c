@@ -47,11 +47,10 @@ void notify_free(struct notify *n)
 	n->hold = 0;
 	if (n->slots && n->holding)
 		slots_give(n->slots, n->member, n);
-	if (n->mode == NOTIFY_IO_URING)
-		send_held(n);
+	send_held(n);
 	n->slots = NULL;
 	n->holding = 0;
-	if (n->mode == NOTIFY_IO_URING)
+	if (n->uring)		/* (also after uring_failed) */
 		notify_uring_free(n->uring);
 	n->uring = NULL;
 }
@@ -64,6 +63,30 @@ const char *notify_mode_name(enum notify_mode mode)
 	case NOTIFY_FUTEX: return "futex";
 	}
 	return "?";
+}
+
+/* The ring failed (its wakes were done by the syscall already): the syscalls from now on,
+ * said once.  A ring that failed is not used again: what failed (another thread's
+ * submissions, which a single-issuer ring refuses; the kernel's resources) would fail
+ * again, and its queue may hold a refused wait's entry, which points into a stack frame
+ * long gone. */
+static void uring_failed(struct notify *n, int err)
+{
+	n->fallbacks++;
+	if (n->mode != NOTIFY_IO_URING)
+		return;
+	n->mode = NOTIFY_FUTEX;
+	fprintf(stderr, "emu: pid %d: io_uring notifications failed (%s): the futex syscalls "
+		"from now on\n", (int)getpid(), err == -EEXIST ? "the ring refuses this "
+		"thread: it was created by another, a bug" : strerror(-err));
+}
+
+static void futex_wake_sys(_Atomic uint32_t *word, int nwake)
+{
+	if (syscall(SYS_futex, word, FUTEX_WAKE, nwake, NULL, NULL, 0) < 0) {
+		fprintf(stderr, "emu: futex wake: %s\n", strerror(errno));
+		abort();
+	}
 }
 
 static int futex_waitv_sys(struct futex_waitv *v, int count, int64_t timeout_ns)
@@ -141,7 +164,7 @@ int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[]
 		ret = notify_uring_wait(n->uring, n->held, nheld, v, count, timeout_ns);
 		if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR)
 			return ret;
-		n->fallbacks++;	/* a full queue, a ring in trouble: the syscall does the job */
+		uring_failed(n, ret);	/* the syscall does the job */
 	}
 	ret = futex_waitv_sys(v, count, timeout_ns);
 	if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR)
@@ -150,11 +173,20 @@ int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[]
 	abort();
 }
 
-/* The held wakes, submitted together (each one that failed done by the syscall). */
+/* The held wakes, submitted together (each one that failed done by the syscall), or by
+ * the syscall once the ring has failed. */
 static void send_held(struct notify *n)
 {
-	if (n->nheld && notify_uring_wake(n->uring, n->held, n->nheld) < 0)
-		n->fallbacks++;
+	if (n->nheld && n->mode == NOTIFY_IO_URING) {
+		int ret = notify_uring_wake(n->uring, n->held, n->nheld);
+
+		if (ret < 0)
+			uring_failed(n, ret);
+	} else {
+		for (int i = 0; i < n->nheld; i++)
+			futex_wake_sys(n->held[i].word, n->held[i].nwake > INT_MAX ? INT_MAX :
+				       (int)n->held[i].nwake);
+	}
 	n->nheld = 0;
 }
 
@@ -180,15 +212,13 @@ static void wake(struct notify *n, _Atomic uint32_t *word, int nwake)
 			return;
 		}
 		struct notify_held one = { word, (uint32_t)nwake };
+		int ret = notify_uring_wake(n->uring, &one, 1);
 
-		if (notify_uring_wake(n->uring, &one, 1) < 0)
-			n->fallbacks++;	/* the wake failed or found no room: done by the syscall */
+		if (ret < 0)
+			uring_failed(n, ret);	/* done by the syscall already */
 		return;
 	}
-	if (syscall(SYS_futex, word, FUTEX_WAKE, nwake, NULL, NULL, 0) < 0) {
-		fprintf(stderr, "emu: futex wake: %s\n", strerror(errno));
-		abort();
-	}
+	futex_wake_sys(word, nwake);
 }
 
 void notify_wake(struct notify *n, _Atomic uint32_t *word)
