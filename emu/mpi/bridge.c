@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,12 +101,11 @@ struct bridge {
 	bool started;
 	pthread_t thread;
 	/* the thread's notify_init: io_uring rings are single-issuer (notify_uring.c), so
-	 * the thread that sleeps and wakes through one creates it; bridge_start waits */
+	 * the thread that sleeps and wakes through one creates it; bridge_start waits on
+	 * inited for init_rc */
 	enum notify_mode mode;
 	int init_rc;
-	bool init_done;
-	pthread_mutex_t init_lock;
-	pthread_cond_t init_cond;
+	sem_t inited;
 };
 
 /* Above every link's and log stream's tag. */
@@ -423,11 +423,8 @@ static int bridge_notify_init(struct bridge *b)
 {
 	int rc = notify_init(&b->nt, b->mode);
 
-	pthread_mutex_lock(&b->init_lock);
 	b->init_rc = rc;
-	b->init_done = true;
-	pthread_cond_signal(&b->init_cond);
-	pthread_mutex_unlock(&b->init_lock);
+	sem_post(&b->inited);
 	return rc;
 }
 
@@ -546,8 +543,7 @@ int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum n
 	b->freq = b->fail_sreq = b->greq = MPI_REQUEST_NULL;
 	b->sleep_ns = SLEEP_MIN_NS;
 	b->mode = mode;
-	pthread_mutex_init(&b->init_lock, NULL);
-	pthread_cond_init(&b->init_cond, NULL);
+	sem_init(&b->inited, 0, 0);
 	/* Spinning takes a core from a worker unless there is one to spare (the workers
 	 * spin the same way: train_worker.c). */
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > w->hi - w->lo)
@@ -558,11 +554,9 @@ int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum n
 		rc = -pthread_create(&b->thread, NULL, bridge_main, b);
 	b->started = rc == 0;
 	if (rc == 0) {
-		pthread_mutex_lock(&b->init_lock);
-		while (!b->init_done)
-			pthread_cond_wait(&b->init_cond, &b->init_lock);
+		while (sem_wait(&b->inited) < 0 && errno == EINTR)
+			;
 		rc = b->init_rc;	/* < 0: the thread has returned; bridge_free joins it */
-		pthread_mutex_unlock(&b->init_lock);
 	}
 	if (rc < 0) {
 		bridge_free(b);
@@ -672,8 +666,7 @@ void bridge_free(struct bridge *b)
 		close(b->efd);
 	if (b->nt.mode == NOTIFY_IO_URING || b->nt.mode == NOTIFY_FUTEX)
 		notify_free(&b->nt);
-	pthread_mutex_destroy(&b->init_lock);
-	pthread_cond_destroy(&b->init_cond);
+	sem_destroy(&b->inited);
 	free(b->out);
 	free(b->in);
 	free(b->oreq);
