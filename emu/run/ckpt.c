@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "emu/run/rundir.h"
+#include "nn/infile.h"
 
 #ifndef EMU_VERSION
 #define EMU_VERSION "unknown"
@@ -108,74 +109,72 @@ int ckpt_write(const char *dir, const char *name, struct ckpt_head *h, const voi
 	return 0;
 }
 
-int ckpt_read(const char *path, uint32_t kind, struct ckpt_head *h, void **payload,
-	      uint64_t *fsize, char *err, size_t errlen)
+int ckpt_parse(const void *buf, size_t len, uint32_t kind, struct ckpt_head *h,
+	       const void **payload, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	uint8_t *buf = NULL;
-	ssize_t k = 0;
-	size_t got = 0;
+	const uint8_t *b = buf;
 
 	*payload = NULL;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (len < sizeof(*h)) {
+		snprintf(err, errlen, "truncated: %zu bytes, shorter than a checkpoint's head", len);
 		return -1;
 	}
-	*fsize = (uint64_t)st.st_size;
-	buf = malloc((size_t)st.st_size + 1);
-	while (buf && got < (size_t)st.st_size &&
-	       (k = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
-		got += (size_t)k;
-	close(fd);
-	if (!buf || k < 0) {
-		snprintf(err, errlen, "%s: %s", path, buf ? strerror(errno) : "out of memory");
-		free(buf);
-		return -1;
-	}
-	if (got < sizeof(*h)) {
-		snprintf(err, errlen, "%s: truncated: %zu bytes, shorter than a checkpoint's head",
-			 path, got);
-		goto bad;
-	}
-	memcpy(h, buf, sizeof(*h));
+	memcpy(h, b, sizeof(*h));
 	if (memcmp(h->magic, magic, sizeof(magic))) {
-		snprintf(err, errlen, "%s: not an emu checkpoint (no EMUCKPT magic)", path);
-		goto bad;
+		snprintf(err, errlen, "not an emu checkpoint (no EMUCKPT magic)");
+		return -1;
 	}
 	/* the version first: it stays where it is in every version's head */
 	if (h->version != CKPT_VERSION) {
-		snprintf(err, errlen, "%s: checkpoint format version %u; this emu reads version %d",
-			 path, h->version, CKPT_VERSION);
-		goto bad;
+		snprintf(err, errlen, "checkpoint format version %u; this emu reads version %d",
+			 h->version, CKPT_VERSION);
+		return -1;
 	}
 	if (h->head_crc != crc(h, offsetof(struct ckpt_head, head_crc))) {
-		snprintf(err, errlen, "%s: corrupt: the head's checksum is wrong", path);
-		goto bad;
+		snprintf(err, errlen, "corrupt: the head's checksum is wrong");
+		return -1;
 	}
 	if (h->kind != kind) {
-		snprintf(err, errlen, "%s: a %s where a %s was expected", path,
-			 h->kind == CKPT_WORKER ? "worker's part" : "manifest",
+		snprintf(err, errlen, "a %s where a %s was expected",
+			 h->kind == CKPT_WORKER ? "worker's part" :
+			 h->kind == CKPT_MANIFEST ? "manifest" : "file of an unknown kind",
 			 kind == CKPT_WORKER ? "worker's part" : "manifest");
-		goto bad;
+		return -1;
 	}
-	if (got - sizeof(*h) != h->payload) {
-		snprintf(err, errlen, "%s: truncated: %zu bytes of payload, the head says %llu",
-			 path, got - sizeof(*h), (unsigned long long)h->payload);
-		goto bad;
+	if (len - sizeof(*h) != h->payload) {
+		snprintf(err, errlen, "truncated: %zu bytes of payload, the head says %llu",
+			 len - sizeof(*h), (unsigned long long)h->payload);
+		return -1;
 	}
-	if (crc(buf + sizeof(*h), h->payload) != h->crc) {
-		snprintf(err, errlen, "%s: corrupt: the payload's CRC-32 is wrong", path);
-		goto bad;
+	if (crc(b + sizeof(*h), h->payload) != h->crc) {
+		snprintf(err, errlen, "corrupt: the payload's CRC-32 is wrong");
+		return -1;
 	}
-	memmove(buf, buf + sizeof(*h), h->payload);
+	*payload = b + sizeof(*h);
+	return 0;
+}
+
+int ckpt_read(const char *path, uint32_t kind, struct ckpt_head *h, void **payload,
+	      uint64_t *fsize, char *err, size_t errlen)
+{
+	char why[256];
+	const void *p;
+	char *buf;
+	size_t len;
+
+	*payload = NULL;
+	*fsize = 0;
+	if (infile_read(AT_FDCWD, path, O_NOFOLLOW, CKPT_MAX_FILE, &buf, &len, err, errlen) < 0)
+		return -1;
+	*fsize = len;
+	if (ckpt_parse(buf, len, kind, h, &p, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		free(buf);
+		return -1;
+	}
+	memmove(buf, p, h->payload);	/* the payload alone, at the start of the block */
 	*payload = buf;
 	return 0;
-bad:
-	free(buf);
-	return -1;
 }
 
 int ckpt_set_latest(const char *run, int64_t step, char *err, size_t errlen)
@@ -193,27 +192,26 @@ int ckpt_set_latest(const char *run, int64_t step, char *err, size_t errlen)
 
 int ckpt_latest(const char *run, int64_t *step, char *err, size_t errlen)
 {
-	char path[CFG_STR + 32], line[64] = "", *end;
-	FILE *f;
+	char path[CFG_STR + 32], *line, *end;
+	size_t len;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/" CKPT_DIR "/latest", run);
-	f = fopen(path, "re");
-	if (!f) {
-		int e = errno;
-
-		snprintf(err, errlen, "%s: %s%s", path, strerror(e),
-			 e == ENOENT ? " (the run took no checkpoint: set run.checkpoint_every "
-			 "or run.checkpoint_wall)" : "");
-		return e == ENOENT ? -ENOENT : -EINVAL;
+	rc = infile_read(AT_FDCWD, path, O_NOFOLLOW, 64, &line, &len, err, errlen);
+	if (rc == -ENOENT) {
+		snprintf(err, errlen, "%s: %s (the run took no checkpoint: set "
+			 "run.checkpoint_every or run.checkpoint_wall)", path, strerror(ENOENT));
+		return -ENOENT;
 	}
-	if (!fgets(line, sizeof(line), f))
-		line[0] = 0;
-	fclose(f);
+	if (rc < 0)
+		return -EINVAL;
 	if (strncmp(line, "step-", 5) || (*step = strtoll(line + 5, &end, 10)) < 0 ||
-	    end == line + 5 || *end != '\n') {
+	    end == line + 5 || *end != '\n' || end + 1 != line + len) {
 		snprintf(err, errlen, "%s: garbled: expected step-NNNNNNNNNNNN", path);
+		free(line);
 		return -EINVAL;
 	}
+	free(line);
 	return 0;
 }
 

@@ -67,10 +67,21 @@ void ckpt_file(char *out, size_t n, const char *run, int64_t step, const char *n
 int ckpt_write(const char *dir, const char *name, struct ckpt_head *h, const void *payload,
 	       size_t len, char *err, size_t errlen);
 
-/* Reads PATH whole and checks it: a head of kind with this version, magic and CRCs
- * right, the payload as long as the head says.  *payload (malloc'd, the caller frees)
- * gets the bytes after the head, *fsize the file's size.  0, or -1 with "PATH: why" in
- * err (no such file, not a checkpoint, another version, truncated, corrupt). */
+/* The most bytes a checkpoint file may have (a worker's part of the largest model with
+ * its optimiser's state is far below): a longer file is refused, not read. */
+#define CKPT_MAX_FILE ((size_t)1 << 34)
+
+/* Checks len bytes of a checkpoint file in memory (buf, as read): a head of kind with this
+ * version, magic and CRCs right, the payload as long as the head says.  *h gets the head,
+ * *payload points into buf after it.  0, or -1 with why in err (without a file name:
+ * "truncated: ...", "not an emu checkpoint ...", "corrupt: ..."). */
+int ckpt_parse(const void *buf, size_t len, uint32_t kind, struct ckpt_head *h,
+	       const void **payload, char *err, size_t errlen);
+
+/* Reads PATH whole (nn/infile.h: a regular file, not a link, at most CKPT_MAX_FILE
+ * bytes) and checks it (ckpt_parse).  *payload (malloc'd, the caller frees) gets the
+ * bytes after the head, *fsize the file's size.  0, or -1 with "PATH: why" in err (no
+ * such file, not a regular file, not a checkpoint, another version, truncated, corrupt). */
 int ckpt_read(const char *path, uint32_t kind, struct ckpt_head *h, void **payload,
 	      uint64_t *fsize, char *err, size_t errlen);
 
