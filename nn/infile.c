@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,16 @@ int infile_open(int dirfd, const char *path, int oflags, char *err, size_t errle
 	return fd;
 }
 
+/* -EFBIG for a file longer than max: says so, closes fd and frees b. */
+static int too_long(int fd, char *b, const char *path, size_t max, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: longer than %zu bytes, the most emu reads of such a file",
+		 path, max);
+	close(fd);
+	free(b);
+	return -EFBIG;
+}
+
 int infile_read(int dirfd, const char *path, int oflags, size_t max, char **buf, size_t *len,
 		char *err, size_t errlen)
 {
@@ -71,18 +82,19 @@ int infile_read(int dirfd, const char *path, int oflags, size_t max, char **buf,
 	fd = infile_open(dirfd, path, oflags, err, errlen);
 	if (fd < 0)
 		return fd;
+	/* a size stat already says is too long is refused before a byte is read (a sparse
+	 * file of terabytes reads as zeros); a smaller one is still found by reading */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (uintmax_t)st.st_size > (uintmax_t)max)
+		return too_long(fd, b, path, max, err, errlen);
 	for (;;) {
 		if (n == cap) {
 			/* one byte beyond max tells a file of max bytes from a longer one */
 			size_t want = cap ? cap * 2 : 64 * 1024;
 			if (want > max + 1)
 				want = max + 1;
-			if (n == want) {
-				snprintf(err, errlen, "%s: longer than %zu bytes, the most emu reads "
-					 "of such a file", path, max);
-				e = EFBIG;
-				break;
-			}
+			if (n == want)
+				return too_long(fd, b, path, max, err, errlen);
 			char *nb = realloc(b, want + 1);
 			if (!nb) {
 				snprintf(err, errlen, "%s: out of memory", path);

@@ -1,7 +1,8 @@
 /* tests/test_infile.c — the one reader of files a user or another run controls: a regular
  * file is read whole up to its bound and not a byte beyond; a FIFO, a device, a directory
  * and (with O_NOFOLLOW) a symbolic link are refused at once with the path in the message;
- * a file whose stat size lies (/proc) is read by reading. */
+ * a file whose stat size lies (/proc) is read by reading; one whose stat size is over the
+ * bound is refused before it is read. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "nn/infile.h"
@@ -158,6 +161,42 @@ static void test_fd_is_blocking_after_open(void **state)
 	close(fd);
 }
 
+/* A sparse file of a terabyte is refused from its size, before a byte is read: reading
+ * it up to a bound of 1 GiB would take seconds and the memory of the bound. */
+static void test_long_file_refused_before_reading(void **state)
+{
+	char p[128], err[256], *buf;
+	size_t len;
+	struct rlimit rl = { 0 };
+	FILE *f;
+
+	path_of(p, sizeof(p), "sparse");
+	f = fopen(p, "w");
+	assert_non_null(f);
+	if (ftruncate(fileno(f), (off_t)1 << 40) < 0) {
+		fclose(f);
+		print_message("a file system without sparse files of 1 TiB\n");
+		skip();
+	}
+	assert_int_equal(fclose(f), 0);
+	/* with CPU time of a second and an address space of 256 MiB, reading 1 GiB fails */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rl.rlim_cur = rl.rlim_max = 256ul << 20;
+		setrlimit(RLIMIT_AS, &rl);
+		rl.rlim_cur = rl.rlim_max = 1;
+		setrlimit(RLIMIT_CPU, &rl);
+		int rc = infile_read(AT_FDCWD, p, 0, (size_t)1 << 30, &buf, &len, err, sizeof(err));
+		_exit(rc == -EFBIG && strstr(err, "longer than 1073741824 bytes") ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	unlink(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_link_refused_with_nofollow_only),
 		cmocka_unit_test(test_size_found_by_reading),
 		cmocka_unit_test(test_fd_is_blocking_after_open),
+		cmocka_unit_test(test_long_file_refused_before_reading),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

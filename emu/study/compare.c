@@ -138,7 +138,7 @@ static int load(const char *path, struct csv *c)
 			"fields than the header's; expected a whole CSV line\n", path,
 			c->bad_line);
 	else if (rc)
-		fprintf(stderr, "emu compare: %s: %s\n", path, strerror(-rc));
+		fprintf(stderr, "emu compare: %s\n", c->err);
 	if (rc)
 		return -1;
 	for (int i = 0; i < c->ncols; i++)

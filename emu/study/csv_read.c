@@ -2,49 +2,12 @@
 #include "emu/study/csv_read.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int read_all(const char *path, char **out, size_t *outlen)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc = 0;
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2 + 8192);
-
-			if (!nb) {
-				rc = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = cap * 2 + 8192;
-		}
-		size_t k = fread(buf + len, 1, cap - len - 1, f);
-
-		len += k;
-		if (k == 0) {
-			if (ferror(f))
-				rc = -EIO;
-			break;
-		}
-	}
-	fclose(f);
-	if (rc) {
-		free(buf);
-		return rc;
-	}
-	buf[len] = 0;
-	*out = buf;
-	*outlen = len;
-	return 0;
-}
+#include "nn/infile.h"
 
 /* Split line s at commas in place; returns the field count, storing up to max pointers. */
 static int split(char *s, char **field, int max)
@@ -64,74 +27,110 @@ static int split(char *s, char **field, int max)
 	}
 }
 
-int csv_load(const char *path, struct csv *c)
+/* The line at s (up to end) made a string: its "\n" (and a "\r" before it) replaced by
+ * NUL.  The start of the next line, or NULL when the line has no "\n" (cut short). */
+static char *cut_line(char *s, char *end)
 {
-	size_t lines = 0, cap, len = 0;
-	char *p, *line;
-	int rc;
+	char *nl = memchr(s, '\n', (size_t)(end - s));
+
+	if (!nl)
+		return NULL;
+	*nl = 0;
+	if (nl > s && nl[-1] == '\r')
+		nl[-1] = 0;
+	return nl + 1;
+}
+
+/* -EPROTO for line ln, with nothing left to free. */
+static int bad(struct csv *c, int ln)
+{
+	free(c->names);
+	free(c->cells);
+	c->names = NULL;
+	c->cells = NULL;
+	c->nrows = 0;
+	c->ncols = 0;
+	c->bad_line = ln;
+	return -EPROTO;
+}
+
+int csv_parse(char *text, size_t len, struct csv *c)
+{
+	char *end = text + len, *line = text, *next;
+	size_t fields = 0;
+	int ln;
 
 	memset(c, 0, sizeof(*c));
-	rc = read_all(path, &c->text, &len);
-	if (rc)
-		return rc;
+	text[len] = 0;
+	c->text = text;
 	/* a NUL is no part of a CSV emu writes: a crash's zero-filled tail, say.  Read as a
 	 * string, everything after it would silently be gone */
-	const char *nul = memchr(c->text, 0, len);
+	const char *nul = memchr(text, 0, len);
 
 	if (nul) {
-		size_t ln = 1;
-
-		for (const char *q = c->text; q < nul; q++)
+		ln = 1;
+		for (const char *q = text; q < nul; q++)
 			ln += *q == '\n';
-		csv_free(c);
-		c->bad_line = (int)ln;
-		return -EPROTO;
+		return bad(c, ln);
 	}
-	for (p = c->text; *p; p++)
-		lines += *p == '\n';
-	lines++;
-	line = c->text;
-	p = strchr(line, '\n');
-	if (!p || p == line) {	/* no header, or one cut short */
-		csv_free(c);
-		c->bad_line = 1;
-		return -EPROTO;
-	}
-	*p = 0;
+	next = cut_line(line, end);
+	if (!next || !*line)	/* no header, or one cut short */
+		return bad(c, 1);
 	c->ncols = 1;
-	for (char *q = line; *q; q++)
+	for (const char *q = line; *q; q++)
 		c->ncols += *q == ',';
-	cap = lines * (size_t)c->ncols;
+	/* every field is ended by a comma or a line end: the rows hold no more fields than
+	 * those, however many rows the header's width would suggest */
+	for (const char *q = next; q < end; q++)
+		fields += *q == ',' || *q == '\n';
 	c->names = calloc((size_t)c->ncols, sizeof(char *));
-	c->cells = calloc(cap ? cap : 1, sizeof(char *));
+	c->cells = calloc(fields ? fields : 1, sizeof(char *));
 	if (!c->names || !c->cells) {
-		csv_free(c);
+		bad(c, 0);
+		c->bad_line = 0;
 		return -ENOMEM;
 	}
 	split(line, c->names, c->ncols);
-	for (int ln = 2; p && p[1]; ln++) {
-		line = p + 1;
-		p = strchr(line, '\n');
-		if (p)
-			*p = 0;
-		else		/* the last line has no newline: cut short */
-			goto bad;
+	for (ln = 2; next < end; ln++) {
+		line = next;
+		next = cut_line(line, end);
+		if (!next)	/* the last line has no line end: cut short */
+			return bad(c, ln);
 		if (split(line, c->cells + c->nrows * (size_t)c->ncols, c->ncols) != c->ncols)
-			goto bad;
+			return bad(c, ln);
 		c->nrows++;
-		continue;
-bad:
-		c->bad_line = ln;
-		csv_free(c);
-		c->bad_line = ln;
-		return -EPROTO;
 	}
+	return 0;
+}
+
+int csv_load(const char *path, struct csv *c)
+{
+	char *text, err[sizeof(c->err)];
+	size_t len;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc = infile_read(AT_FDCWD, path, 0, CSV_MAX_BYTES, &text, &len, err, sizeof(err));
+	if (rc < 0) {
+		memcpy(c->err, err, sizeof(err));
+		return rc;
+	}
+	rc = csv_parse(text, len, c);
+	if (rc < 0) {
+		free(text);
+		c->text = NULL;
+		if (rc == -ENOMEM)
+			snprintf(c->err, sizeof(c->err), "%s: out of memory for the index of its "
+				 "%zu bytes", path, len);
+		return rc;
+	}
+	c->owned = text;
 	return 0;
 }
 
 void csv_free(struct csv *c)
 {
-	free(c->text);
+	free(c->owned);
 	free(c->names);
 	free(c->cells);
 	memset(c, 0, sizeof(*c));

@@ -51,8 +51,10 @@ static int load(const char *dir, const char *name, struct csv *c, char *err, siz
 			 c->bad_line);
 		return say(err, n, "%s: %s", path, why);
 	}
-	if (rc < 0)
-		return say(err, n, "%s: %s", path, strerror(-rc));
+	if (rc < 0) {
+		snprintf(err, n, "%s", c->err);
+		return -1;
+	}
 	if (!c->nrows) {
 		csv_free(c);
 		return say(err, n, "%s: %s", path, "no rows");
