@@ -2,8 +2,9 @@
 # emu compare: two runs of one configuration are identical (wall clock left out); a
 # different seed or learning rate differs, and the first difference is named; one cell
 # moved by a relative 1e-6 passes a larger --tol and fails a smaller one; columns are
-# matched by name; columns and rows one side lacks; missing, cut and malformed files and
-# bad arguments exit 2 naming the file (and line) or the argument.
+# matched by name; columns and rows one side lacks; CRLF line ends; missing, cut and
+# malformed files, devices, FIFOs, folders, files over the bound, an --ignore of no column
+# and bad arguments exit 2 naming the file (and line) or the argument, printing no report.
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
@@ -23,6 +24,9 @@ cmp() {
 	rc=0
 	"$EMU" compare "$@" >"$T/out" 2>"$T/err" || rc=$?
 	[ $rc -eq "$want" ] || { cat "$T/out" "$T/err"; fail "emu compare $*: exit $rc, expected $want"; }
+	# a refusal prints nothing but why: no partial report to mistake for a whole one
+	[ "$want" -ne 2 ] || [ ! -s "$T/out" ] ||
+		{ cat "$T/out"; fail "emu compare $*: refused, yet printed a report"; }
 }
 has() { grep -qF -- "$1" "$T/out" || { cat "$T/out" "$T/err"; fail "no '$1' in emu compare's output"; }; }
 err_has() { grep -qF -- "$1" "$T/err" || { cat "$T/out" "$T/err"; fail "no '$1' in emu compare's errors"; }; }
@@ -126,7 +130,6 @@ has "A is shorter (3 rows against $rows)"
 head -c -7 "$T/a/train.csv" >"$T/cut/train.csv"
 cmp 2 "$T/a" "$T/cut"
 err_has "emu compare: $T/cut/train.csv:$((rows + 1)): a row cut short"
-has "eval.csv: 3 rows"	# the other files are still compared
 awk -F, -v OFS=, 'NR == 3 { NF = 4 } { print }' "$T/a/net.csv" >"$T/cut/net.csv"
 cmp 2 "$T/cut" "$T/a"
 err_has "emu compare: $T/cut/net.csv:3: a row cut short or with another number of fields"
@@ -141,6 +144,55 @@ err_has "emu compare: $T/nul/eval.csv:$(($(wc -l <"$T/a/eval.csv") + 1)): a row 
 sed '1s/lr/loss/' "$T/a/train.csv" >"$T/cut/train.csv"
 cmp 2 "$T/a/train.csv" "$T/cut/train.csv"
 err_has "$T/cut/train.csv:1: column 'loss' appears twice"
+
+# Every malformed file is named, not only the first.
+copy bad2
+head -c -7 "$T/a/train.csv" >"$T/bad2/train.csv"
+head -c -3 "$T/a/net.csv" >"$T/bad2/net.csv"
+cmp 2 "$T/a" "$T/bad2"
+err_has "$T/bad2/train.csv:$((rows + 1)): a row cut short"
+err_has "$T/bad2/net.csv:"
+
+# CRLF line ends (a file that passed through a Windows editor) read as LF ones.
+copy crlf
+for f in train.csv eval.csv net.csv; do sed 's/$/\r/' "$T/a/$f" >"$T/crlf/$f"; done
+grep -q "$(printf '\r')" "$T/crlf/train.csv" || fail "sed wrote no CRLF"
+cmp 0 "$T/a" "$T/crlf"
+has "train.csv: $rows rows, 11 columns compared (left out: wall_s), identical"
+cmp 0 "$T/crlf/eval.csv" "$T/a/eval.csv"
+
+# --ignore of a column no file has is refused (a misspelt name would leave out nothing);
+# every --ignore counts.
+cmp 2 --ignore lr,los "$T/a" "$T/tol"
+err_has "emu compare: --ignore los: no column 'los' in $T/a/train.csv or $T/tol/train.csv,"
+err_has "$T/a/net.csv or $T/tol/net.csv"
+cmp 2 --ignore= "$T/a/train.csv" "$T/tol/train.csv"
+err_has "no column '' in $T/a/train.csv or $T/tol/train.csv"
+cmp 0 --ignore lr --ignore loss "$T/a" "$T/tol"
+has "train.csv: $rows rows, 9 columns compared (left out: loss, lr, wall_s), identical"
+cmp 0 --ignore src "$T/a" "$T/b"	# a column of net.csv only
+
+# What is not a regular file is refused at once, naming it and what it is: a device
+# (/dev/zero never ends: the reader grew without bound), a FIFO (an open waits for a
+# writer for ever), a folder where a run's file should be.  A guard of 20 s and 1 GiB.
+guarded() { (ulimit -v 1048576; timeout 20 "$EMU" compare "$@") >"$T/out" 2>"$T/err"; }
+rc=0; guarded /dev/zero "$T/a/train.csv" || rc=$?
+[ $rc -eq 2 ] || fail "emu compare /dev/zero: exit $rc, expected 2 ($(cat "$T/err"))"
+err_has "emu compare: /dev/zero: not a regular file (a character device)"
+mkfifo "$T/fifo.csv"
+rc=0; guarded "$T/a/train.csv" "$T/fifo.csv" || rc=$?
+[ $rc -eq 2 ] || fail "emu compare FIFO: exit $rc, expected 2 ($(cat "$T/err"))"
+err_has "emu compare: $T/fifo.csv: not a regular file (a FIFO)"
+copy dir
+rm "$T/dir/eval.csv" && mkdir "$T/dir/eval.csv"
+cmp 2 "$T/a" "$T/dir"
+err_has "emu compare: $T/dir/eval.csv: not a regular file (a directory)"
+# a file over the bound of 1 GiB, sparse: refused from its size, naming the bound
+truncate -s $((1024 * 1024 * 1024 + 1)) "$T/big.csv"
+rc=0; guarded "$T/big.csv" "$T/a/train.csv" || rc=$?
+[ $rc -eq 2 ] || fail "emu compare of 1 GiB + 1 byte: exit $rc, expected 2 ($(cat "$T/err"))"
+err_has "emu compare: $T/big.csv: longer than 1073741824 bytes"
+rm -f "$T/big.csv"
 
 # A missing file or folder.
 copy miss

@@ -42,11 +42,22 @@ static const char help[] =
 	"arguments, or a file missing, unreadable or malformed (FILE:LINE says where).\n";
 
 static const char *const run_files[] = { "train.csv", "eval.csv", "net.csv" };
+#define NRUN_FILES ((int)(sizeof(run_files) / sizeof(run_files[0])))
 
 struct compare_opts {
 	double tol;
 	int allow_new;
-	const char *ignore;	/* comma-separated names, or NULL */
+	char *ignore;		/* every --ignore's names, comma-separated (malloc'd), or NULL */
+};
+
+/* The files of one comparison, all loaded before anything is printed: a refusal (a
+ * file missing or malformed, an --ignore that names no column) prints nothing but its
+ * message. */
+struct pair {
+	const char *name;	/* as printed: "train.csv", or A's file name */
+	char pa[4096], pb[4096];
+	struct csv a, b;
+	int loaded;		/* 0 none, 1 a, 2 both */
 };
 
 /* What one column of a file came to: its largest relative difference, and how many
@@ -222,61 +233,150 @@ static int compare_rows(const char *name, const struct csv *a, const struct csv 
 	return differ > 0;
 }
 
-/* Compare the CSV files pa and pb, shown as name: the first difference, then the summary
- * line.  0 same, 1 different, 2 unreadable or malformed. */
-static int compare_file(const char *name, const char *pa, const char *pb,
-			const struct compare_opts *o)
+/* Compare the loaded files of p, shown as p->name: the first difference, then the
+ * summary line.  0 same, 1 different, 2 out of memory. */
+static int compare_pair(const struct pair *p, const struct compare_opts *o)
 {
-	struct csv a, b;
+	const struct csv *a = &p->a, *b = &p->b;
+	const char *name = p->name;
 	struct col_diff *d;
 	int *bcol, differ, compared = 0, skip = 0, over, within, only_a, only_b;
 
-	if (load(pa, &a) < 0)
-		return 2;
-	if (load(pb, &b) < 0) {
-		csv_free(&a);
-		return 2;
-	}
-	d = calloc((size_t)a.ncols, sizeof(*d));
-	bcol = calloc((size_t)a.ncols, sizeof(*bcol));
+	d = calloc((size_t)a->ncols, sizeof(*d));
+	bcol = calloc((size_t)a->ncols, sizeof(*bcol));
 	if (!d || !bcol) {
-		fprintf(stderr, "emu compare: out of memory\n");
+		fprintf(stderr, "emu compare: %s: out of memory\n", p->pa);
 		differ = 2;
 		goto out;
 	}
-	for (int i = 0; i < a.ncols; i++) {
-		bcol[i] = csv_col(&b, a.names[i]);
-		skip += skipped(o, a.names[i]);
-		compared += bcol[i] >= 0 && !skipped(o, a.names[i]);
+	for (int i = 0; i < a->ncols; i++) {
+		bcol[i] = csv_col(b, a->names[i]);
+		skip += skipped(o, a->names[i]);
+		compared += bcol[i] >= 0 && !skipped(o, a->names[i]);
 	}
-	differ = compare_rows(name, &a, &b, bcol, d, o);
+	differ = compare_rows(name, a, b, bcol, d, o);
 
 	printf("%s: %zu rows, %d columns compared", name,
-	       a.nrows < b.nrows ? a.nrows : b.nrows, compared);
-	for (int i = 0, n = 0; i < a.ncols; i++)
-		if (skipped(o, a.names[i]))
-			printf("%s%s", n++ ? ", " : " (left out: ", a.names[i]);
+	       a->nrows < b->nrows ? a->nrows : b->nrows, compared);
+	for (int i = 0, n = 0; i < a->ncols; i++)
+		if (skipped(o, a->names[i]))
+			printf("%s%s", n++ ? ", " : " (left out: ", a->names[i]);
 	if (skip)
 		printf(")");
-	over = print_cols(&a, bcol, d, o, 1, ", differs: ");
-	within = print_cols(&a, bcol, d, o, 0, over ? "; within --tol: " : ", within --tol: ");
+	over = print_cols(a, bcol, d, o, 1, ", differs: ");
+	within = print_cols(a, bcol, d, o, 0, over ? "; within --tol: " : ", within --tol: ");
 	if (!over && !within)
 		printf(", identical");
-	if (a.nrows != b.nrows)
-		printf("; %s is shorter (%zu rows against %zu)", a.nrows < b.nrows ? "A" : "B",
-		       a.nrows < b.nrows ? a.nrows : b.nrows,
-		       a.nrows < b.nrows ? b.nrows : a.nrows);
-	only_a = print_only(&a, &b, o, "; only in A: ");
-	only_b = print_only(&b, &a, o, o->allow_new ? "; new in B (allowed): " :
+	if (a->nrows != b->nrows)
+		printf("; %s is shorter (%zu rows against %zu)", a->nrows < b->nrows ? "A" : "B",
+		       a->nrows < b->nrows ? a->nrows : b->nrows,
+		       a->nrows < b->nrows ? b->nrows : a->nrows);
+	only_a = print_only(a, b, o, "; only in A: ");
+	only_b = print_only(b, a, o, o->allow_new ? "; new in B (allowed): " :
 			    "; only in B: ");
-	differ |= a.nrows != b.nrows || only_a || (only_b && !o->allow_new);
+	differ |= a->nrows != b->nrows || only_a || (only_b && !o->allow_new);
 	printf("\n");
 out:
 	free(d);
 	free(bcol);
-	csv_free(&a);
-	csv_free(&b);
 	return differ;
+}
+
+/* Loads both files of each pair, saying why for every one that cannot be (so one run
+ * shows all that is wrong): 0, or -1 when one could not. */
+static int load_pairs(struct pair *p, int n)
+{
+	int rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (load(p[i].pa, &p[i].a) < 0) {
+			rc = -1;
+			continue;
+		}
+		p[i].loaded = 1;
+		if (load(p[i].pb, &p[i].b) < 0) {
+			rc = -1;
+			continue;
+		}
+		p[i].loaded = 2;
+	}
+	return rc;
+}
+
+static void free_pairs(struct pair *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (p[i].loaded > 0)
+			csv_free(&p[i].a);
+		if (p[i].loaded > 1)
+			csv_free(&p[i].b);
+	}
+}
+
+/* Each name --ignore gave must be a column of one of the files: a misspelt name would
+ * otherwise leave out nothing and say nothing.  0, or -1 with the message. */
+static int check_ignored(const struct pair *p, int n, const struct compare_opts *o)
+{
+	int rc = 0;
+
+	for (const char *q = o->ignore; q;) {
+		const char *end = strchr(q, ',');
+		int len = end ? (int)(end - q) : (int)strlen(q), found = 0;
+
+		for (int i = 0; i < n && !found; i++)
+			for (int k = 0; k < 2 && !found; k++) {
+				const struct csv *c = k ? &p[i].b : &p[i].a;
+
+				for (int j = 0; j < c->ncols && !found; j++)
+					found = (int)strlen(c->names[j]) == len &&
+						!strncmp(c->names[j], q, (size_t)len);
+			}
+		if (!found) {
+			fprintf(stderr, "emu compare: --ignore %.*s: no column '%.*s' in ", len, q,
+				len, q);
+			for (int i = 0; i < n; i++)
+				fprintf(stderr, "%s%s or %s", i ? ", " : "", p[i].pa, p[i].pb);
+			fprintf(stderr, "; expected the names of columns to leave out\n");
+			rc = -1;
+		}
+		q = end ? end + 1 : NULL;
+	}
+	return rc;
+}
+
+/* Compares the n pairs: loads them all, checks --ignore, then prints.  The worst of
+ * the pairs' results, 2 when any file is refused (then nothing is printed but why). */
+static int compare_pairs(struct pair *p, int n, const struct compare_opts *o)
+{
+	int rc = 0;
+
+	if (load_pairs(p, n) < 0 || check_ignored(p, n, o) < 0) {
+		free_pairs(p, n);
+		return 2;
+	}
+	for (int i = 0; i < n; i++) {
+		int r = compare_pair(&p[i], o);
+
+		if (r > rc)
+			rc = r;
+	}
+	free_pairs(p, n);
+	return rc;
+}
+
+/* --ignore's value appended to o->ignore (every --ignore counts).  0 or -ENOMEM. */
+static int add_ignored(struct compare_opts *o, const char *val)
+{
+	size_t had = o->ignore ? strlen(o->ignore) : 0;
+	char *s = realloc(o->ignore, had + 1 + strlen(val) + 1);
+
+	if (!s)
+		return -ENOMEM;
+	if (had)
+		s[had++] = ',';
+	strcpy(s + had, val);
+	o->ignore = s;
+	return 0;
 }
 
 /* --tol's value: a finite number >= 0. */
@@ -289,7 +389,8 @@ static int parse_tol(const char *s, double *tol)
 	return *s && !*end && !errno && isfinite(*tol) && *tol >= 0 ? 0 : -EINVAL;
 }
 
-/* 1 a folder, 0 something else, -1 nothing there (said, naming it) */
+/* 1 a folder, 0 something else, -1 nothing there (said, naming it).  Whether a file is
+ * one emu reads is csv_load's to say. */
 static int is_dir(const char *path)
 {
 	struct stat st;
@@ -318,12 +419,11 @@ static int opt_is(const char *arg, const char *name)
 	return !strncmp(arg, name, n) && (!arg[n] || arg[n] == '=');
 }
 
-/* argv[0] is "compare"; messages count arguments as emu's argv does (emu is 0). */
-int cmd_compare(int argc, char **argv)
+/* The options and the two paths of argv into o and path: 0, 1 when --help was printed,
+ * or 2 with the message. */
+static int parse_args(int argc, char **argv, struct compare_opts *o, const char *path[2])
 {
-	struct compare_opts o = { 0 };
-	const char *path[2] = { NULL, NULL }, *name;
-	int npath = 0, rc = 0, da, db, opts = 1;
+	int npath = 0, opts = 1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *val;
@@ -339,9 +439,9 @@ int cmd_compare(int argc, char **argv)
 			opts = 0;
 		} else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
 			fputs(help, stdout);
-			return 0;
+			return 1;
 		} else if (!strcmp(arg, "--allow-new-columns")) {
-			o.allow_new = 1;
+			o->allow_new = 1;
 		} else if (opt_is(arg, "--tol") || opt_is(arg, "--ignore")) {
 			int at = i;
 
@@ -353,8 +453,11 @@ int cmd_compare(int argc, char **argv)
 				return 2;
 			}
 			if (arg[2] == 'i') {
-				o.ignore = val;
-			} else if (parse_tol(val, &o.tol) < 0) {
+				if (add_ignored(o, val) < 0) {
+					fprintf(stderr, "emu compare: out of memory\n");
+					return 2;
+				}
+			} else if (parse_tol(val, &o->tol) < 0) {
 				fprintf(stderr, "emu compare: argument %d (--tol %s): not a "
 					"relative tolerance; expected a number >= 0, "
 					"e.g. 1e-9\n", i + 1, val);
@@ -373,33 +476,67 @@ int cmd_compare(int argc, char **argv)
 			npath ? "run B" : "runs A and B");
 		return 2;
 	}
-	da = is_dir(path[0]);
-	db = is_dir(path[1]);
+	return 0;
+}
+
+/* The pairs to compare for paths A and B: one pair of files, or a pair of each of
+ * run_files for two folders.  How many, or -1 with the message. */
+static int make_pairs(const char *path[2], struct pair *p)
+{
+	int da = is_dir(path[0]), db = is_dir(path[1]);
+
 	if (da < 0 || db < 0)
-		return 2;
+		return -1;
 	if (da != db) {
 		fprintf(stderr, "emu compare: %s is a folder and %s is not; expected two run "
 			"folders or two CSV files\n", path[!da], path[da]);
-		return 2;
+		return -1;
 	}
 	if (!da) {
-		name = strrchr(path[0], '/');
-		return compare_file(name ? name + 1 : path[0], path[0], path[1], &o);
-	}
-	for (size_t f = 0; f < sizeof(run_files) / sizeof(run_files[0]); f++) {
-		char pa[4096], pb[4096];
-		int na = snprintf(pa, sizeof(pa), "%s/%s", path[0], run_files[f]);
-		int nb = snprintf(pb, sizeof(pb), "%s/%s", path[1], run_files[f]);
-		int r;
+		const char *name = strrchr(path[0], '/');
 
-		if (na < 0 || nb < 0 || (size_t)na >= sizeof(pa) || (size_t)nb >= sizeof(pb)) {
-			fprintf(stderr, "emu compare: %s: path too long\n",
-				strlen(path[0]) > strlen(path[1]) ? path[0] : path[1]);
-			return 2;
-		}
-		r = compare_file(run_files[f], pa, pb, &o);
-		if (r > rc)
-			rc = r;
+		p[0].name = name ? name + 1 : path[0];
+		snprintf(p[0].pa, sizeof(p[0].pa), "%s", path[0]);
+		snprintf(p[0].pb, sizeof(p[0].pb), "%s", path[1]);
+		if (strlen(path[0]) < sizeof(p[0].pa) && strlen(path[1]) < sizeof(p[0].pb))
+			return 1;
 	}
+	for (int f = 0; da && f < NRUN_FILES; f++) {
+		int na = snprintf(p[f].pa, sizeof(p[f].pa), "%s/%s", path[0], run_files[f]);
+		int nb = snprintf(p[f].pb, sizeof(p[f].pb), "%s/%s", path[1], run_files[f]);
+
+		p[f].name = run_files[f];
+		if (na < 0 || nb < 0 || (size_t)na >= sizeof(p[f].pa) ||
+		    (size_t)nb >= sizeof(p[f].pb))
+			break;
+		if (f == NRUN_FILES - 1)
+			return NRUN_FILES;
+	}
+	fprintf(stderr, "emu compare: %s: path too long\n",
+		strlen(path[0]) > strlen(path[1]) ? path[0] : path[1]);
+	return -1;
+}
+
+/* argv[0] is "compare"; messages count arguments as emu's argv does (emu is 0). */
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_opts o = { 0 };
+	const char *path[2] = { NULL, NULL };
+	struct pair *p = calloc(NRUN_FILES, sizeof(*p));
+	int rc, n;
+
+	if (!p) {
+		fprintf(stderr, "emu compare: out of memory\n");
+		return 2;
+	}
+	rc = parse_args(argc, argv, &o, path);
+	if (rc == 0) {
+		n = make_pairs(path, p);
+		rc = n < 0 ? 2 : compare_pairs(p, n, &o);
+	} else if (rc == 1) {
+		rc = 0;	/* --help */
+	}
+	free(o.ignore);
+	free(p);
 	return rc;
 }
