@@ -1,6 +1,10 @@
 # Test accuracy against the bytes all workers sent (communication cost): bytes put on the
 # wire, lost units and resends included (common.gp).
-load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+# common.gp beside this script, wherever it is installed (its folder from ARG0 in gnuplot:
+# a path is never handed to a shell)
+gp_dir_(s, p) = strstrt(s[p + 1:], "/") ? gp_dir_(s, p + strstrt(s[p + 1:], "/")) : p
+gp_dir = gp_dir_(ARG0, 0) ? ARG0[1:gp_dir_(ARG0, 0) - 1] : "."
+load ((gp_dir[1:1] eq "<" || gp_dir[1:1] eq "|") ? "./" : "") . gp_dir . "/common.gp"
 set title "Test accuracy against bytes sent"
 set xlabel bytes_label
 set ylabel "test accuracy (%)"

@@ -1,13 +1,50 @@
 # plots/common.gp — shared by every figure: terminal, CSV format, run labels.
-# Every script takes  runs='dir1 dir2 ...'  and  out='figure.png'  (gnuplot -e).
+# Every script draws the runs it is given into one figure file, given either way:
+#   gnuplot -e "runs='dir1 dir2 ...'; out='figure.png'" plots/X.gp   (paths without blanks)
+#   EMU_PLOT_OUT=FIGURE EMU_PLOT_NRUNS=N EMU_PLOT_RUN1=DIR ... gnuplot plots/X.gp
+# The second is how scripts/plots passes paths: any bytes, never read as gnuplot code.
 # out's extension picks the format: .png (pngcairo), .pdf (pdfcairo), .svg; fig_w and
 # fig_h (set before loading this) are the size in pixels, 1000 x 600 by default.  A PDF
 # is that in points (1000 x 600 pt), its fonts at full scale (pdfcairo's default is
 # half), so that text takes the share of the figure it takes in the PNG.
-if (!exists("runs")) runs = "runs/quickstart"
-if (!exists("out")) out = "figure.png"
+#
+# Nothing read from a run folder (its path, config.ini, events.csv) is ever gnuplot code
+# or shell code here: paths and labels are gnuplot string values; a command that needs a
+# path reaches it through the environment ("$EMU_PLOT_RUN3": the shell expands it as one
+# word, never as code) or, for a path given in runs='...', through shq (one escaping
+# function); a file name that gnuplot would read as a pipe or a data block (<, |, $)
+# gets ./ in front (gp_file).
+#
+# env(NAME): the environment variable NAME ("" when unset), all its bytes (the "." keeps a
+# trailing newline from system()'s trimming).  NAME is always a literal of these scripts.
+env(n) = (_env = system(sprintf("printf '%%s.' \"${%s-}\"", n)), _env[1:strlen(_env) - 1])
+# shq(S): S as one shell word in single quotes, each ' written '\'' (nothing else is
+# special between single quotes, and a gnuplot string holds no NUL)
+_shq(s) = strstrt(s, "'") ? s[1:strstrt(s, "'") - 1] . "'\\''" . _shq(s[strstrt(s, "'") + 1:]) : s
+shq(s) = "'" . _shq(s) . "'"
+# gp_file(PATH): PATH as a file for plot, stats and set output: "<cmd" and "|cmd" would run
+# cmd, "$name" would be a data block
+gp_file(p) = (p[1:1] eq "<" || p[1:1] eq "|" || p[1:1] eq "$") ? "./" . p : p
+if (!exists("out")) out = env("EMU_PLOT_OUT")
+if (out eq "") out = "figure.png"
 if (!exists("fig_w")) fig_w = 1000
 if (!exists("fig_h")) fig_h = 600
+# The runs: RUN[1..nruns]; run_arg(i), run i's path as a shell word (run_env: from the
+# environment)
+run_env = !exists("runs") && env("EMU_PLOT_NRUNS") ne ""
+if (run_env) {
+	nruns = int(real(env("EMU_PLOT_NRUNS")))
+	array RUN[nruns > 0 ? nruns : 1]
+	do for [i = 1:nruns] { RUN[i] = env(sprintf("EMU_PLOT_RUN%d", i)) }
+} else {
+	if (!exists("runs")) { runs = "runs/quickstart" }
+	nruns = words(runs)
+	array RUN[nruns > 0 ? nruns : 1]
+	do for [i = 1:nruns] { RUN[i] = word(runs, i) }
+}
+run_arg(i) = run_env ? sprintf("\"$EMU_PLOT_RUN%d\"", i) : shq(RUN[i])
+run_args = ""
+do for [i = 1:nruns] { run_args = run_args . " " . run_arg(i) }
 out_ext = strlen(out) > 4 ? out[strlen(out) - 3:strlen(out)] : ""
 if (out_ext eq ".pdf" || out_ext eq ".PDF") {
 	set terminal pdfcairo size (fig_w / 72.0), (fig_h / 72.0) font ",11" fontscale 1
@@ -18,7 +55,7 @@ if (out_ext eq ".pdf" || out_ext eq ".PDF") {
 } else {
 	exit error sprintf("out='%s': expected a file name ending in .png, .pdf or .svg", out)
 } } }
-set output out
+set output gp_file(out)
 set datafile separator ","
 set key autotitle columnheader
 set grid
@@ -27,11 +64,11 @@ set key bottom right
 # (what emu wrote there), else its folder's name.  Where another run of `runs` would get
 # the same label (two sweeps' seed=1, two copies of quickstart), the folder's path below
 # runs/ instead: runs/sweep/x -> sweep/x, /data/runs/a/b -> a/b (a path without runs/ as
-# given).  One awk reads the config.ini files (getline: a folder without one is no error).
-# Legends print it as it is (noenhanced: an _ is not a subscript).
-label_awk = 'BEGIN { n = split(runs, dir, " "); m = 0; \
-	for (j = 1; j <= n; j++) if (dir[j] == me) m = j; \
-	if (!m) dir[m = ++n] = me; \
+# given).  One awk reads the config.ini files (getline: a folder without one is no error);
+# the folders are its arguments (ARGV, read in BEGIN: never files to open, never
+# assignments), me the index of the run to label.  Legends print it as it is (noenhanced:
+# an _ is not a subscript); a label is a string value, never parsed.
+label_awk = 'BEGIN { n = ARGC - 1; for (j = 1; j <= n; j++) dir[j] = ARGV[j]; m = me + 0; \
 	for (j = 1; j <= n; j++) { \
 		d = dir[j]; sub(/\/+$/, "", d); f = d "/config.ini"; s = ""; lab = ""; nam = ""; \
 		while ((getline line < f) > 0) { \
@@ -47,19 +84,25 @@ label_awk = 'BEGIN { n = split(runs, dir, " "); m = 0; \
 		L[j] = lab \
 	} \
 	for (j = 1; j <= n; j++) if (j != m && L[j] == L[m]) dup = 1; \
-	if (!dup) { print L[m]; exit } \
+	if (!dup) { printf "%s.", L[m]; exit } \
 	p = dir[m]; sub(/\/+$/, "", p); while (substr(p, 1, 2) == "./") p = substr(p, 3); \
 	if (substr(p, 1, 5) == "runs/") p = substr(p, 6); \
 	else if (i = index(p, "/runs/")) p = substr(p, i + 6); \
-	print p }'
-label(r) = system(sprintf("awk -v me='%s' -v runs='%s' '%s' </dev/null", r, runs, label_awk))
+	printf "%s.", p; exit }'
+# LABEL[i]: run i's label (the awk's "." keeps what system() would trim, then goes)
+array LABEL[nruns > 0 ? nruns : 1]
+do for [i = 1:nruns] {
+	LABEL[i] = system(sprintf("awk -v me=%d '%s'%s </dev/null", i, label_awk, run_args))
+	LABEL[i] = LABEL[i][1:strlen(LABEL[i]) - 1]
+}
+label(i) = LABEL[i]
 # Plots that more than one figure draws (`plot @acc_by_epoch`): test accuracy against
 # epoch, and against the bytes all workers put on the wire (eval.csv's bytes_sent:
 # headers, lost units and resends included, as a link carries them; bytes_delivered is
 # what arrived in time).
-acc_by_epoch = 'for [r in runs] r."/eval.csv" using "epoch":(100*column("test_acc")) with linespoints title label(r) noenhanced'
+acc_by_epoch = 'for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using "epoch":(100*column("test_acc")) with linespoints title label(i) noenhanced'
 bytes_label = "bytes sent by all workers, on the wire (MiB)"
-acc_by_bytes = 'for [r in runs] r."/eval.csv" using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(r) noenhanced'
+acc_by_bytes = 'for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(i) noenhanced'
 # Each run's scheduled events (its events.csv, where there is one: README, "Scheduled
 # events") as shaded intervals [start, end) of the x axis, labelled with their names:
 # `eval shade_events("epoch")` before `plot` (x: "epoch", "step" or "vtime_s").  An
@@ -70,6 +113,14 @@ acc_by_bytes = 'for [r in runs] r."/eval.csv" using (column("bytes_sent")/104857
 # starts after it is not drawn.  Partitions and
 # links down are shaded red, net changes orange, slowdowns blue; an interval that two
 # runs of the figure share is drawn once.
+# What the awk prints is gnuplot code that the scripts eval, built from events.csv and
+# train.csv, so no byte of theirs may end a string or start a command there: each
+# coordinate is printed only where it is a plain decimal number (num: digits, one point,
+# an exponent; nothing else passes), a colour only from the fixed table fill[], and an
+# event's name (text) only in the characters letters, digits, blank and _.,:=+/()%*|[]-,
+# any other byte written "?": no quote, backslash, backquote, @, $ or control character
+# reaches the double-quoted string, which therefore ends where the awk ends it.  The run
+# folders are the awk's arguments (never part of its program or a -v value).
 events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
 		while ((getline line < f) > 0) { m = split(line, v, ","); \
 			if (!n++) { for (i = 1; i <= m; i++) a["#" v[i]] = i; continue } \
@@ -86,7 +137,9 @@ events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
 		if (x == "vtime_s") return vt; \
 		for (r = 1; r <= nt; r++) if (tc(r, "vtime_s") + 0 >= vt + 0) return tc(r, x); \
 		return "" } \
-	BEGIN { n = split(runs, dir, " "); obj = 1000; \
+	function num(v) { return v ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ } \
+	function text(v) { gsub(/[^A-Za-z0-9 _.,:=+\/()%*|\[\]-]/, "?", v); return v } \
+	BEGIN { n = ARGC - 1; for (j = 1; j <= n; j++) dir[j] = ARGV[j]; obj = 1000; \
 		fill["partition"] = "#f1b8b2"; fill["link_down"] = "#f1b8b2"; \
 		fill["net"] = "#fbdc8e"; fill["slowdown"] = "#b3cdf7"; \
 		for (j = 1; j <= n; j++) { d = dir[j]; sub(/\/+$/, "", d); \
@@ -101,10 +154,13 @@ events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
 			for (i = 1; i <= ns; i++) { nm = S[i]; a = X0[nm]; b = (nm in X1) ? X1[nm] : last; \
 				if (b == "") b = last; \
 				if (a == "" || a + 0 > last + 0) continue; \
+				if (!num(a) || !num(b)) continue; \
 				key = nm SUBSEP a SUBSEP b; \
 				if (key in seen) continue; seen[key] = 1; obj++; \
 				printf "set object %d rect from %s, graph 0 to %s, graph 1 behind fillcolor rgb \"%s\" fillstyle transparent solid 0.6 noborder; ", \
 					obj, a, b, fill[K[nm]] ? fill[K[nm]] : "#dddddd"; \
 				printf "set label %d \"%s\" at %s, graph 0.97 left offset 0.4, 0 font \",9\" textcolor rgb \"#606060\" noenhanced; ", \
-					obj, nm, a } } }'
-shade_events(x) = system(sprintf("awk -v x='%s' -v runs='%s' '%s' </dev/null", x, runs, events_awk))
+					obj, text(nm), a } } }'
+shade_events(x) = (x eq "epoch" || x eq "step" || x eq "vtime_s") ? \
+	system(sprintf("awk -v x=%s '%s'%s </dev/null", x, events_awk, run_args)) : \
+	"exit error 'shade_events: the axis is one of epoch, step, vtime_s'"

@@ -3,7 +3,11 @@
 # algorithm's stall and an asynchronous one's hundreds of steps share the axis), each
 # run's events shaded (common.gp's shade_events).
 if (!exists("fig_h")) fig_h = 1100
-load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+# common.gp beside this script, wherever it is installed (its folder from ARG0 in gnuplot:
+# a path is never handed to a shell)
+gp_dir_(s, p) = strstrt(s[p + 1:], "/") ? gp_dir_(s, p + strstrt(s[p + 1:], "/")) : p
+gp_dir = gp_dir_(ARG0, 0) ? ARG0[1:gp_dir_(ARG0, 0) - 1] : "."
+load ((gp_dir[1:1] eq "<" || gp_dir[1:1] eq "|") ? "./" : "") . gp_dir . "/common.gp"
 if (!exists("title")) title = "Through a partition and a loss burst"
 set multiplot layout 3,1 title title noenhanced
 set lmargin 12	# the three panels' axes aligned
@@ -15,7 +19,7 @@ set ylabel "consensus (1/N) Σ_i |x_i − x_{mean}|^2"
 set logscale y
 set format y "10^{%T}"
 set key top right
-plot for [r in runs] r."/train.csv" using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(r) noenhanced
+plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(i) noenhanced
 unset logscale y
 set format y "%g"
 set key bottom right
@@ -25,5 +29,5 @@ set xlabel "virtual time (s)"
 set ylabel "test accuracy (%)"
 set logscale x
 eval shade_events("vtime_s")
-plot for [r in runs] r."/eval.csv" using "vtime_s":(100*column("test_acc")) with linespoints title label(r) noenhanced
+plot for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using "vtime_s":(100*column("test_acc")) with linespoints title label(i) noenhanced
 unset multiplot

@@ -1,9 +1,13 @@
 # Mean training loss over the workers against epoch, one line per run.
-load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
+# common.gp beside this script, wherever it is installed (its folder from ARG0 in gnuplot:
+# a path is never handed to a shell)
+gp_dir_(s, p) = strstrt(s[p + 1:], "/") ? gp_dir_(s, p + strstrt(s[p + 1:], "/")) : p
+gp_dir = gp_dir_(ARG0, 0) ? ARG0[1:gp_dir_(ARG0, 0) - 1] : "."
+load ((gp_dir[1:1] eq "<" || gp_dir[1:1] eq "|") ? "./" : "") . gp_dir . "/common.gp"
 set title "Training loss"
 set xlabel "epoch"
 set ylabel "training loss"
 set logscale y
 set key top right
 eval shade_events("epoch")
-plot for [r in runs] r."/train.csv" using "epoch":"loss" with lines title label(r) noenhanced
+plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":"loss" with lines title label(i) noenhanced

@@ -9,18 +9,33 @@
 #   gnuplot -e "sweep='runs/NAME'; out='x.png'; xcol='vtime_s'" plots/sweep.gp  by virtual time
 # xcol: a column of the curves: epoch (the default), step, vtime_s (the seeds' mean virtual
 # time at the evaluation: seeds of a lossy network differ there), bytes_sent (their mean).
-load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
-if (!exists("sweep")) sweep = "runs/sweep"
-if (!exists("xcol")) xcol = "epoch"
+# common.gp beside this script, wherever it is installed (its folder from ARG0 in gnuplot:
+# a path is never handed to a shell)
+gp_dir_(s, p) = strstrt(s[p + 1:], "/") ? gp_dir_(s, p + strstrt(s[p + 1:], "/")) : p
+gp_dir = gp_dir_(ARG0, 0) ? ARG0[1:gp_dir_(ARG0, 0) - 1] : "."
+load ((gp_dir[1:1] eq "<" || gp_dir[1:1] eq "|") ? "./" : "") . gp_dir . "/common.gp"
+# sweep and xcol from -e, else EMU_PLOT_SWEEP and EMU_PLOT_XCOL (any bytes: how
+# scripts/plots passes them)
+sweep_env = !exists("sweep") && env("EMU_PLOT_SWEEP") ne ""
+if (!exists("sweep")) { sweep = sweep_env ? env("EMU_PLOT_SWEEP") : "runs/sweep" }
+if (!exists("xcol")) { xcol = env("EMU_PLOT_XCOL") }
+if (xcol eq "") { xcol = "epoch" }
 list = sweep."/curves/configs.txt"
-nconfigs = int(system("wc -l <'".list."' 2>/dev/null || echo 0"))
+# configs.txt's lines, read by an awk whose argument is the sweep's folder (from the
+# environment, or escaped by shq): the names are values, never code
+sweep_arg = sweep_env ? '"$EMU_PLOT_SWEEP"' : shq(sweep)
+configs_awk = 'BEGIN { f = ARGV[1] "/curves/configs.txt"; while ((getline l < f) > 0) L[++n] = l; \
+	if (i + 0 == 0) printf "%d", n; else printf "%s.", L[i + 0] }'
+configs_line(i) = system(sprintf("awk -v i=%d '%s' %s </dev/null", i, configs_awk, sweep_arg))
+nconfigs = int(real("0" . configs_line(0)))
 if (nconfigs < 1) {
 	print "plots/sweep.gp: no configurations in ".list." (run emu sweep first)"
 	exit status 1
 }
-configs = system("cat '".list."'")	# names have no blanks: emu sweep spells them %20
-config(i) = word(configs, i)
-curve(i) = sweep."/curves/".config(i).".csv"
+array CONFIG[nconfigs]
+do for [i = 1:nconfigs] { CONFIG[i] = configs_line(i); CONFIG[i] = CONFIG[i][1:strlen(CONFIG[i]) - 1] }
+config(i) = CONFIG[i]
+curve(i) = gp_file(sweep."/curves/".config(i).".csv")
 dash(i) = (i - 1) / 8 + 1	# solid, then dashed: colours repeat after eight
 xscale = xcol eq "bytes_sent" ? 1048576.0 : 1
 set xlabel (xcol eq "vtime_s" ? "virtual time (s), mean over the seeds" : \

@@ -2,9 +2,18 @@
 # scripts/tta-grid's summary.csv.  A run that never reached the target leaves a gap in its
 # line and a triangle in its colour in the band at the top, above every time drawn.
 #   gnuplot -e "summary='runs/tta/summary.csv'; out='x.png'; target=80" plots/tta-grid.gp
-load system("dirname ".ARG0)."/common.gp"   # beside this script, wherever it is installed
-if (!exists("summary")) summary = "runs/tta/summary.csv"
-if (!exists("target")) target = 80   # percent: the title's
+# common.gp beside this script, wherever it is installed (its folder from ARG0 in gnuplot:
+# a path is never handed to a shell)
+gp_dir_(s, p) = strstrt(s[p + 1:], "/") ? gp_dir_(s, p + strstrt(s[p + 1:], "/")) : p
+gp_dir = gp_dir_(ARG0, 0) ? ARG0[1:gp_dir_(ARG0, 0) - 1] : "."
+load ((gp_dir[1:1] eq "<" || gp_dir[1:1] eq "|") ? "./" : "") . gp_dir . "/common.gp"
+# summary from -e, else EMU_PLOT_SUMMARY (any bytes: how scripts/plots and scripts/tta-grid
+# pass it)
+if (!exists("summary")) { summary = env("EMU_PLOT_SUMMARY") }
+if (summary eq "") { summary = "runs/tta/summary.csv" }
+summary = gp_file(summary)
+# target (percent: the title's) from -e, else EMU_PLOT_TARGET, else 80
+if (!exists("target")) { target = env("EMU_PLOT_TARGET") eq "" ? 80 : real(env("EMU_PLOT_TARGET")) }
 configs = "rps-unreliable allreduce-unreliable-own allreduce-unreliable-zero allreduce-reliable"
 name(c) = c eq "rps-unreliable" ? "RPS, unreliable" : \
 	c eq "allreduce-unreliable-own" ? "all-reduce, unreliable, on\\_miss = own" : \
