@@ -17,6 +17,7 @@
 #include "emu/cfg/cfg.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/units.h"
+#include "emu/net/net.h"
 #include "tests/rng.h"
 
 static char why[512];
@@ -695,8 +696,9 @@ static void test_group_refusals(void **state)
 		       "specified without reorder probability\"); expected reorder > 0, or no "
 		       "reorder_gap");
 	assert_refused(c, "[link *-*]\nlatency = 20ms\n", 0, NULL, ":2: link *-*.timeout = 10ms "
-		       "is not longer than link *-*.latency = 20ms: a receiver would give up "
-		       "before any unit could arrive; expected timeout > latency");
+		       "is shorter than the earliest a unit can arrive, 20ms, from link "
+		       "*-*.latency = 20ms: a receiver would give up before any unit could "
+		       "arrive; expected timeout >= 20ms");
 	free(c);
 }
 
@@ -915,6 +917,243 @@ static void test_round_trip_random(void **state)
 	free(c);
 }
 
+/* cfg_load of /dev/null with the overrides a (NULL-terminated) and one more, v: 0 or
+ * -EINVAL with the message in err. */
+static int load_with(const char *const *a, const char *v, char *err, size_t n)
+{
+	static struct cfg c;
+	char *ov[8];
+	int k = 0;
+
+	while (a && a[k] && k < 7) {
+		ov[k] = (char *)a[k];
+		k++;
+	}
+	ov[k++] = (char *)v;
+	return cfg_load(&c, "/dev/null", k, ov, err, n);
+}
+
+/* What a key's bound needs of the others to be accepted alone: a timeout no shorter than
+ * the latency, rto <= rto_max, a loss model for its parameters, a delay to reorder
+ * against, workers beyond the adversaries, a data set for each model. */
+static const char *const *companions(const char *sect, const char *name, const char *val)
+{
+	static const char *const lat[] = { "net.timeout=60s", NULL };
+	static const char *const rto[] = { "net.rto_max=60s", NULL };
+	static const char *const rtomax[] = { "net.rto=1ns", NULL };
+	static const char *const ge[] = { "net.loss=gilbert", NULL };
+	static const char *const st[] = { "net.loss=state", NULL };
+	static const char *const p32[] = { "net.loss=state", "net.p31=0", NULL };
+	static const char *const reo[] = { "net.latency=1ms", NULL };
+	static const char *const gap[] = { "net.latency=1ms", "net.reorder=1%", NULL };
+	static const char *const adv[] = { "run.workers=64", NULL };
+	static const char *const text[] = { "data.dataset=text", NULL };
+	static const char *const cifar[] = { "data.dataset=cifar10", NULL };
+	static const char *const linreg[] = { "data.dataset=linreg", NULL };
+
+	if (!strcmp(sect, "net")) {
+		if (!strcmp(name, "latency"))
+			return lat;
+		if (!strcmp(name, "rto"))
+			return rto;
+		if (!strcmp(name, "rto_max"))
+			return rtomax;
+		if (!strncmp(name, "ge_", 3))
+			return ge;
+		if (!strcmp(name, "p32"))
+			return p32;
+		if (name[0] == 'p' && name[1] >= '0' && name[1] <= '9')
+			return st;
+		if (!strcmp(name, "reorder"))
+			return reo;
+		if (!strcmp(name, "reorder_gap"))
+			return gap;
+	}
+	if (!strcmp(name, "adversaries"))
+		return adv;
+	if (!strcmp(name, "model") && val)
+		return !strcmp(val, "lstm") ? text : !strncmp(val, "resnet", 6) ? cifar :
+		       !strcmp(val, "linreg") ? linreg : NULL;
+	return NULL;
+}
+
+static void override_of(const struct cfg_key *k, const char *val, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s.%s=%s", !strcmp(k->section, "worker") ? "worker 0" : k->section,
+		 k->name, val);
+}
+
+static void expect_load(const struct cfg_key *k, const char *val, int ok, const char *what)
+{
+	char ov[512], err[1024];
+	int r;
+
+	override_of(k, val, ov, sizeof(ov));
+	r = load_with(companions(k->section, k->name, val), ov, err, sizeof(err));
+	if (ok && r)
+		fail_msg("%s (%s) is refused: %s", ov, what, err);
+	if (!ok && !r)
+		fail_msg("%s (%s) is accepted", ov, what);
+	if (!ok && !strstr(err, "expected"))
+		fail_msg("%s refused without saying what is expected: %s", ov, err);
+}
+
+/* The value next to bound b in direction dir (-1 down, +1 up) as the key writes it: one
+ * base unit for whole types, the next power of two for a power of two, the next double
+ * for the others. */
+static void just_past(const struct cfg_key *k, double b, int dir, char *buf, size_t n)
+{
+	switch (k->type) {
+	case CFG_T_INT:
+	case CFG_T_I64:
+		snprintf(buf, n, "%.0f", b + dir);
+		return;
+	case CFG_T_DURATION:
+		units_fmt_duration((int64_t)b + dir, buf, n);	/* b + 1 may round to b */
+		return;
+	case CFG_T_SIZE:
+		if (k->flags & CFG_POW2)	/* the next power of two out */
+			units_fmt_size(dir < 0 ? (int64_t)b / 2 : (int64_t)b * 2, buf, n);
+		else
+			units_fmt_size((int64_t)b + dir, buf, n);
+		return;
+	default:
+		cfg_key_fmt_bound(k, nextafter(b, dir * INFINITY), buf, n);
+	}
+}
+
+/* Every key's range as `emu help keys` prints it (cfg_key_range_text): its printed
+ * bounds parse and are accepted (refused where the bracket excludes them), a value just
+ * outside is refused; a choice takes each name it lists and no other; a string takes
+ * the lengths it says. */
+static void test_key_ranges(void **state)
+{
+	int checked = 0;
+
+	for (size_t i = 0; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		char range[512], lo[128], hi[128], past[128], val[256];
+		char open, close, *p, *comma;
+
+		cfg_key_range_text(k, range, sizeof(range));
+		if (!range[0])
+			continue;
+		checked++;
+		if (k->names) {
+			char *save = NULL;
+
+			for (p = strtok_r(range, " ", &save); p; p = strtok_r(NULL, " ", &save))
+				expect_load(k, p, 1, "a listed value");
+			expect_load(k, "no-such-value", 0, "not listed");
+			continue;
+		}
+		if (k->type == CFG_T_STR) {
+			/* "1 to 160 characters" or "up to 160 characters" */
+			int min = strncmp(range, "1 to ", 5) ? 0 : 1;
+			long max = strtol(strstr(range, "to ") + 3, NULL, 10);
+
+			assert_true(max > 0 && max < (long)sizeof(val) - 1);
+			memset(val, 'a', (size_t)max + 1);
+			val[max] = 0;
+			expect_load(k, val, 1, "the longest string");
+			val[max] = 'a', val[max + 1] = 0;
+			expect_load(k, val, 0, "one character too long");
+			expect_load(k, "", !min, "the empty string");
+			continue;
+		}
+		/* "[lo, hi]" or "(lo, hi]", then ", power of 2" and ", or Z" */
+		open = range[0];
+		assert_true(open == '[' || open == '(');
+		comma = strstr(range, ", ");
+		assert_non_null(comma);
+		snprintf(lo, sizeof(lo), "%.*s", (int)(comma - range - 1), range + 1);
+		p = comma + 2;
+		snprintf(hi, sizeof(hi), "%.*s", (int)strcspn(p, "])"), p);
+		close = p[strlen(hi)];
+		assert_true(close == ']' || close == ')');
+		expect_load(k, lo, open == '[', open == '[' ? "the printed lower bound" :
+			    "the excluded lower bound");
+		expect_load(k, hi, close == ']', close == ']' ? "the printed upper bound" :
+			    "the excluded upper bound");
+		if (open == '[') {
+			just_past(k, k->lo, -1, past, sizeof(past));
+			if (!((k->flags & CFG_OR_ZERO) && k->lo > 0 && strtod(past, NULL) == 0))
+				expect_load(k, past, 0, "just below the range");
+		}
+		if (close == ']') {
+			just_past(k, k->hi, 1, past, sizeof(past));
+			expect_load(k, past, 0, "just above the range");
+		}
+		/* and every value between: the next ones in from either bound */
+		just_past(k, k->lo, 1, past, sizeof(past));
+		expect_load(k, past, 1, "just above the lower bound");
+		just_past(k, k->hi, -1, past, sizeof(past));
+		expect_load(k, past, 1, "just below the upper bound");
+		p = strstr(range, ", or ");
+		if (p) {
+			assert_true(k->flags & CFG_OR_ZERO);
+			expect_load(k, p + 5, 1, "the other value it prints");
+		}
+	}
+	assert_true(checked > 60);
+}
+
+/* The earliest arrival is latency less what the jitter's distribution can take off
+ * (emu/net/net.c): never above a delay the model draws, and close to the least drawn. */
+static void test_timeout_earliest(void **state)
+{
+	static const struct { enum net_dist d; double slack; } dist[] = {
+		{ DIST_UNIFORM, 0.01 }, { DIST_NORMAL, 0.6 }, { DIST_PARETO, 0.01 },
+	};
+	char err[1024];
+
+	for (size_t i = 0; i < sizeof(dist) / sizeof(dist[0]); i++) {
+		struct cfg c;
+		struct net_link l;
+		int64_t lo = INT64_MAX, e;
+
+		cfg_defaults(&c);
+		c.net.latency = 5000000;
+		c.net.jitter = 1000000;
+		c.net.distribution = dist[i].d;
+		e = cfg_earliest_delay(&c.net);
+		assert_int_equal(net_link_init(&l, &c.net, 1, 0, 1), 0);
+		for (uint32_t u = 0; u < 200000; u++) {
+			int64_t d = net_delay(&l, u / 64, 0, u % 64, 0);
+
+			lo = d < lo ? d : lo;
+		}
+		if (lo < e)
+			fail_msg("%s: a unit arrives after %" PRId64 " ns, before the earliest %" PRId64,
+				 cfg_dist_names[dist[i].d], lo, e);
+		if (lo > e + (int64_t)(dist[i].slack * 1e6))
+			fail_msg("%s: the earliest %" PRId64 " ns is far below any drawn, %" PRId64,
+				 cfg_dist_names[dist[i].d], e, lo);
+	}
+	/* a timeout between latency - jitter and latency: many units arrive in time */
+	static const char *const uni[] = { "net.latency=5ms", "net.jitter=2ms",
+		"net.distribution=uniform", NULL };
+	static const char *const par[] = { "net.latency=5ms", "net.jitter=3ms",
+		"net.distribution=pareto", NULL };
+	static const char *const nor[] = { "net.latency=5ms", "net.jitter=2ms", NULL };
+	static const char *const reo[] = { "net.latency=5ms", "net.reorder=1%", NULL };
+
+	assert_int_equal(load_with(uni, "net.timeout=4ms", err, sizeof(err)), 0);
+	assert_int_equal(load_with(uni, "net.timeout=3ms", err, sizeof(err)), 0);
+	assert_int_equal(load_with(uni, "net.timeout=2999999ns", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "expected timeout >= 3ms"));
+	assert_int_equal(load_with(par, "net.timeout=3ms", err, sizeof(err)), 0);
+	assert_int_equal(load_with(par, "net.timeout=2999999ns", err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_with(nor, "net.timeout=1ns", err, sizeof(err)), 0);
+	/* a reordered unit skips the delay */
+	assert_int_equal(load_with(reo, "net.timeout=1us", err, sizeof(err)), 0);
+	/* no jitter: a unit arriving at the deadline is kept (emu/net/xchg.c) */
+	static const char *const lat[] = { "net.latency=5ms", NULL };
+
+	assert_int_equal(load_with(lat, "net.timeout=5ms", err, sizeof(err)), 0);
+	assert_int_equal(load_with(lat, "net.timeout=4999999ns", err, sizeof(err)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -931,6 +1170,8 @@ int main(void)
 		cmocka_unit_test(test_group_refusals),
 		cmocka_unit_test(test_round_trip_ini),
 		cmocka_unit_test(test_round_trip_random),
+		cmocka_unit_test(test_key_ranges),
+		cmocka_unit_test(test_timeout_earliest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,6 +230,11 @@ void cfg_defaults(struct cfg *c);
  * [link ...] section that covers the link and gives the key (the one covering the fewest
  * links; a '*' side counts as more workers than any range), else [net]'s. */
 void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
+/* The earliest a unit sent on a link set up as n can arrive, in ns after it is sent
+ * (serialisation aside): latency less the most its jitter's distribution can take off
+ * (emu/net/net.c), never below 0; 0 where units may be reordered (sent at once).  An
+ * unreliable timeout shorter than this is refused: no unit could meet it. */
+int64_t cfg_earliest_delay(const struct net_cfg *n);
 /* The links of worker id as its exchange sees them (emu/net/xchg.h). */
 struct xchg_links;
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);

@@ -138,17 +138,53 @@ void cfg_key_fmt_bound(const struct cfg_key *k, double v, char *buf, size_t n)
 	}
 }
 
-static int check_range(const struct cfg_key *k, double v, const char *text, char *why,
-		       size_t n)
+void cfg_key_range_text(const struct cfg_key *k, char *buf, size_t n)
+{
+	char lo[UNITS_BUF], hi[UNITS_BUF], z[UNITS_BUF] = "";
+
+	buf[0] = 0;
+	if (k->names) {
+		cfg_join_names(k->names, SIZE_MAX, " ", buf, n);
+		return;
+	}
+	if (!(k->lo < k->hi))
+		return;
+	if (k->type == CFG_T_STR) {
+		snprintf(buf, n, "%s%.0f characters", k->lo > 0 ? "1 to " : "up to ", k->hi);
+		return;
+	}
+	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
+	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
+	if (k->flags & CFG_OR_ZERO)
+		cfg_key_fmt_bound(k, 0, z, sizeof(z));
+	snprintf(buf, n, "%c%s, %s%c%s%s%s", (k->flags & CFG_GT_LO) ? '(' : '[', lo, hi,
+		 (k->flags & CFG_LT_HI) ? ')' : ']', (k->flags & CFG_POW2) ? ", power of 2" : "",
+		 *z ? ", or " : "", z);
+}
+
+/* Whether v (the double) or iv (a whole type's exact value; NULL for the others) is
+ * outside the key's range.  A whole value is compared as an integer: above 2^53 ns a
+ * double would round 1ns past the bound onto it. */
+static bool out_of_range(const struct cfg_key *k, double v, const int64_t *iv)
+{
+	if (iv) {
+		int64_t lo = (int64_t)k->lo, hi = (int64_t)k->hi;	/* whole in the table */
+
+		return *iv < lo || *iv > hi || ((k->flags & CFG_GT_LO) && *iv == lo) ||
+		       ((k->flags & CFG_LT_HI) && *iv == hi);
+	}
+	return v < k->lo || v > k->hi || ((k->flags & CFG_GT_LO) && v == k->lo) ||
+	       ((k->flags & CFG_LT_HI) && v == k->hi);
+}
+
+static int check_range(const struct cfg_key *k, double v, const int64_t *iv, const char *text,
+		       char *why, size_t n)
 {
 	char lo[UNITS_BUF], hi[UNITS_BUF], z[UNITS_BUF], zero[UNITS_BUF + 8] = "";
-	bool bad;
 
 	if (!(k->lo < k->hi) || ((k->flags & CFG_OR_ZERO) && v == 0))
 		return 0;
-	bad = v < k->lo || v > k->hi || ((k->flags & CFG_GT_LO) && v == k->lo) ||
-	      ((k->flags & CFG_LT_HI) && v == k->hi);
-	if (!bad)
+	if (!out_of_range(k, v, iv))
 		return 0;
 	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
 	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
@@ -213,7 +249,7 @@ static int parse_list(const struct cfg_key *k, char *base, const char *text, cha
 		}
 		memcpy(item, p, len);
 		item[len] = 0;
-		if (units_double(item, &v[cnt], why, n) || check_range(k, v[cnt], item, why, n))
+		if (units_double(item, &v[cnt], why, n) || check_range(k, v[cnt], NULL, item, why, n))
 			return -EINVAL;
 		if ((k->flags & CFG_ASCENDING) && cnt > 0 && !(v[cnt] > v[cnt - 1])) {
 			snprintf(why, n, "%s does not follow %.17g; expected increasing numbers", item,
@@ -271,9 +307,10 @@ int cfg_key_parse(const struct cfg_key *k, void *base_, const char *text, char *
 		  size_t n)
 {
 	char *base = base_, *dst = base + k->off;
-	int64_t i64;
+	int64_t i64 = 0;
 	double d;
 	int idx, r;
+	bool whole;
 
 	switch (k->type) {
 	case CFG_T_INT:
@@ -320,7 +357,11 @@ int cfg_key_parse(const struct cfg_key *k, void *base_, const char *text, char *
 	default:
 		return -EINVAL;
 	}
-	if (r || check_range(k, d, text, why, n))
+	if (r)
+		return -EINVAL;
+	whole = k->type == CFG_T_INT || k->type == CFG_T_I64 || k->type == CFG_T_DURATION ||
+		k->type == CFG_T_SIZE;
+	if (check_range(k, d, whole ? &i64 : NULL, text, why, n))
 		return -EINVAL;
 	if ((k->flags & CFG_POW2) && (i64 & (i64 - 1))) {
 		snprintf(why, n, "%s is not a power of two; expected a power of two", text);

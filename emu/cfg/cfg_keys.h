@@ -78,15 +78,17 @@
 	X(net, corrupt_detect, ENUM, cfg_corrupt_detect_names, "none", 0, 0, 0, \
 	  "none: a corrupted unit is delivered as it is (no end-to-end checksum); checksum: " \
 	  "it counts as lost") \
-	X(net, bandwidth, RATE, 0, "0bit", 0, 1e15, 0, \
-	  "serialisation rate with a per-sender queue, like netem rate; 0bit = unlimited") \
+	X(net, bandwidth, RATE, 0, "0bit", 1000, 1e15, CFG_OR_ZERO, \
+	  "serialisation rate with a per-sender queue, like netem rate; 0bit = unlimited " \
+	  "(below 1Kbit the virtual clock would overflow)") \
 	X(net, limit, I64, 0, "0", 0, 16777216, 0, \
 	  "units the sender's transmit queue holds; a unit that finds it full is dropped " \
 	  "(tail drop); 0 = no limit (netem's default is 1000)") \
 	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
 	  "unreliable: lost units are gone; reliable: lost units are resent after rto") \
 	X(net, timeout, DURATION, 0, "10ms", 1, 60e9, 0, \
-	  "unreliable: how long a receiver waits before it gives up on a unit") \
+	  "unreliable: how long a receiver waits before it gives up on a unit; no shorter " \
+	  "than the earliest a unit can arrive (latency less what jitter can take off)") \
 	X(net, rto, DURATION, 0, "1ms", 1, 60e9, 0, \
 	  "reliable: first retransmission timeout, doubling up to rto_max; Linux's minimum " \
 	  "is 200ms, emu models a datacenter") \
@@ -271,6 +273,10 @@ int cfg_key_parse(const struct cfg_key *k, void *base, const char *text, char *w
 void cfg_key_format(const struct cfg_key *k, const void *base, char *buf, size_t n);
 /* A bound (lo or hi) of the key as its type is written: "1ms", "64KiB", "0.05". */
 void cfg_key_fmt_bound(const struct cfg_key *k, double v, char *buf, size_t n);
+/* The values the key takes, as `emu help keys` prints them: "[1ns, 60s]", "(0, 1]",
+ * "[4KiB, 256MiB], power of 2, or 0B", "1 to 160 characters", the names of a choice,
+ * or "" (any value of its type).  cfg_key_parse accepts exactly these. */
+void cfg_key_range_text(const struct cfg_key *k, char *buf, size_t n);
 /* names[0] sep names[1] ... into buf: the first count names, or up to a NULL. */
 void cfg_join_names(const char *const *names, size_t count, const char *sep, char *buf,
 		    size_t n);

@@ -54,33 +54,6 @@ static void wrap(FILE *f, const char *prefix, const char *s, int width)
 	}
 }
 
-/* "[0, 1]", "(0, 1000]", "one of a b c", "" */
-static void range_text(const struct cfg_key *k, char *buf, size_t n)
-{
-	char lo[UNITS_BUF], hi[UNITS_BUF];
-
-	buf[0] = 0;
-	if (k->names) {
-		cfg_join_names(k->names, SIZE_MAX, " ", buf, n);
-		return;
-	}
-	if (!(k->lo < k->hi))
-		return;
-	if (k->type == CFG_T_STR) {
-		snprintf(buf, n, "%s%.0f characters", k->lo > 0 ? "1 to " : "up to ", k->hi);
-		return;
-	}
-	cfg_key_fmt_bound(k, k->lo, lo, sizeof(lo));
-	cfg_key_fmt_bound(k, k->hi, hi, sizeof(hi));
-	char z[UNITS_BUF] = "";
-
-	if (k->flags & CFG_OR_ZERO)
-		cfg_key_fmt_bound(k, 0, z, sizeof(z));
-	snprintf(buf, n, "%c%s, %s%c%s%s%s", (k->flags & CFG_GT_LO) ? '(' : '[', lo, hi,
-		 (k->flags & CFG_LT_HI) ? ')' : ']', (k->flags & CFG_POW2) ? ", power of 2" : "",
-		 *z ? ", or " : "", z);
-}
-
 static const char *def_text(const struct cfg_key *k)
 {
 	if (k->def)
@@ -112,7 +85,7 @@ static void print_keys(FILE *f, const char *section, const void *base, int comme
 			continue;
 		cfg_key_format(k, base, val, sizeof(val));
 		if (comments) {
-			range_text(k, range, sizeof(range));
+			cfg_key_range_text(k, range, sizeof(range));
 			snprintf(line, sizeof(line), "%s [%s%sdefault %s]", k->help, range,
 				 *range ? "; " : "", def_text(k));
 			wrap(f, "# ", line, 78);
@@ -398,7 +371,7 @@ int cfg_help(FILE *f, const char *section)
 
 			if (strcmp(k->section, sect))
 				continue;
-			range_text(k, range, sizeof(range));
+			cfg_key_range_text(k, range, sizeof(range));
 			fprintf(f, "  %-15s %-12s default %s\n", k->name, cfg_type_name(k->type),
 				def_text(k));
 			snprintf(line, sizeof(line), "%s.%s%s%s%s%s", k->help,
@@ -430,7 +403,7 @@ void cfg_help_markdown(FILE *f)
 
 			if (strcmp(k->section, sect))
 				continue;
-			range_text(k, range, sizeof(range));
+			cfg_key_range_text(k, range, sizeof(range));
 			fprintf(f, "| %s | `%s` | %s | %s | `%s` | %s | %s |\n",
 				!strcmp(sect, "worker") ? "worker A-B" : sect, k->name,
 				cfg_type_name(k->type), cfg_type_unit(k->type), def_text(k), range,

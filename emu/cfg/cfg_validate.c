@@ -1,19 +1,20 @@
 /* emu/cfg/cfg_validate.c — the checks across keys, once the file and the overrides are
  * read: what no single key can say.  Errors for what cannot work (a loss parameter under
- * loss = none, a timeout no unit can meet, a bandwidth that overflows the virtual clock),
+ * loss = none, a timeout no unit can meet),
  * warnings for keys given a value that has no effect in the resolved configuration.
  * Following netem, a loss probability given without a loss model means Bernoulli loss.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emu/cfg/cfg_loader.h"
+#include "emu/cfg/units.h"
 #include "emu/net/net.h"
 
 #define BIT(k) ((uint64_t)1 << (k))
-#define MIN_BANDWIDTH 1000.0	/* bit/s: slower links would saturate the int64 clock */
 
 static const struct cfg_key *key_of(const char *section, const char *name, size_t *i)
 {
@@ -426,6 +427,34 @@ static int check_reorder(struct loader *L, const struct scope *s)
 	return 0;
 }
 
+/* Most a unit's jitter can take off the latency, per distribution, as net.c's
+ * net_dist_draw bounds its draws: uniform's 2u - 1 is at least -1; normal is clamped at
+ * netem's table limit, 32767 / 8192 sigma; pareto's (4/3) * ((1 - u)^(-1/3) - 1.5) is
+ * least at u = 0, -2/3 sigma. */
+static double jitter_floor(enum net_dist d)
+{
+	switch (d) {
+	case DIST_NORMAL: return 32767.0 / 8192.0;
+	case DIST_PARETO: return 2.0 / 3.0;
+	case DIST_UNIFORM:
+	default: return 1.0;
+	}
+}
+
+int64_t cfg_earliest_delay(const struct net_cfg *n)
+{
+	int64_t d;
+
+	/* a reordered unit is sent at once, skipping latency and jitter */
+	if (n->reorder > 0)
+		return 0;
+	if (n->jitter == 0)
+		return n->latency;
+	/* net.c's delay_of: latency + llround(jitter * z), never below 0 */
+	d = n->latency - (int64_t)llround((double)n->jitter * jitter_floor(n->distribution));
+	return d > 0 ? d : 0;
+}
+
 /* What cannot work on a link set up as s->n. */
 static int check_link_model(struct loader *L, const struct scope *s)
 {
@@ -437,19 +466,27 @@ static int check_link_model(struct loader *L, const struct scope *s)
 	    check_exits(L, s) ||
 	    check_reorder(L, s))
 		return -EINVAL;
-	if (n->bandwidth > 0 && n->bandwidth < MIN_BANDWIDTH) {
-		cfg_key_format(&cfg_keys[CFG_NETK_bandwidth], n, a, sizeof(a));
-		return cfg_fail(L, scope_loc(L, s, CFG_NETK_bandwidth), "%s.bandwidth = %s is below "
-				"1Kbit; expected 0bit (unlimited) or at least 1Kbit", s->label, a);
-	}
-	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout <= n->latency) {
+	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout < cfg_earliest_delay(n)) {
+		char e[32], how[160];
+
 		cfg_key_format(&cfg_keys[CFG_NETK_timeout], n, a, sizeof(a));
 		cfg_key_format(&cfg_keys[CFG_NETK_latency], n, b, sizeof(b));
+		units_fmt_duration(cfg_earliest_delay(n), e, sizeof(e));
+		how[0] = 0;
+		if (n->jitter > 0) {
+			char j[32];
+
+			cfg_key_format(&cfg_keys[CFG_NETK_jitter], n, j, sizeof(j));
+			snprintf(how, sizeof(how), " with %s.jitter = %s (%s)", s->label, j,
+				 cfg_dist_names[n->distribution]);
+		}
 		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_timeout),
-						 scope_loc(L, s, CFG_NETK_latency)),
-				"%s.timeout = %s is not longer than %s.latency = %s: a receiver "
-				"would give up before any unit could arrive; expected timeout > "
-				"latency", s->label, a, s->label, b);
+						 cfg_loc_later(scope_loc(L, s, CFG_NETK_latency),
+							       scope_loc(L, s, CFG_NETK_jitter))),
+				"%s.timeout = %s is shorter than the earliest a unit can arrive, "
+				"%s, from %s.latency = %s%s: a receiver would give up before any "
+				"unit could arrive; expected timeout >= %s", s->label, a, e,
+				s->label, b, how, e);
 	}
 	return 0;
 }

@@ -370,6 +370,10 @@ void units_fmt_duration(int64_t ns, char *buf, size_t n)
  * as the shortest double of the last unit. */
 static void fmt_si(double v, const struct unit *u, size_t nu, char *buf, size_t n)
 {
+	if (v == 0) {	/* 0bit, not 0Tbit: a zero in the largest unit reads as a floor */
+		snprintf(buf, n, "0%s", u[0].name);
+		return;
+	}
 	for (size_t i = nu; i-- > 0;) {
 		double m = pow(10, u[i].exp10), q = v / m;
 
