@@ -276,21 +276,28 @@ INI_FILES := $(notdir $(wildcard ini/*.ini))
 GP_FILES  := $(notdir $(wildcard plots/*.gp))
 
 install: $(BUILD)/emu
-	install -d $(INST_BIN) $(INST_DATA)/ini $(INST_DATA)/plots $(INST_MAN) $(INST_COMP)
-	install -m 755 $(BUILD)/emu $(INST_BIN)/emu
-	install -m 755 scripts/plots $(INST_BIN)/emu-plots
-	install -m 644 $(addprefix ini/,$(INI_FILES)) $(INST_DATA)/ini
-	install -m 644 $(addprefix plots/,$(GP_FILES)) $(INST_DATA)/plots
-	install -m 644 man/emu.1 $(INST_MAN)/emu.1
-	install -m 644 completion/emu.bash $(INST_COMP)/emu
+	@# every path one shell word in single quotes (a ' written '\''): a PREFIX or DESTDIR with
+	@# blanks, quotes or a leading dash names one folder
+	set -e; bin='$(subst ','\'',$(INST_BIN))'; data='$(subst ','\'',$(INST_DATA))'; \
+	man='$(subst ','\'',$(INST_MAN))'; comp='$(subst ','\'',$(INST_COMP))'; \
+	install -d -- "$$bin" "$$data/ini" "$$data/plots" "$$man" "$$comp"; \
+	install -m 755 -- '$(subst ','\'',$(BUILD))/emu' "$$bin/emu"; \
+	install -m 755 -- scripts/plots "$$bin/emu-plots"; \
+	install -m 644 -- $(addprefix ini/,$(INI_FILES)) "$$data/ini"; \
+	install -m 644 -- $(addprefix plots/,$(GP_FILES)) "$$data/plots"; \
+	install -m 644 -- man/emu.1 "$$man/emu.1"; \
+	install -m 644 -- completion/emu.bash "$$comp/emu"
 
 # Removes what install put, by name: a file of the user's own in those folders stays, and
-# so do the folders emu does not own (bin, share/man/man1, ...).
+# so do the folders emu does not own (bin, share/man/man1, ...).  Paths quoted as install's.
 uninstall:
-	rm -f $(INST_BIN)/emu $(INST_BIN)/emu-plots $(INST_MAN)/emu.1 $(INST_COMP)/emu \
-		$(addprefix $(INST_DATA)/ini/,$(INI_FILES)) $(addprefix $(INST_DATA)/plots/,$(GP_FILES))
-	for d in $(INST_DATA)/ini $(INST_DATA)/plots $(INST_DATA); do \
-		[ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d; done
+	set -e; bin='$(subst ','\'',$(INST_BIN))'; data='$(subst ','\'',$(INST_DATA))'; \
+	man='$(subst ','\'',$(INST_MAN))'; comp='$(subst ','\'',$(INST_COMP))'; \
+	rm -f -- "$$bin/emu" "$$bin/emu-plots" "$$man/emu.1" "$$comp/emu"; \
+	for f in $(INI_FILES); do rm -f -- "$$data/ini/$$f"; done; \
+	for f in $(GP_FILES); do rm -f -- "$$data/plots/$$f"; done; \
+	for d in "$$data/ini" "$$data/plots" "$$data"; do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty -- "$$d"; done
 
 clean:
 	rm -rf build build-san build-cuda build-san-cuda build-clang build-fuzz build-mpi build-san-mpi
