@@ -1,5 +1,6 @@
 /* tests/test_data.c — loaders (real Fashion-MNIST; generated IDX, CIFAR-10 and TSV files
- * with known contents and with each kind of damage), sharding, synthetic sets, batches. */
+ * with known contents and with each kind of damage; FIFOs and devices in their place; an
+ * IDX header that claims more than its file holds), sharding, synthetic sets, batches. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -10,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
@@ -195,6 +198,7 @@ static void test_idx_damage(void **state)
 			print_message("damage %d gz %d: %d %s\n", cases[c].dmg, gz, rc, err);
 			assert_int_equal(rc, cases[c].rc);
 			assert_true(contains(err, cases[c].text));
+			assert_null(strstr(err, "<fd:"));	/* zlib's name for an fd */
 			assert_null(tr.x);	/* nothing to free after an error */
 			assert_null(te.x);
 		}
@@ -279,6 +283,129 @@ static void test_cifar10(void **state)
 	rmtree(dir);
 	assert_int_equal(data_cifar10(&tr, &te, "/nonexistent/c10", err, sizeof(err)), -ENOENT);
 	assert_true(contains(err, "cifar-10-binary.tar.gz"));
+}
+
+/* ---- what is no regular file, and headers that claim more than the file holds ---------- */
+
+/* A header announcing 10^7 images (7.8 GB) over 20 images' bytes: refused as truncated
+ * under an address space of 1 GiB, so nothing the size of the claim was allocated. */
+static void test_idx_claim_bounded_by_file(void **state)
+{
+	for (int gz = 0; gz < 2; gz++) {
+		char *dir = mktmp();
+		size_t len = 16 + (size_t)20 * 784;
+		uint8_t *im = calloc(1, len);
+		int st;
+
+		assert_non_null(im);
+		write_idx_split(dir, "train", 20, gz, IDX_GOOD);
+		write_idx_split(dir, "t10k", 10, gz, IDX_GOOD);
+		put32(im, 0x803);
+		put32(im + 4, 10000000);
+		put32(im + 8, 28);
+		put32(im + 12, 28);
+		write_file(dir, "train-images-idx3-ubyte", im, len, gz);
+		free(im);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct rlimit rl = { 1ul << 30, 1ul << 30 };
+			struct nn_dataset tr, te;
+			char err[512];
+
+			setrlimit(RLIMIT_AS, &rl);
+			int rc = data_fashion_mnist(&tr, &te, dir, err, sizeof(err));
+			fprintf(stderr, "gz %d: %d %s\n", gz, rc, err);
+			_exit(rc == -EINVAL && strstr(err, "truncated: 15696 bytes, expected 16 "
+						     "header + 7840000000 data") ? 0 : 1);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+		rmtree(dir);
+	}
+}
+
+/* Replaces DIR/NAME with a FIFO (no writer: a blocking open would wait for ever; the
+ * runner's timeout would end the test) or a link to /dev/zero. */
+static void make_special(const char *dir, const char *name, int fifo)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	if (fifo)
+		assert_int_equal(mkfifo(path, 0600), 0);
+	else
+		assert_int_equal(symlink("/dev/zero", path), 0);
+}
+
+static void test_not_regular_refused(void **state)
+{
+	static const char *const kinds[2] = { "a character device", "a FIFO" };
+	struct nn_dataset tr, te;
+	char err[512], want[4200];
+	struct rlimit was, rl;
+
+	/* a reader that regresses fails here within a minute and 2 GiB (/dev/zero read
+	 * as a line grows without bound; a FIFO waits for ever) instead of taking the
+	 * machine's memory or the runner's whole timeout */
+	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
+	rl = was;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (2ul << 30))
+		rl.rlim_cur = 2ul << 30;
+	assert_int_equal(setrlimit(RLIMIT_AS, &rl), 0);
+	alarm(60);
+	for (int fifo = 0; fifo < 2; fifo++) {
+		/* Fashion-MNIST, plain and .gz */
+		for (int gz = 0; gz < 2; gz++) {
+			char *dir = mktmp();
+			const char *name = gz ? "t10k-labels-idx1-ubyte.gz" : "t10k-labels-idx1-ubyte";
+
+			write_idx_split(dir, "train", 20, gz, IDX_GOOD);
+			write_idx_split(dir, "t10k", 10, gz, IDX_GOOD);
+			make_special(dir, name, fifo);
+			assert_int_equal(data_fashion_mnist(&tr, &te, dir, err, sizeof(err)),
+					 -EINVAL);
+			snprintf(want, sizeof(want), "%s/%s: not a regular file (%s)", dir, name,
+				 kinds[fifo]);
+			assert_true(contains(err, want));
+			assert_null(tr.x);
+			rmtree(dir);
+		}
+		/* CIFAR-10: a training batch and the test batch */
+		for (int t = 0; t < 2; t++) {
+			char *dir = mktmp();
+			const char *name = t ? "test_batch.bin" : "data_batch_2.bin";
+
+			write_cifar(dir, "data_batch_1.bin", 0, 2, 0, 0);
+			write_cifar(dir, "test_batch.bin", 10, 2, 0, 0);
+			make_special(dir, name, fifo);
+			assert_int_equal(data_cifar10(&tr, &te, dir, err, sizeof(err)), -EINVAL);
+			snprintf(want, sizeof(want), "%s/%s: not a regular file (%s)", dir, name,
+				 kinds[fifo]);
+			assert_true(contains(err, want));
+			assert_null(tr.x);
+			rmtree(dir);
+		}
+		/* text: train.tsv and test.tsv */
+		for (int t = 0; t < 2; t++) {
+			char *dir = mktmp();
+			const char *name = t ? "test.tsv" : "train.tsv";
+
+			write_text(dir, "train.tsv", "0\ta b\n1\tc\n");
+			write_text(dir, "test.tsv", "0\ta\n");
+			make_special(dir, name, fifo);
+			assert_int_equal(data_text(&tr, &te, dir, 4, err, sizeof(err)), -EINVAL);
+			snprintf(want, sizeof(want), "%s/%s: not a regular file (%s)", dir, name,
+				 kinds[fifo]);
+			assert_true(contains(err, want));
+			assert_null(tr.tokens);
+			rmtree(dir);
+		}
+	}
+	alarm(0);
+	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
 }
 
 /* ---- text TSV -------------------------------------------------------------------------- */
@@ -786,6 +913,8 @@ int main(void)
 		cmocka_unit_test(test_idx_damage),
 		cmocka_unit_test(test_idx_missing_dir),
 		cmocka_unit_test(test_cifar10),
+		cmocka_unit_test(test_idx_claim_bounded_by_file),
+		cmocka_unit_test(test_not_regular_refused),
 		cmocka_unit_test(test_text_good),
 		cmocka_unit_test(test_text_bad),
 		cmocka_unit_test(test_shard_iid),

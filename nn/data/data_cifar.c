@@ -1,11 +1,14 @@
 /* nn/data/data_cifar.c — CIFAR-10 binary batches: records of 1 label byte + 3072 pixel bytes
  * (1024 R, 1024 G, 1024 B, rows of 32), as in cifar-10-binary.tar.gz. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "nn/data.h"
+#include "nn/infile.h"
 #include "nn/data/data_internal.h"
 
 #define REC 3073
@@ -15,8 +18,9 @@
 #define HINT "CIFAR-10 is not packaged in Debian: download cifar-10-binary.tar.gz from " \
 	     "https://www.cs.toronto.edu/~kriz/cifar.html and unpack it there"
 
-/* Appends the records of one file to d (grown as needed). */
-static int cifar_file(struct nn_dataset *d, const char *path, long size, char *err,
+/* Appends the records of the file open at fd (path, for messages; size bytes, as fstat
+ * says) to d (grown as needed).  Closes fd. */
+static int cifar_file(struct nn_dataset *d, int fd, const char *path, long size, char *err,
 		      size_t errlen)
 {
 	static const float mean[3] = DATA_CIFAR10_MEAN, stdv[3] = DATA_CIFAR10_STD;
@@ -24,14 +28,18 @@ static int cifar_file(struct nn_dataset *d, const char *path, long size, char *e
 	uint8_t *rec = NULL;
 	FILE *f = NULL;
 
-	if (size <= 0 || size % REC != 0)
+	if (size <= 0 || size % REC != 0) {
+		close(fd);
 		return data_fail(-EINVAL, err, errlen,
 				 "%s: %ld bytes, expected a positive multiple of %d "
 				 "(1 label byte + 3072 pixel bytes per image)%s",
 				 path, size, REC, size % REC ? "; truncated?" : "");
+	}
 	long nrec = size / REC;
-	if (d->n + nrec > 10000000)
+	if (d->n + nrec > 10000000) {
+		close(fd);
 		return data_fail(-EINVAL, err, errlen, "%s: too many records", path);
+	}
 	float *x = realloc(d->x, (size_t)(d->n + nrec) * PIX * sizeof(float));
 	if (x) {
 		d->x = x;
@@ -41,14 +49,11 @@ static int cifar_file(struct nn_dataset *d, const char *path, long size, char *e
 	if (y)
 		d->y = y;
 	rec = malloc(REC);
-	if (!x || !y || !rec) {
+	f = fdopen(fd, "rb");
+	if (!x || !y || !rec || !f) {
 		ret = data_fail(-ENOMEM, err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	f = fopen(path, "rb");
-	if (!f) {
-		ret = -errno;
-		data_fail(ret, err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		if (!f)
+			close(fd);
 		goto out;
 	}
 	for (long r = 0; r < nrec; r++) {
@@ -75,13 +80,22 @@ out:
 	return ret;
 }
 
-static int file_size(const char *path, long *size)
+/* Opens path as a regular file (nn/infile.h: a FIFO would block the open for ever, a
+ * device never end) and says its size: an fd, or -errno with the message. */
+static int open_batch(const char *path, long *size, char *err, size_t errlen)
 {
 	struct stat st;
-	if (stat(path, &st) != 0)
-		return -errno;
+	int fd = infile_open(AT_FDCWD, path, 0, err, errlen);
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return data_fail(-e, err, errlen, "%s: %s", path, strerror(e));
+	}
 	*size = (long)st.st_size;
-	return 0;
+	return fd;
 }
 
 int data_cifar10(struct nn_dataset *train, struct nn_dataset *test, const char *dir,
@@ -91,7 +105,7 @@ int data_cifar10(struct nn_dataset *train, struct nn_dataset *test, const char *
 	char path[4096];
 	struct stat st;
 	long size = 0;
-	int ret = 0, found = 0;
+	int ret = 0, found = 0, fd;
 
 	memset(train, 0, sizeof(*train));
 	memset(test, 0, sizeof(*test));
@@ -101,10 +115,15 @@ int data_cifar10(struct nn_dataset *train, struct nn_dataset *test, const char *
 		return data_fail(-ENOENT, err, errlen, "%s: no such directory; %s", dir, HINT);
 	for (int b = 1; b <= NBATCH; b++) {
 		snprintf(path, sizeof(path), "%s/data_batch_%d.bin", dir, b);
-		if (file_size(path, &size) != 0)
+		fd = open_batch(path, &size, err, errlen);
+		if (fd == -ENOENT)
 			continue;
+		if (fd < 0) {
+			ret = fd;
+			goto err;
+		}
 		found++;
-		ret = cifar_file(train, path, size, err, errlen);
+		ret = cifar_file(train, fd, path, size, err, errlen);
 		if (ret)
 			goto err;
 	}
@@ -114,11 +133,16 @@ int data_cifar10(struct nn_dataset *train, struct nn_dataset *test, const char *
 		goto err;
 	}
 	snprintf(path, sizeof(path), "%s/test_batch.bin", dir);
-	if (file_size(path, &size) != 0) {
+	fd = open_batch(path, &size, err, errlen);
+	if (fd == -ENOENT) {
 		ret = data_fail(-ENOENT, err, errlen, "%s: no such file; %s", path, HINT);
 		goto err;
 	}
-	ret = cifar_file(test, path, size, err, errlen);
+	if (fd < 0) {
+		ret = fd;
+		goto err;
+	}
+	ret = cifar_file(test, fd, path, size, err, errlen);
 	if (ret)
 		goto err;
 	train->in = in;

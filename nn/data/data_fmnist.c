@@ -1,10 +1,13 @@
 /* nn/data/data_fmnist.c — Fashion-MNIST from IDX files, plain or gzip (zlib reads both). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
+#include "nn/infile.h"
 #include "nn/data.h"
 #include "nn/data/data_internal.h"
 
@@ -41,29 +44,81 @@ static long gz_read_all(gzFile f, uint8_t *buf, size_t len)
 	return (long)got;
 }
 
+/* Opens DIR/BASE, else DIR/BASE.gz, as a regular file (nn/infile.h: a FIFO would block
+ * the open for ever, a device never end): an fd and fl->path, or -errno with the
+ * message. */
+static int idx_open(struct idx_file *fl, const char *dir, const char *base, char *err,
+		    size_t errlen)
+{
+	int fd;
+
+	snprintf(fl->path, sizeof(fl->path), "%s/%s", dir, base);
+	fd = infile_open(AT_FDCWD, fl->path, 0, err, errlen);
+	if (fd == -ENOENT) {
+		snprintf(fl->path, sizeof(fl->path), "%s/%s.gz", dir, base);
+		fd = infile_open(AT_FDCWD, fl->path, 0, err, errlen);
+		if (fd == -ENOENT)
+			return data_fail(-ENOENT, err, errlen, "%s/%s: no such file (nor .gz); %s",
+					 dir, base, HINT);
+	}
+	return fd;
+}
+
+/* Reads the len bytes the header announced into a buffer that grows as they arrive, so
+ * that what is allocated is bounded by what the file holds, not by its header's claim
+ * (a 100-byte file may announce 10^7 images of 784 bytes); one byte more than announced
+ * finds trailing data.  The bytes read (len + 1 for a file too long), -1 on a gzip
+ * error, -2 out of memory; *out malloc'd (NULL on error or for nothing read). */
+static long idx_read_data(gzFile f, size_t len, uint8_t **out)
+{
+	size_t cap = 0, got = 0;
+	uint8_t *b = NULL;
+
+	*out = NULL;
+	while (got < len + 1) {
+		if (got == cap) {
+			size_t want = cap ? cap * 2 : 1u << 20;
+			if (want > len + 1)
+				want = len + 1;
+			uint8_t *nb = realloc(b, want);
+			if (!nb) {
+				free(b);
+				return -2;
+			}
+			b = nb;
+			cap = want;
+		}
+		long r = gz_read_all(f, b + got, cap - got);
+		if (r < 0) {
+			free(b);
+			return -1;
+		}
+		got += (size_t)r;
+		if (got < cap)
+			break;	/* the end of the data */
+	}
+	*out = b;
+	return (long)got;
+}
+
 /* Opens DIR/BASE, else DIR/BASE.gz; reads and checks one IDX file of `magic`. */
 static int idx_load(struct idx_file *fl, const char *dir, const char *base, uint32_t magic,
 		    char *err, size_t errlen)
 {
-	struct stat st;
-	int ndim = magic == IDX_IMAGES_MAGIC ? 3 : 1, ret;
+	int ndim = magic == IDX_IMAGES_MAGIC ? 3 : 1, ret, fd;
 	size_t hdr = 4 + 4 * (size_t)ndim;
 	uint8_t h[16];
 	gzFile f = NULL;
 
 	fl->data = NULL;
-	snprintf(fl->path, sizeof(fl->path), "%s/%s", dir, base);
-	if (stat(fl->path, &st) != 0) {
-		snprintf(fl->path, sizeof(fl->path), "%s/%s.gz", dir, base);
-		if (stat(fl->path, &st) != 0)
-			return data_fail(-ENOENT, err, errlen, "%s/%s: no such file (nor .gz); %s",
-					 dir, base, HINT);
-	}
-	f = gzopen(fl->path, "rb");
+	fd = idx_open(fl, dir, base, err, errlen);
+	if (fd < 0)
+		return fd;
+	f = gzdopen(fd, "rb");
 	if (!f) {
-		ret = errno ? -errno : -ENOMEM;
-		return data_fail(ret, err, errlen, "%s: cannot open: %s", fl->path,
-				 strerror(-ret));
+		close(fd);
+		return data_fail(-ENOMEM, err, errlen, "%s: cannot open: %s", fl->path,
+				 strerror(ENOMEM));
 	}
 	gzbuffer(f, 1u << 18);
 	long got = gz_read_all(f, h, hdr);
@@ -97,14 +152,12 @@ static int idx_load(struct idx_file *fl, const char *dir, const char *base, uint
 		goto out;
 	}
 	size_t len = (size_t)fl->count * fl->rows * fl->cols;
-	fl->data = malloc(len + 1);
-	if (!fl->data) {
+	got = idx_read_data(f, len, &fl->data);
+	if (got == -2) {
 		ret = data_fail(-ENOMEM, err, errlen, "%s: out of memory for %zu bytes",
 				fl->path, len);
 		goto out;
 	}
-	/* One byte more than announced: finds trailing data in the same pass. */
-	got = gz_read_all(f, fl->data, len + 1);
 	if (got < 0)
 		goto gzerr;
 	if ((size_t)got != len) {
@@ -123,6 +176,8 @@ gzerr:;
 	size_t pl = strlen(fl->path);
 	if (strncmp(msg, fl->path, pl) == 0 && strncmp(msg + pl, ": ", 2) == 0)
 		msg += pl + 2;	/* zlib prefixes the path; we already do */
+	else if (strncmp(msg, "<fd:", 4) == 0 && strstr(msg, ">: "))
+		msg = strstr(msg, ">: ") + 3;	/* gzdopen's name for the file: "<fd:3>" */
 	ret = data_fail(-EIO, err, errlen, "%s: read error: %s", fl->path,
 			zerr == Z_ERRNO ? strerror(errno) : msg);
 out:

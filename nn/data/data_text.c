@@ -1,10 +1,13 @@
 /* nn/data/data_text.c — text classification TSV: "label<TAB>tok tok ..." per line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "nn/data.h"
+#include "nn/infile.h"
 #include "nn/data/data_internal.h"
 
 #define TOK_PAD 0
@@ -178,15 +181,21 @@ static int tokenize(struct vocab *v, int build, char *text, int32_t *row, int T)
 static int text_file(struct nn_dataset *d, struct vocab *v, int build, const char *path,
 		     int T, int *maxlabel, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
 	char *line = NULL;
 	size_t linecap = 0;
 	int ret = 0, lineno = 0, cap = 0;
+	/* a regular file only (nn/infile.h): a FIFO would block the open for ever, a
+	 * device never end */
+	int fd = infile_open(AT_FDCWD, path, 0, err, errlen);
+	FILE *f;
 
 	memset(d, 0, sizeof(*d));
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
 	if (!f) {
-		ret = -errno;
-		return data_fail(ret, err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		close(fd);
+		return data_fail(-ENOMEM, err, errlen, "%s: out of memory", path);
 	}
 	for (;;) {
 		errno = 0;
