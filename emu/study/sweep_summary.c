@@ -6,6 +6,7 @@
 #include "emu/study/sweep.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +34,19 @@ static const char *const ecol_names[NECOLS] = {
 	"step", "epoch", "vtime_s", "test_acc", "test_loss", "bytes_sent"
 };
 
+/* A run's file refused (missing, not a regular file, over CSV_MAX_BYTES, malformed, a
+ * column missing): the message in err, -EINVAL. */
 static int say(char *err, size_t n, const char *fmt, const char *path, const char *what)
 {
 	snprintf(err, n, fmt, path, what);
-	return -1;
+	return -EINVAL;
+}
+
+/* A write that failed: the message in err, -EIO. */
+static int say_io(char *err, size_t n, const char *path, int e)
+{
+	snprintf(err, n, "%s: %s", path, strerror(e));
+	return -EIO;
 }
 
 static int load(const char *dir, const char *name, struct csv *c, char *err, size_t n)
@@ -53,7 +63,7 @@ static int load(const char *dir, const char *name, struct csv *c, char *err, siz
 	}
 	if (rc < 0) {
 		snprintf(err, n, "%s", c->err);
-		return -1;
+		return -EINVAL;
 	}
 	if (!c->nrows) {
 		csv_free(c);
@@ -87,7 +97,7 @@ static int time_to_target(const struct csv *e, double target, const char *path, 
 	for (size_t i = 0; i < e->nrows; i++) {
 		if (cell(e, i, "vtime_s", path, &t, err, n) < 0 ||
 		    cell(e, i, "test_acc", path, &a, err, n) < 0)
-			return -1;
+			return -EINVAL;
 		if (a >= target) {
 			*out = i ? pt + (target - pa) / (a - pa) * (t - pt) : t;
 			return 0;
@@ -98,7 +108,8 @@ static int time_to_target(const struct csv *e, double target, const char *path, 
 	return 0;
 }
 
-/* Reads run dir's numbers; keeps its eval.csv in r->eval.  0, or -1 with the message. */
+/* Reads run dir's numbers; keeps its eval.csv in r->eval.  0, or -EINVAL with the
+ * message. */
 static int read_run(const char *dir, double target, struct seed_run *r, char *err, size_t n)
 {
 	char path[CFG_STR + 16];
@@ -107,7 +118,7 @@ static int read_run(const char *dir, double target, struct seed_run *r, char *er
 	int rc;
 
 	if (load(dir, "eval.csv", &r->eval, err, n) < 0)
-		return -1;
+		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/eval.csv", dir);
 	last = r->eval.nrows - 1;
 	for (int i = 0; i < NECOLS; i++)
@@ -120,12 +131,12 @@ static int read_run(const char *dir, double target, struct seed_run *r, char *er
 	    time_to_target(&r->eval, target, path, &r->m[M_TTA], err, n) < 0 ||
 	    load(dir, "train.csv", &train, err, n) < 0) {
 		csv_free(&r->eval);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "%s/train.csv", dir);
 	last = train.nrows - 1;
 	rc = cell(&train, last, "loss", path, &r->m[M_LOSS], err, n) < 0 ||
-	     cell(&train, last, "consensus", path, &r->m[M_CONSENSUS], err, n) < 0 ? -1 : 0;
+	     cell(&train, last, "consensus", path, &r->m[M_CONSENSUS], err, n) < 0 ? -EINVAL : 0;
 	csv_free(&train);
 	if (rc < 0)
 		csv_free(&r->eval);
@@ -186,39 +197,98 @@ static void stats(FILE *f, const double *x, int m)
 		field(f, st[i]);
 }
 
-/* Writes path through a temporary in the same folder (.NAME.tmp) renamed over it: a
- * reader sees the old file or the new one, never half of one.  write_fn returns 0, or -1
- * with its message in err.  0, or -1 with the message. */
-static int replace(const char *path, int (*write_fn)(FILE *f, void *arg), void *arg,
-		   char *err, size_t n)
+/* The files a summary writes, each first as a temporary beside it (.NAME.tmp): only
+ * when every one is written are they renamed over the old ones, the curves first and
+ * summary.csv last.  A summary that fails (a run's file refused, a write that failed)
+ * leaves the old files as they were and no temporary. */
+struct staged {
+	char **path;		/* [n]: the files to replace, malloc'd */
+	size_t n, cap;
+};
+
+/* DIR/.NAME.tmp for DIR/NAME */
+static void tmp_of(const char *path, char *tmp, size_t n)
 {
-	char tmp[CFG_STR + 64];
 	const char *base = strrchr(path, '/');
-	FILE *f;
-	int rc = 0;
 
 	base = base ? base + 1 : path;
-	snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp", (int)(base - path), path, base);
-	f = fopen(tmp, "we");
-	if (!f)
-		return say(err, n, "%s: %s", tmp, strerror(errno));
-	if (write_fn(f, arg) < 0) {
+	snprintf(tmp, n, "%.*s.%s.tmp", (int)(base - path), path, base);
+}
+
+/* Writes path's temporary with write_fn (0, or < 0 with its message in err) and adds
+ * path to st.  0, or -errno with the message. */
+static int stage(struct staged *st, const char *path, int (*write_fn)(FILE *f, void *arg),
+		 void *arg, char *err, size_t n)
+{
+	char tmp[CFG_STR * 2 + 64];
+	FILE *f;
+	int fd, rc = 0;
+
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 16;
+		char **p = realloc(st->path, cap * sizeof(*p));
+
+		if (!p)
+			return say_io(err, n, path, ENOMEM);
+		st->path = p;
+		st->cap = cap;
+	}
+	tmp_of(path, tmp, sizeof(tmp));
+	/* O_NOFOLLOW: a link planted at the temporary's name is not written through */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		rc = say_io(err, n, tmp, errno);
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return rc;
+	}
+	if (!(st->path[st->n] = strdup(path))) {
 		fclose(f);
 		unlink(tmp);
-		return -1;
+		return say_io(err, n, path, ENOMEM);
+	}
+	st->n++;		/* from here on, the temporary is unstage()'s to remove */
+	rc = write_fn(f, arg);
+	if (rc < 0) {
+		fclose(f);
+		return rc;
 	}
 	errno = 0;
 	if (fflush(f) || ferror(f) || fsync(fileno(f)))
 		rc = -(errno ? errno : EIO);
 	if (fclose(f) && !rc)
 		rc = -(errno ? errno : EIO);
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return say(err, n, "%s: %s", path, strerror(-rc));
+	return rc ? say_io(err, n, tmp, -rc) : 0;
+}
+
+/* Renames every temporary of st over its file, in the order staged.  0, or -EIO with
+ * the message (the files renamed before it are new, the rest old). */
+static int commit(struct staged *st, char *err, size_t n)
+{
+	char tmp[CFG_STR * 2 + 64];
+
+	for (size_t i = 0; i < st->n; i++) {
+		tmp_of(st->path[i], tmp, sizeof(tmp));
+		if (rename(tmp, st->path[i]) < 0)
+			return say_io(err, n, st->path[i], errno);
 	}
 	return 0;
+}
+
+/* Removes the temporaries still there and frees st. */
+static void unstage(struct staged *st)
+{
+	char tmp[CFG_STR * 2 + 64];
+
+	for (size_t i = 0; i < st->n; i++) {
+		tmp_of(st->path[i], tmp, sizeof(tmp));
+		unlink(tmp);	/* ENOENT for those commit renamed */
+		free(st->path[i]);
+	}
+	free(st->path);
+	memset(st, 0, sizeof(*st));
 }
 
 /* A configuration's finished seeds, as the writers get them. */
@@ -329,7 +399,7 @@ static int read_config(struct config *c, char *err, size_t n)
 		if (!sweep_run_done(dir))
 			continue;
 		if (read_run(dir, c->s->target, &c->run[c->n], err, n) < 0)
-			return -1;
+			return -EINVAL;
 		c->n++;
 	}
 	return 0;
@@ -345,6 +415,7 @@ static void free_config(struct config *c)
 struct summary {
 	const struct sweep *s;
 	struct config c;
+	struct staged *st;
 	char *err;
 	size_t errlen;
 };
@@ -365,18 +436,20 @@ static int write_summary(FILE *f, void *arg)
 			metric_names[i], metric_names[i], metric_names[i], metric_names[i]);
 	fputc('\n', f);
 	for (long k = 0; k < s->nconfigs; k++) {
+		int rc;
+
 		u->c.k = k;
-		if (read_config(&u->c, u->err, u->errlen) < 0) {
+		rc = read_config(&u->c, u->err, u->errlen);
+		if (rc < 0) {
 			free_config(&u->c);
-			return -1;
+			return rc;
 		}
 		summary_row(f, &u->c);
 		snprintf(path, sizeof(path), "%s/curves/%s.csv", s->root, u->c.name);
-		if (replace(path, write_curve, &u->c, u->err, u->errlen) < 0) {
-			free_config(&u->c);
-			return -1;
-		}
+		rc = stage(u->st, path, write_curve, &u->c, u->err, u->errlen);
 		free_config(&u->c);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -395,27 +468,46 @@ static int write_configs(FILE *f, void *arg)
 	return 0;
 }
 
+/* As sweep.h says; the value is -EINVAL when a finished run's file is refused (bad
+ * input: missing, not a regular file, over CSV_MAX_BYTES, malformed, a column missing),
+ * -EIO when a write failed. */
 int sweep_summary(const struct sweep *s, char *err, size_t n)
 {
-	struct summary u = { .s = s, .c = { .s = s }, .err = err, .errlen = n };
-	char path[CFG_STR + 32];
+	struct staged st = { 0 };
+	struct summary u = { .s = s, .c = { .s = s }, .st = &st, .err = err, .errlen = n };
+	char curves[CFG_STR + 32], path[CFG_STR + 64];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/curves", s->root);
-	if (mkdir(path, 0777) < 0 && errno != EEXIST)
-		return say(err, n, "%s: %s", path, strerror(errno));
+	snprintf(curves, sizeof(curves), "%s/curves", s->root);
 	u.c.run = calloc((size_t)sweep_nseeds(s), sizeof(*u.c.run));
 	u.c.x = calloc((size_t)sweep_nseeds(s), sizeof(*u.c.x));
 	if (!u.c.run || !u.c.x) {
-		free(u.c.run);
-		free(u.c.x);
-		return say(err, n, "%s: %s", s->root, strerror(ENOMEM));
+		rc = say_io(err, n, s->root, ENOMEM);
+		goto out;
 	}
+	if (mkdir(curves, 0777) < 0 && errno != EEXIST) {
+		rc = say_io(err, n, curves, errno);
+		goto out;
+	}
+	/* summary.csv is staged first, as its rows are read, and so renamed last: once it
+	 * is there, the curves it lists are too.  Its temporary is written while the curves'
+	 * are made: the order of st is the order of the renames, not of the writes */
 	snprintf(path, sizeof(path), "%s/summary.csv", s->root);
-	rc = replace(path, write_summary, &u, err, n);
-	snprintf(path, sizeof(path), "%s/curves/configs.txt", s->root);
+	rc = stage(&st, path, write_summary, &u, err, n);
+	snprintf(path, sizeof(path), "%s/configs.txt", curves);
 	if (!rc)
-		rc = replace(path, write_configs, (void *)s, err, n);
+		rc = stage(&st, path, write_configs, (void *)s, err, n);
+	if (!rc && st.n > 1) {
+		/* summary.csv last */
+		char *first = st.path[0];
+
+		memmove(st.path, st.path + 1, (st.n - 1) * sizeof(*st.path));
+		st.path[st.n - 1] = first;
+	}
+	if (!rc)
+		rc = commit(&st, err, n);
+out:
+	unstage(&st);
 	free(u.c.run);
 	free(u.c.x);
 	return rc;
