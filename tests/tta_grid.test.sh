@@ -100,6 +100,13 @@ if command -v gnuplot >/dev/null; then
 	"$SRCDIR/scripts/tta-grid" -s -t 0.8 -o "$g" -f "$T/fig.png" >/dev/null 2>"$T/err" ||
 		{ cat "$T/err"; fail "the figure failed"; }
 	[ "$(head -c 4 "$T/fig.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "no PNG at $T/fig.png"
+	# folders and a figure whose names hold quotes and $(...): paths, never code
+	q="$T/it's \"\$(touch MARK)\""
+	cp -r "$g" "$q"
+	(cd "$T" && "$SRCDIR/scripts/tta-grid" -s -t 0.8 -o "$q" -f "$q/f'ig \$(touch MARK).png") \
+		>/dev/null 2>"$T/err" || { cat "$T/err"; fail "the figure of a folder with quotes failed"; }
+	[ -s "$q/f'ig \$(touch MARK).png" ] || fail "no figure in $q"
+	[ -z "$(find "$T" -name MARK)" ] || fail "a path ran as a command: $(find "$T" -name MARK)"
 else
 	echo "gnuplot not installed: the figure is not checked"
 fi
