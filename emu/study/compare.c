@@ -6,7 +6,8 @@
  * wall-clock columns left out.  A is the reference, B the run under test: a column only
  * B has is a new one, which --allow-new-columns accepts (a version that adds columns can
  * still show that it kept the old ones); a column only A has was lost, always a
- * difference.  Exit 0 same (within --tol), 1 different, 2 bad arguments or files.
+ * difference.  Exit 0 same (within --tol), 1 different, 2 bad arguments or files (all
+ * files are read, through csv_load's bounded reader, before a line is printed).
  */
 #include <errno.h>
 #include <math.h>
@@ -38,8 +39,10 @@ static const char help[] =
 	"                       measured)\n"
 	"\n"
 	"A row count that differs is a difference (the shorter file is named; the rows both\n"
-	"have are still compared).  Exit 0 same (or within --tol), 1 different, 2 bad\n"
-	"arguments, or a file missing, unreadable or malformed (FILE:LINE says where).\n";
+	"have are still compared).  Lines may end in CRLF.  Every file is read before\n"
+	"anything is printed.  Exit 0 same (or within --tol), 1 different, 2 bad arguments\n"
+	"(an --ignore name that is a column of no file among them), or a file missing, not\n"
+	"a regular file, over 1 GiB or malformed (FILE:LINE says where): then only why.\n";
 
 static const char *const run_files[] = { "train.csv", "eval.csv", "net.csv" };
 #define NRUN_FILES ((int)(sizeof(run_files) / sizeof(run_files[0])))
