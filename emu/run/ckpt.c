@@ -199,8 +199,17 @@ int ckpt_latest(const char *run, int64_t *step, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "%s/" CKPT_DIR "/latest", run);
 	rc = infile_read(AT_FDCWD, path, O_NOFOLLOW, 64, &line, &len, err, errlen);
 	if (rc == -ENOENT) {
-		snprintf(err, errlen, "%s: %s (the run took no checkpoint: set "
-			 "run.checkpoint_every or run.checkpoint_wall)", path, strerror(ENOENT));
+		char dir[CFG_STR + 16];
+
+		snprintf(dir, sizeof(dir), "%s/" CKPT_DIR, run);
+		if (access(dir, F_OK) == 0)	/* the first one was begun, never completed */
+			snprintf(err, errlen, "%s: %s (the run completed no checkpoint: it ended "
+				 "or failed before its first was written whole)", path,
+				 strerror(ENOENT));
+		else
+			snprintf(err, errlen, "%s: %s (the run took no checkpoint: set "
+				 "run.checkpoint_every or run.checkpoint_wall)", path,
+				 strerror(ENOENT));
 		return -ENOENT;
 	}
 	if (rc < 0)
@@ -215,38 +224,59 @@ int ckpt_latest(const char *run, int64_t *step, char *err, size_t errlen)
 	return 0;
 }
 
-void ckpt_prune(const char *run, int64_t keep)
+/* Removes RUN/ckpt/step-* that keep says to (best effort: a leftover costs only room);
+ * the steps removed are counted. */
+static int prune(const char *run, int (*drop)(int64_t step, int64_t keep), int64_t keep)
 {
-	char dir[CFG_STR + 16], keepname[32];
+	char dir[CFG_STR + 16];
 	DIR *d;
-
 	struct dirent *e;
+	int n = 0;
 
 	snprintf(dir, sizeof(dir), "%s/" CKPT_DIR, run);
-	snprintf(keepname, sizeof(keepname), "step-%012lld", (long long)keep);
-	(void)keepname;
 	d = opendir(dir);
 	if (!d)
-		return;
+		return 0;
 	while ((e = readdir(d))) {
 		char sub[CFG_STR + 16 + 256 + 2];
 		DIR *s;
 		struct dirent *f;
 
-		/* only older ones: the workers may be writing a newer one already */
-		if (strncmp(e->d_name, "step-", 5) || strtoll(e->d_name + 5, NULL, 10) >= keep)
+		if (strncmp(e->d_name, "step-", 5) || !drop(strtoll(e->d_name + 5, NULL, 10), keep))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
 		s = opendir(sub);
 		if (!s)
 			continue;
 		while ((f = readdir(s)))
-			if (f->d_name[0] != '.' || (strcmp(f->d_name, ".") && strcmp(f->d_name, "..")))
+			if (strcmp(f->d_name, ".") && strcmp(f->d_name, ".."))
 				unlinkat(dirfd(s), f->d_name, 0);
 		closedir(s);
-		rmdir(sub);
+		n += rmdir(sub) == 0;
 	}
 	closedir(d);
+	return n;
+}
+
+/* only older ones: the workers may be writing a newer one already */
+static int older(int64_t step, int64_t keep)
+{
+	return step < keep;
+}
+
+static int newer(int64_t step, int64_t keep)
+{
+	return step > keep;
+}
+
+void ckpt_prune(const char *run, int64_t keep)
+{
+	prune(run, older, keep);
+}
+
+int ckpt_prune_newer(const char *run, int64_t keep)
+{
+	return prune(run, newer, keep);
 }
 
 /* The configuration as the hash sees it: the keys a resume may change set to one value. */

@@ -92,6 +92,10 @@ int ckpt_set_latest(const char *run, int64_t step, char *err, size_t errlen);
 int ckpt_latest(const char *run, int64_t *step, char *err, size_t errlen);
 /* Removes RUN/ckpt/step-* older than keep (best effort: a leftover costs only room). */
 void ckpt_prune(const char *run, int64_t keep);
+/* Removes RUN/ckpt/step-* newer than keep (the latest; -1: none), with what they hold:
+ * checkpoints begun and never completed (a worker failed writing its part, the disk
+ * filled).  Only when no worker is left to write one.  Returns how many were removed. */
+int ckpt_prune_newer(const char *run, int64_t keep);
 
 /* The hash of what a checkpoint's past depends on: this emu's version and the resolved
  * configuration less the keys a resume may change (ckpt_resumable). */

@@ -9,11 +9,14 @@
  * change the past (ckpt_resumable); one that would is named.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "emu/commands.h"
 #include "emu/run/ckpt.h"
+#include "emu/run/rundir.h"
 #include "emu/run/train.h"
 #include "nn/data.h"
 
@@ -105,7 +108,53 @@ static int check_config(const char *run, const struct cfg *c, int argc, char **a
 			(long long)total, (long long)step);
 		return 2;
 	}
+	if (total == step) {	/* its rows after the checkpoint are the end's: kept */
+		fprintf(stderr, "emu resume: %s: nothing left to run: its checkpoint is after "
+			"step %lld, the run's last; its logs are left as they are (raise "
+			"train.max_steps or train.epochs to run it longer)\n", run,
+			(long long)step);
+		return 2;
+	}
 	return 0;
+}
+
+/* An override of run.output: the folder of a resume is RUN.  0, or 2 with the reason. */
+static int check_overrides(const char *run, int argc, char **argv)
+{
+	for (int i = 3; i < argc; i++) {
+		const char *a = argv[i] + strspn(argv[i], " \t");
+
+		if (strncmp(a, "run.output", 10) || (a[10] != '=' && a[10] != ' ' &&
+						     a[10] != '\t'))
+			continue;
+		fprintf(stderr, "emu resume: %s: run.output cannot be changed by a resume: the "
+			"run's folder is %s (copy the folder to resume it elsewhere)\n", argv[i],
+			run);
+		return 2;
+	}
+	return 0;
+}
+
+/* What the folder's status.json says of the run, for the resume's first line: a run
+ * that died (its pid gone) is named so. */
+static void say_earlier(const char *run, int64_t step)
+{
+	struct rundir_info info;
+	char err[512], was[160] = "";
+	int dfd = open(run, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd >= 0 && rundir_read_status(dfd, run, &info, err, sizeof(err)) == 0) {
+		if (info.state == RUNDIR_DIED)
+			snprintf(was, sizeof(was), " (its run died after step %lld: status.json says "
+				 "running, and pid %d is gone)", (long long)info.steps, info.pid);
+		else if (info.state != RUNDIR_NONE)
+			snprintf(was, sizeof(was), " (its run: %s after step %lld)",
+				 rundir_state_name(info.state), (long long)info.steps);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	fprintf(stderr, "emu: resuming %s%s from its checkpoint after %lld steps\n", run, was,
+		(long long)step);
 }
 
 int cmd_resume(int argc, char **argv)
@@ -131,6 +180,10 @@ int cmd_resume(int argc, char **argv)
 		fprintf(stderr, "emu: out of memory\n");
 		return 1;
 	}
+	if (check_overrides(run, argc, argv)) {
+		free(c);
+		return 2;
+	}
 	if (cfg_load_args(c, ini, argc - 3, argv + 3, 3, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		free(c);
@@ -140,8 +193,7 @@ int cmd_resume(int argc, char **argv)
 	if (!r)
 		r = check_config(run, c, argc, argv, hash, step);
 	if (!r) {
-		fprintf(stderr, "emu: resuming %s from its checkpoint after %lld steps\n", run,
-			(long long)step);
+		say_earlier(run, step);
 		r = train_run_in(c, run, argc, argv, &m, step);
 	}
 	free(c);

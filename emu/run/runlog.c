@@ -1,6 +1,7 @@
 /* emu/run/runlog.c — see runlog.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -237,18 +238,28 @@ static void print_config(const struct runlog *l, FILE *f)
 	cfg_print(l->c, f);
 }
 
-/* A CSV of a resumed run, cut back to off bytes (its size at the checkpoint): 0, or -1
- * with err and *status 2 (it is shorter: not the logs the checkpoint knew) or 1. */
+/* A CSV of a resumed run, opened and checked: a regular file at least off bytes long
+ * (its size at the checkpoint).  Nothing is written.  0, or -1 with err and *status 2
+ * (missing, not a file, shorter: not the logs the checkpoint knew) or 1. */
 static int csv_reopen(struct runlog *l, struct csv *o, const char *name, int64_t off,
 		      int *status, char *err, size_t errlen)
 {
 	struct stat st;
 
 	o->name = name;
-	o->fd = openat(l->dir.dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted there fails at once instead of waiting for a reader */
+	o->fd = openat(l->dir.dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (o->fd < 0 || fstat(o->fd, &st) < 0) {
-		snprintf(err, errlen, "%s/%s: %s", l->dir.path, name, strerror(errno));
-		*status = errno == ENOENT ? 2 : 1;
+		int e = errno;
+
+		snprintf(err, errlen, "%s/%s: %s%s", l->dir.path, name, strerror(e),
+			 e == ENOENT ? " (the checkpoint's logs are gone)" : "");
+		*status = e == ENOENT || e == ELOOP || e == ENXIO || e == EISDIR ? 2 : 1;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s/%s: not a regular file", l->dir.path, name);
+		*status = 2;
 		return -1;
 	}
 	if (off < 0 || st.st_size < off) {
@@ -258,7 +269,7 @@ static int csv_reopen(struct runlog *l, struct csv *o, const char *name, int64_t
 		*status = 2;
 		return -1;
 	}
-	if (ftruncate(o->fd, off) < 0 || lseek(o->fd, off, SEEK_SET) < 0) {
+	if (fcntl(o->fd, F_SETFL, 0) < 0) {
 		snprintf(err, errlen, "%s/%s: %s", l->dir.path, name, strerror(errno));
 		*status = 1;
 		return -1;
@@ -267,16 +278,39 @@ static int csv_reopen(struct runlog *l, struct csv *o, const char *name, int64_t
 	return 0;
 }
 
-/* A resumed run's logs: each CSV cut back to the checkpoint, the progress line's
- * numbers as they were.  0, or -1 with err and *status. */
-static int logs_resume(struct runlog *l, const struct ckpt_manifest *m, int *status, char *err,
-		       size_t errlen)
+/* A checked CSV (csv_reopen) cut back to its size at the checkpoint: 0, or -1 with err. */
+static int csv_cut(struct runlog *l, struct csv *o, char *err, size_t errlen)
+{
+	if (o->fd < 0)
+		return 0;
+	if (ftruncate(o->fd, o->whole) < 0 || lseek(o->fd, o->whole, SEEK_SET) < 0) {
+		snprintf(err, errlen, "%s/%s: %s", l->dir.path, o->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A resumed run's logs, checked before anything is written: each CSV there and at least
+ * as long as at the checkpoint.  0, or -1 with err and *status. */
+static int logs_check(struct runlog *l, const struct ckpt_manifest *m, int *status, char *err,
+		      size_t errlen)
 {
 	if (csv_reopen(l, &l->train, "train.csv", m->off[0], status, err, errlen) < 0 ||
 	    csv_reopen(l, &l->eval, "eval.csv", m->off[1], status, err, errlen) < 0 ||
 	    csv_reopen(l, &l->net, "net.csv", m->off[2], status, err, errlen) < 0 ||
 	    (l->c->run.worker_log &&
 	     csv_reopen(l, &l->workers, "workers.csv", m->off[3], status, err, errlen) < 0))
+		return -1;
+	return 0;
+}
+
+/* A resumed run's logs: each CSV cut back to the checkpoint, the progress line's
+ * numbers as they were.  0, or -1 with err. */
+static int logs_resume(struct runlog *l, const struct ckpt_manifest *m, char *err,
+		       size_t errlen)
+{
+	if (csv_cut(l, &l->train, err, errlen) < 0 || csv_cut(l, &l->eval, err, errlen) < 0 ||
+	    csv_cut(l, &l->net, err, errlen) < 0 || csv_cut(l, &l->workers, err, errlen) < 0)
 		return -1;
 	l->step = m->log_step;
 	l->loss = m->loss;
@@ -322,17 +356,25 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 		free(l);
 		return NULL;
 	}
-	*status = rundir_open(&l->dir, c, dir, argc, argv, resume != NULL, err, errlen);
-	if (*status)
-		goto fail;
-	*status = 1;
 	if (resume) {
+		/* every refusal before the first write: the lock, then the logs */
+		*status = rundir_lock(&l->dir, dir, 0, err, errlen);
+		if (*status || logs_check(l, resume, status, err, errlen) < 0)
+			goto fail;
+		*status = rundir_start(&l->dir, c, argc, argv, 1, err, errlen);
+		if (*status)
+			goto fail;
+		*status = 1;
 		if (replace_printed(l, "config.ini", print_config, err, errlen) < 0 ||
-		    logs_resume(l, resume, status, err, errlen) < 0)
+		    logs_resume(l, resume, err, errlen) < 0)
 			goto fail;
 		*status = 0;
 		return l;
 	}
+	*status = rundir_open(&l->dir, c, dir, argc, argv, 0, err, errlen);
+	if (*status)
+		goto fail;
+	*status = 1;
 	if (replace_printed(l, "config.ini", print_config, err, errlen) < 0 ||
 	    csv_open(l, &l->train, "train.csv",
 		     "step,epoch,loss,lr,vtime_s,wall_s,consensus,bytes_sent,units_dropped,"
@@ -784,6 +826,29 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 	return rc < 0 ? -1 : 0;
 }
 
+/* The workers are gone: a checkpoint they began and never completed (a part that could
+ * not be written, a full disk) is removed, so that it takes no room and the latest stays
+ * the one a resume uses; says so. */
+static void drop_incomplete(struct runlog *l)
+{
+	char err[512];
+	int64_t latest = -1;
+	int rc = ckpt_latest(l->dir.path, &latest, err, sizeof(err));
+
+	if (rc < 0 && rc != -ENOENT)
+		return;	/* garbled: a resume says so; nothing is removed on a guess */
+	if (ckpt_prune_newer(l->dir.path, rc < 0 ? -1 : latest) <= 0)
+		return;
+	if (rc < 0)
+		fprintf(stderr, "emu: %s/" CKPT_DIR ": the run's first checkpoint was not "
+			"completed and is removed: the run has none to resume from\n", l->dir.path);
+	else
+		fprintf(stderr, "emu: %s/" CKPT_DIR ": a checkpoint begun after the one after step "
+			"%lld was not completed and is removed; emu resume %s starts from the one "
+			"after step %lld\n", l->dir.path, (long long)latest, l->dir.path,
+			(long long)latest);
+}
+
 int runlog_close(struct runlog *l, int status, const char *why)
 {
 	char err[512];
@@ -807,6 +872,8 @@ int runlog_close(struct runlog *l, int status, const char *why)
 	csv_close(l, &l->workers);
 	if (!failed_before && l->error[0])
 		fprintf(stderr, "emu: %s\n", l->error);
+	if (l->ckpt_on)
+		drop_incomplete(l);
 	if (l->error[0]) {
 		why = l->error;
 		if (status == 0)
