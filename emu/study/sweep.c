@@ -18,6 +18,7 @@
 #include "emu/commands.h"
 #include "emu/run/rundir.h"
 #include "emu/run/supervisor.h"
+#include "nn/infile.h"
 
 const char help_sweep[] =
 	"usage: emu sweep FILE.ini section.key=v1,v2,... [section.key=v1,v2,... ...]\n"
@@ -62,6 +63,7 @@ struct sweeper {
 	struct sweep s;
 	char *todo;		/* [nruns]: 1 for a run still to run */
 	long ntodo, nfinished, nfailed;
+	long ndied;		/* runs whose status.json says running, their pid gone */
 	struct job *jobs;	/* [s.jobs] */
 	int running;
 	int stop;		/* the first stop signal, or 0 */
@@ -87,33 +89,37 @@ static double now(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The whole of path, NUL-terminated, in memory to free; NULL when it cannot be read. */
-static char *slurp(const char *path)
+/* The whole of path (a file of a run folder: regular, not a link, at most max bytes,
+ * nn/infile.h), NUL-terminated, in memory to free; NULL when it cannot be read. */
+static char *slurp(const char *path, size_t max)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t len = 0;
+	char *buf, why[512];
+	size_t len;
 
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &len, 0, f) < 0) {	/* a text file has no NUL: all of it */
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
+	return infile_read(AT_FDCWD, path, O_NOFOLLOW, max, &buf, &len, why, sizeof(why)) < 0 ?
+	       NULL : buf;
+}
+
+/* What DIR/status.json says (rundir_read_status); RUNDIR_NONE when the folder or its
+ * status cannot be read. */
+static void run_status(const char *dir, struct rundir_info *info)
+{
+	char err[512];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*info = (struct rundir_info){ .state = RUNDIR_NONE };
+	if (fd < 0)
+		return;
+	rundir_read_status(fd, dir, info, err, sizeof(err));
+	close(fd);
 }
 
 int sweep_run_done(const char *dir)
 {
-	char path[CFG_STR + 16], *text;
-	int done;
+	struct rundir_info info;
 
-	snprintf(path, sizeof(path), "%s/status.json", dir);
-	text = slurp(path);
-	done = text && strstr(text, "\"status\": \"done\"");
-	free(text);
-	return done;
+	run_status(dir, &info);
+	return info.state == RUNDIR_DONE;
 }
 
 /* A finished run is skipped only if it ran what the sweep would run now: its config.ini
@@ -136,7 +142,7 @@ static int same_config(struct sweeper *w, long r, const char *dir, char *err, si
 	if (fclose(f))
 		return 1;
 	snprintf(path, sizeof(path), "%s/config.ini", dir);
-	have = slurp(path);
+	have = slurp(path, 1 << 20);	/* a configuration is a few KB */
 	if (have && strcmp(have, want)) {
 		const char *a = have, *b = want;
 		int line = 1;
@@ -165,16 +171,27 @@ static int same_config(struct sweeper *w, long r, const char *dir, char *err, si
 	return rc;
 }
 
-/* The last non-empty line of a run's emu.log, for the line that reports its failure. */
+/* The last non-empty line of a run's emu.log (of its last 64 KiB: the log of a long run
+ * is read no further), for the line that reports its failure. */
 static void last_line(const char *dir, char *out, size_t n)
 {
-	char path[CFG_STR + 16], *text, *end, *p;
+	char path[CFG_STR + 16], text[64 << 10], why[512], *end, *p;
+	struct stat st;
+	ssize_t k = -1;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/emu.log", dir);
 	out[0] = 0;
-	text = slurp(path);
-	if (!text)
+	fd = infile_open(AT_FDCWD, path, O_NOFOLLOW, why, sizeof(why));
+	if (fd < 0)
 		return;
+	if (fstat(fd, &st) == 0)
+		k = pread(fd, text, sizeof(text) - 1,
+			  st.st_size > (off_t)sizeof(text) - 1 ? st.st_size - (off_t)sizeof(text) + 1 : 0);
+	close(fd);
+	if (k <= 0)
+		return;
+	text[k] = 0;
 	end = text + strlen(text);
 	while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
 		*--end = 0;
@@ -182,7 +199,6 @@ static void last_line(const char *dir, char *out, size_t n)
 	p = p ? p + 1 : text;
 	p += strspn(p, "\r");	/* a progress line redrawn in place */
 	snprintf(out, n, "%s", p);
-	free(text);
 }
 
 /* The child: a process group of its own (a terminal's ^C reaches the sweep only, which
@@ -367,11 +383,20 @@ static int plan(struct sweeper *w, char *err, size_t n)
 		char dir[CFG_STR];
 		int rc = 1;
 
+		struct rundir_info info;
+
 		sweep_run_dir(&w->s, r, dir, sizeof(dir));
-		if (sweep_run_done(dir))
+		run_status(dir, &info);
+		if (info.state == RUNDIR_DONE)
 			rc = same_config(w, r, dir, err, n);
 		if (rc == 2)
 			return 2;
+		if (info.state == RUNDIR_DIED) {
+			fprintf(stderr, "emu sweep: %s: its run died after step %lld (status.json "
+				"says running, and pid %d is gone): it is run again\n", dir,
+				(long long)info.steps, info.pid);
+			w->ndied++;
+		}
 		w->todo[r] = rc != 0;
 		w->ntodo += rc != 0;
 	}
@@ -442,6 +467,8 @@ static int sweep_main(struct sweeper *w, int argc, char **argv)
 		w->s.nconfigs > 1 ? "s" : "", sweep_nseeds(&w->s),
 		sweep_nseeds(&w->s) > 1 ? "s" : "", w->s.root, w->s.jobs,
 		w->s.nruns - w->ntodo);
+	if (w->ndied)
+		fprintf(stderr, "emu sweep: %ld died earlier (run again)\n", w->ndied);
 	rc = run_all(w);
 	if (rc < 0) {
 		fprintf(stderr, "emu sweep: waiting for the runs: %s\n", strerror(-rc));
