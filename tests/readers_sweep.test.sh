@@ -29,7 +29,7 @@ snap >"$T/before"
 # refused: RUN FILE KIND
 refused() {
 	[ $rc -ne 124 ] || fail "$1/$2 as $3: the sweep hung (killed after 60 s)"
-	[ $rc -ne 0 ] || fail "$1/$2 as $3: the sweep exited 0"
+	[ $rc -eq 2 ] || fail "$1/$2 as $3: the sweep exited $rc, expected 2 (a refused file)"
 	grep -qF "emu sweep: $1/$2: not a regular file ($3)" "$T/err" ||
 		{ cat "$T/err"; fail "$1/$2 as $3: no message naming it"; }
 	snap | diff "$T/before" - >/dev/null || fail "$1/$2 as $3: the summary's files changed"

@@ -434,7 +434,7 @@ static int sweep_main(struct sweeper *w, int argc, char **argv)
 {
 	char err[4096];
 	double t0 = now();
-	int rc, lock = -1;
+	int rc, sr, lock = -1;
 
 	rc = sweep_parse(&w->s, argc, argv, err, sizeof(err));
 	if (rc) {
@@ -484,9 +484,9 @@ static int sweep_main(struct sweeper *w, int argc, char **argv)
 		rc = 128 + w->stop;
 		goto out;
 	}
-	if (sweep_summary(&w->s, err, sizeof(err)) < 0) {
+	if ((sr = sweep_summary(&w->s, err, sizeof(err))) < 0) {
 		fprintf(stderr, "emu sweep: %s\n", err);
-		rc = 1;
+		rc = sr == -EINVAL ? 2 : 1;	/* a run's file refused is bad input */
 		goto out;
 	}
 	fprintf(stderr, "emu sweep: %s/summary.csv, %s/curves/\n", w->s.root, w->s.root);

@@ -77,8 +77,9 @@ int sweep_run_args(const struct sweep *s, long r, char **args, char *store, size
 int sweep_run_done(const char *dir);
 
 /* Writes ROOT/summary.csv and ROOT/curves/CONFIG.csv from the runs that are done (each
- * through a temporary and a rename).  0, or -1 with the message in err (a run's CSV that
- * cannot be read, a write that failed). */
+ * through a temporary and a rename).  0; -EINVAL when a finished run's file is refused
+ * (bad input: not regular, too long, malformed), -EIO when a write failed; the message
+ * in err. */
 int sweep_summary(const struct sweep *s, char *err, size_t errlen);
 
 #endif
