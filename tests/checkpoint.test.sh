@@ -122,6 +122,10 @@ cp -r "$T/crps" "$T/r"
 refused r "an override would change the run's past: \[train\] model" train.model=lenet
 refused r "run.workers may not change" run.workers=2
 refused r "an override would change the run's past" net.loss_p=0.1
+# an [event] section only the overrides have, named by its header
+refused r "an override would change the run's past: \[event x\] (not at the checkpoint)" \
+	train.max_steps=200 'event x.kind=slowdown' 'event x.at=100' 'event x.workers=1' \
+	'event x.factor=2'
 refused r "before its checkpoint" train.max_steps=100
 p=$(ls "$T"/r/ckpt/step-*/worker-1.bin)
 cp "$p" "$T/w1"

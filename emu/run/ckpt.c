@@ -21,7 +21,7 @@
 static const char magic[8] = "EMUCKPT";
 
 const char ckpt_resumable[] = "train.max_steps, train.epochs (to run longer, not shorter than "
-			      "the checkpoint), run.name, run.output, run.overwrite, run.label, "
+			      "the checkpoint), run.name, run.overwrite, run.label, "
 			      "run.notify, run.ring_size, run.stall_timeout, run.stop_grace, "
 			      "run.progress_every, run.checkpoint_every, run.checkpoint_wall";
 
@@ -293,7 +293,7 @@ static char *neutral_text(const struct cfg *c, size_t *len)
 	n->train.max_steps = 0;
 	n->train.epochs = 1;
 	n->run.name[0] = 0;
-	n->run.output[0] = 0;
+	n->run.output[0] = 0;	/* a run folder may be moved; a resume refuses the key */
 	n->run.overwrite = 0;
 	n->run.label[0] = 0;
 	n->run.notify = 0;
@@ -345,6 +345,21 @@ int ckpt_cfg_diff(const struct cfg *a, const struct cfg *b, char *what, size_t n
 		}
 		pa = *ea ? ea + 1 : ea;
 		pb = *eb ? eb + 1 : eb;
+	}
+	/* one text goes on where the other ends: what only one has, such as an [event]
+	 * section an override adds (printed last) */
+	if (!found && pa && pb && (*pa || *pb)) {
+		const char *rest = *pa ? pa : pb;
+
+		/* named by its first line that is not blank or a comment */
+		while (*rest == '\n' || *rest == '#')
+			rest = *rest == '#' ? strchrnul(rest, '\n') : rest + 1;
+		if (!*rest)
+			rest = *pa ? pa : pb;
+		snprintf(what, n, "%s%.*s (%s)", *rest == '[' ? "" : sect,
+			 (int)(strchrnul(rest, '\n') - rest), rest,
+			 *pa ? "at the checkpoint, not now" : "not at the checkpoint");
+		found = 1;
 	}
 	free(ta);
 	free(tb);
