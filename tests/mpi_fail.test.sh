@@ -34,3 +34,34 @@ left=$(pgrep -f "run.output=$out" || true)
 [ -z "$left" ] ||
 	{ ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ,)"; fail "emu left running"; }
 echo "ended in ${secs}s, exit $rc"
+
+# Rank 1's supervisor killed with SIGKILL (it writes nothing; its workers die with it):
+# mpirun ends the job (SIGTERM to rank 0, SIGKILL a second later), and rank 0, whose
+# workers cannot finish their step without rank 1's, fails at once, before the SIGKILL:
+# it says so, naming the rank it has not heard from, and status.json says failed, not
+# running.  (Across two hosts over TCP: tests/mpi_hosts_kill.test.sh.)
+out="$T/kill"
+mpi 2 run "$T/s.ini" run.output="$out" train.epochs=100000 train.log_every=1 \
+	>"$T/log2" 2>&1 & job=$!
+wait_lines "$out/train.csv" 20
+victim=
+for p in $(pgrep -f "run.output=$out"); do
+	r=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+	[ "$r" = 1 ] && [ -n "$(pgrep -P "$p")" ] && victim=$p
+done
+[ -n "$victim" ] || { cat "$T/log2"; fail "no supervisor of rank 1 found"; }
+kill -KILL "$victim"
+rc=0
+wait $job || rc=$?
+[ $rc -ne 0 ] || { cat "$T/log2"; fail "mpirun exited 0 after rank 1 was killed"; }
+grep -q '"status": "failed"' "$out/status.json" ||
+	{ cat "$T/log2" "$out/status.json"; fail "rank 1 killed: status.json does not say failed"; }
+grep -q "\"error\": \"the launcher (pid [0-9]*) is ending the job (SIGTERM), and the workers on .* (rank 0) could not finish their step.*nothing came from rank 1 on $(hostname) for" \
+	"$out/status.json" || { cat "$out/status.json"; fail "rank 1 killed: status.json's reason"; }
+grep -q "^emu: the launcher (pid [0-9]*) is ending the job" "$T/log2" ||
+	{ cat "$T/log2"; fail "rank 1 killed: emu said nothing"; }
+sleep 1
+left=$(pgrep -f "run.output=$out" || true)
+[ -z "$left" ] ||
+	{ ps -o pid,ppid,stat,cmd -p "$(echo $left | tr ' ' ,)"; fail "emu left running"; }
+echo "rank 1 killed: exit $rc"

@@ -550,7 +550,24 @@ int bench_net(int argc, char **argv)
 	if (ret < 0)
 		fprintf(stderr, "emu: exchange benchmark failed: %s\n", strerror(-ret));
 	if (w.size > 1) {
-		printf("\n(d) across hosts: %d MPI ranks on this machine\n", w.size);
+		char where[256] = "this machine";
+
+		if (!world_one_host(&w)) {	/* "2 hosts: node1, node2" */
+			int n = 0, len = 0;
+
+			for (int r = 0; r < w.size; r++) {
+				int seen = 0;
+
+				for (int q = 0; q < r; q++)
+					seen |= strcmp(world_host(&w, q), world_host(&w, r)) == 0;
+				n += !seen;
+			}
+			len = snprintf(where, sizeof(where), "%d hosts:", n);
+			for (int r = 0; r < w.size && len > 0 && (size_t)len < sizeof(where); r++)
+				len += snprintf(where + len, sizeof(where) - (size_t)len, "%s %s",
+						r ? "," : "", world_host(&w, r));
+		}
+		printf("\n(d) across hosts: %d MPI ranks on %s\n", w.size, where);
 		fflush(NULL);
 		world_wait(&w);
 		int r = bench_hosts(csv, &w, quick);

@@ -87,6 +87,7 @@ struct bridge {
 	MPI_Datatype snap;		/* one worker's snapshot area */
 	int *counts, *displs;		/* per rank, in snapshot areas */
 	int arm_from;			/* out links armed first at the next sleep */
+	_Atomic int64_t *heard;		/* per rank: when a message of it last came (bridge_silent) */
 	int64_t spin_ns, sleep_ns;
 	/* rank 0: another rank's failure, for its status.json (bridge_failed) */
 	MPI_Request freq;
@@ -267,6 +268,7 @@ static bool pass_in(struct bridge *b)
 			continue;
 		}
 		MPI_Get_count(&b->st[i], MPI_BYTE, &len);
+		atomic_store_explicit(&b->heard[l->peer], notify_now_ns(), memory_order_relaxed);
 		s->state = SLOT_FULL;
 		s->len = (size_t)len;
 		s->off = 0;
@@ -306,6 +308,8 @@ static bool pass_barrier(struct bridge *b)
 		if (!done)
 			return false;
 		b->gathering = false;
+		for (int r = 0; r < b->w->size; r++)	/* every rank's areas came */
+			atomic_store_explicit(&b->heard[r], notify_now_ns(), memory_order_relaxed);
 	} else {
 		if (barrier_arrived(b->bar) != (uint32_t)(b->parties - 1))
 			return false;
@@ -482,9 +486,12 @@ static int bridge_setup(struct bridge *b)
 	b->st = calloc((size_t)nreq + 1, sizeof(*b->st));
 	b->counts = calloc((size_t)size, sizeof(*b->counts));
 	b->displs = calloc((size_t)size, sizeof(*b->displs));
+	b->heard = calloc((size_t)size, sizeof(*b->heard));
 	if (!b->out || !b->in || !b->oreq || !b->ireq || !b->idx || !b->st || !b->counts ||
-	    !b->displs)
+	    !b->displs || !b->heard)
 		return -ENOMEM;
+	for (int r = 0; r < size; r++)	/* (the start counts as news of every rank) */
+		atomic_store(&b->heard[r], notify_now_ns());
 	for (int i = 0; i < b->nout * SLOTS; i++)	/* from here bridge_free reads them */
 		b->oreq[i] = MPI_REQUEST_NULL;
 	for (int i = 0; i < b->nin * SLOTS; i++)
@@ -582,6 +589,26 @@ bool bridge_ended(const struct bridge *b)
 	return !b || atomic_load(&b->ended);
 }
 
+int bridge_silent(struct bridge *b, double *secs)
+{
+	int64_t now = notify_now_ns(), oldest = now;
+	int who = -1;
+
+	*secs = 0;
+	if (!b || !b->heard)
+		return -1;
+	for (int r = 0; r < b->w->size; r++) {
+		int64_t t = atomic_load_explicit(&b->heard[r], memory_order_relaxed);
+
+		if (r != b->w->rank && (who < 0 || t < oldest)) {
+			who = r;
+			oldest = t;
+		}
+	}
+	*secs = (double)(now - oldest) * 1e-9;
+	return who;
+}
+
 bool bridge_failed(struct bridge *b, char *why, size_t len)
 {
 	uint64_t v;
@@ -675,6 +702,7 @@ void bridge_free(struct bridge *b)
 	free(b->st);
 	free(b->counts);
 	free(b->displs);
+	free((void *)b->heard);
 	if (b->fail_sreq == MPI_REQUEST_NULL)	/* (else fail_out stays: MPI reads it) */
 		free(b);
 }

@@ -51,6 +51,9 @@ struct world {
 	int nworkers;		/* run.workers, over all ranks */
 	int lo, hi;		/* this rank's workers: [lo, hi) */
 	char host[64];		/* gethostname(), for messages */
+	char (*hosts)[64];	/* every rank's host, by rank (world_host); NULL on one rank */
+	pid_t launcher;		/* the process that started this rank (mpirun's or its daemon) */
+	bool leaving;		/* world_leaving ran */
 	bool mpi;		/* MPI_Init ran: world_finalize or world_abort must follow */
 	pthread_mutex_t lock;	/* held around each MPI call once the bridge runs */
 };
@@ -79,17 +82,33 @@ static inline void world_one_rank(struct world *w)
 		strcpy(w->host, "localhost");
 	w->host[sizeof(w->host) - 1] = '\0';
 }
+/* Rank r's host name (this host's on one rank). */
+static inline const char *world_host(const struct world *w, int r)
+{
+	return w->hosts && r >= 0 && r < w->size ? w->hosts[r] : w->host;
+}
+/* Whether every rank runs on this host. */
+static inline bool world_one_host(const struct world *w)
+{
+	for (int r = 0; w->hosts && r < w->size; r++)
+		if (strcmp(w->hosts[r], w->host) != 0)
+			return false;
+	return true;
+}
 /* This rank's share of nworkers: 0, or -EINVAL (printed) with more ranks than workers. */
 int world_place(struct world *w, int nworkers);
 /* The worst of every rank's status (the largest exit code); status itself on one
- * rank.  Every rank calls it at the same point. */
+ * rank.  Every rank calls it at the same point.  Where rank 0 did not fail, it names
+ * each rank that did, with its host ("emu: rank 1 of 2 on node2 failed (exit 2): ..."):
+ * that rank's own message says why, but not where it ran. */
 int world_agree(struct world *w, int status);
 /* How the run ended, once the bridge has ended: the worst status of every rank (as
  * world_agree), and in why on rank 0 the reason of the lowest rank that has it (a stop
  * signal may have reached one rank only: rank 0's status.json must say so).  status and
  * why are returned unchanged on one rank.  Every rank calls it at the same point. */
 int world_agree_end(struct world *w, int status, char *why, size_t len);
-/* true when every rank passed the same hash (of the configuration and the data). */
+/* true when every rank passed the same hash (of the configuration and the data); else
+ * rank 0 names each rank whose hash differs from its own, with both hosts. */
 bool world_same(struct world *w, uint64_t hash);
 /* Every rank meets here, without spinning (a rank that waits sleeps 1 ms at a time,
  * leaving the cores to one that measures). */
@@ -97,6 +116,17 @@ void world_wait(struct world *w);
 /* Ranks 0 and 1: MPI's own bandwidth, iters round trips of `bytes` each way
  * (MPI_Send/MPI_Recv); GB/s on rank 0, 0 elsewhere or on one rank. */
 double world_pingpong(struct world *w, size_t bytes, int iters);
+/* This rank ends the job through a failure (world_abort, at once or after telling rank 0
+ * why): its launcher gets grace_ns to end the job after MPI_Abort; a launcher of Open
+ * MPI's (mpirun, orterun, mpiexec, orted, prterun, prted: the parent of this rank) still
+ * running then is killed, with a line on its own stderr.  Without it, a launcher that
+ * cannot reach another host (the network between them down) waits for that host until
+ * the network returns, long after every rank has ended.  A helper process waits for
+ * that, holding nothing of the rank's (no socket, no pipe: the launcher learns the rank's
+ * end as usual); it ends with the launcher.  Once per process; nothing on one rank or
+ * under another launcher (srun's slurmstepd has its own timeouts). */
+void world_leaving(struct world *w, int64_t grace_ns);
+#define WORLD_LEAVE_GRACE_NS 10000000000LL	/* world_abort's, where world_leaving has not run */
 /* Ends every rank of the job with code (MPI_Abort); on one host, exit(code). */
 void world_abort(struct world *w, int code) __attribute__((noreturn));
 /* Leaves the job (MPI_Finalize) after the bridge has ended. */
@@ -119,6 +149,10 @@ bool bridge_ended(const struct bridge *b);
  * for news). */
 #define BRIDGE_WHY 256
 bool bridge_failed(struct bridge *b, char *why, size_t len);
+/* The other rank heard from longest ago (a receive, a gather), and in secs how long
+ * ago; -1 on one rank.  What a rank that stalls or is being killed can say about the
+ * rank it waits for (a rank that died, the network to it down). */
+int bridge_silent(struct bridge *b, double *secs);
 /* A rank > 0 whose run failed: tells rank 0 why (its status.json says it), then gives it
  * a few seconds to end the job (world_abort) before returning. */
 void bridge_fail(struct bridge *b, const char *why);

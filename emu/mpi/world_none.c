@@ -44,6 +44,10 @@ double world_pingpong(struct world *w, size_t bytes, int iters)
 	return 0;
 }
 
+void world_leaving(struct world *w, int64_t grace_ns)
+{
+}
+
 void world_abort(struct world *w, int code)
 {
 	exit(code);
@@ -71,6 +75,12 @@ int bridge_fd(const struct bridge *b)
 bool bridge_ended(const struct bridge *b)
 {
 	return true;
+}
+
+int bridge_silent(struct bridge *b, double *secs)
+{
+	*secs = 0;
+	return -1;
 }
 
 bool bridge_failed(struct bridge *b, char *why, size_t len)

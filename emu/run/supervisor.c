@@ -61,6 +61,7 @@ struct sup {
 	int64_t stall_ns, grace_ns;	/* run.stall_timeout, run.stop_grace; 0 = none */
 	int64_t tick_ns;	/* the longest wait: 1 s, or run.progress_every when shorter */
 	int64_t stop_at;	/* when the stop was asked for */
+	int64_t doomed_at;	/* across hosts: when the launcher's SIGTERM came (launcher_wait) */
 	int64_t ckpt_ns, ckpt_at;	/* run.checkpoint_wall, when one was last asked for */
 	uint64_t beats;		/* the workers' beats at last_beat */
 	int64_t last_beat;	/* when a worker last made progress */
@@ -261,6 +262,9 @@ static void on_signal(struct sup *s)
 	while (read(s->sfd, &fi, sizeof(fi)) == (ssize_t)sizeof(fi)) {
 		const char *name = sigabbrev_np((int)fi.ssi_signo);
 
+		if (s->world && fi.ssi_signo == SIGTERM && (pid_t)fi.ssi_pid == s->world->launcher &&
+		    !s->doomed_at)
+			s->doomed_at = now_ns();	/* SIGKILL follows (launcher_wait) */
 		if (!s->stopping) {
 			/* Workers finish their step and agree on stopping through the exchange. */
 			s->stopping = true;
@@ -317,6 +321,47 @@ static int stalled_worker(struct sup *s, const char **state)
 	return best;
 }
 
+/* Across hosts, the launcher (mpirun, or its daemon on this host) ends a job with SIGTERM
+ * and SIGKILL odls_base_sigkill_timeout later (1 s unless set; mpirun passes its --mca
+ * settings to the ranks as OMPI_MCA_*): on Ctrl-C, and when a rank died.  The workers have
+ * half of it to finish their step; if they cannot (a rank they wait for is gone), the run
+ * fails at once, so that the logs and status.json say so before the SIGKILL. */
+static int64_t launcher_wait(const struct sup *s)
+{
+	const char *v = getenv("OMPI_MCA_odls_base_sigkill_timeout");
+	int64_t wait = (v && atoi(v) > 0 ? atoi(v) : 1) * 500000000LL;
+
+	return s->grace_ns > 0 && s->grace_ns < wait ? s->grace_ns : wait;
+}
+
+/* Across hosts: ", and nothing came from rank 1 on node2 for 3.2 s" (the rank heard from
+ * longest ago, when that is longer than min_ns), or "". */
+static void silent_rank(const struct sup *s, int64_t min_ns, char *out, size_t len)
+{
+	double secs;
+	int r = s->br ? bridge_silent(s->br, &secs) : -1;
+
+	out[0] = '\0';
+	if (r >= 0 && secs * 1e9 >= (double)min_ns)
+		snprintf(out, len, "; nothing came from rank %d on %s for %.3g s", r,
+			 world_host(s->world, r), secs);
+}
+
+/* A launcher's SIGTERM the workers could not stop for within launcher_wait. */
+static void check_doomed(struct sup *s, int64_t now)
+{
+	char silent[160];
+	int64_t wait = launcher_wait(s);
+
+	if (!s->doomed_at || s->killing || now - s->doomed_at < wait)
+		return;
+	silent_rank(s, 0, silent, sizeof(silent));
+	failure(s, "the launcher (pid %d) is ending the job (SIGTERM), and the workers%s could "
+		"not finish their step within %.3g s: a rank has died or cannot be reached%s",
+		(int)s->world->launcher, s->where, (double)wait * 1e-9, silent);
+	kill_all(s);
+}
+
 /* The watchdog, at every wake-up: a run in which no worker made progress for
  * run.stall_timeout is ended, blaming one worker; a stop that takes longer than
  * run.stop_grace kills the workers. */
@@ -325,6 +370,9 @@ static void check_progress(struct sup *s)
 	int64_t now = now_ns();
 	uint64_t beats = 0;
 
+	if (s->killing)
+		return;
+	check_doomed(s, now);
 	if (s->killing)
 		return;
 	for (int w = 0; w < s->n; w++)
@@ -347,13 +395,16 @@ static void check_progress(struct sup *s)
 	} else if (s->stall_ns > 0 && now - s->last_beat > s->stall_ns) {
 		const char *state;
 		int w = stalled_worker(s, &state);
+		char silent[160];
 
 		if (w < 0)
 			return;
+		/* across hosts, the rank it may wait for (one that died, the network to it) */
+		silent_rank(s, s->stall_ns / 2, silent, sizeof(silent));
 		failure(s, "worker %d%s not responding at step %lld (%s): no worker made "
-			"progress for %.3g s (run.stall_timeout)", w, s->where,
+			"progress for %.3g s (run.stall_timeout)%s", w, s->where,
 			(long long)atomic_load(&region_slot(s->rg, w)->step), state,
-			(double)s->stall_ns * 1e-9);
+			(double)s->stall_ns * 1e-9, silent);
 		kill_all(s);
 	}
 }
@@ -499,7 +550,7 @@ static bool rejoin_pending(const struct sup *s)
 static int wait_uring(struct sup *s)
 {
 	/* a crashed worker due back is forked when the others reach its step: look often */
-	int64_t tick = rejoin_pending(s) ? REJOIN_TICK_NS : s->tick_ns;
+	int64_t tick = rejoin_pending(s) || s->doomed_at ? REJOIN_TICK_NS : s->tick_ns;
 	struct __kernel_timespec ts = { .tv_sec = tick / 1000000000, .tv_nsec = tick % 1000000000 };
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
@@ -808,6 +859,7 @@ int supervise_world(const struct cfg *c, const struct region_params *p,
 	/* Workers that did not end by themselves here leave the others' waiting for them:
 	 * the whole job ends (the bridge still runs: nothing is freed before). */
 	if (s.world && (s.failed || s.killing || rc < 0)) {
+		world_leaving(s.world, s.grace_ns > 0 ? s.grace_ns : WORLD_LEAVE_GRACE_NS);
 		bridge_fail(s.br, s.why[0] ? s.why : "the run failed");	/* a rank > 0 */
 		world_abort(s.world, s.status ? s.status : 1);
 	}

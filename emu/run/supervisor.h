@@ -59,7 +59,12 @@ int supervise(const struct cfg *c, const struct region_params *p,
  * a rank > 0 reads none (ops->on_record is not called).  Reports name the host and the
  * rank ("worker 5 on node2 (rank 1) died at step 12: SIGKILL").  A failure, or workers
  * killed here, ends every rank: world_abort after on_end, so supervise_world returns
- * only when the run ended well or was stopped with every worker's agreement. */
+ * only when the run ended well or was stopped with every worker's agreement; the
+ * launcher gets run.stop_grace to end the job before it is killed (world_leaving).  The
+ * launcher's SIGTERM (mpirun ending the job: SIGKILL follows) that the workers cannot
+ * stop for within half of odls_base_sigkill_timeout fails the run at once, and a stalled
+ * run's report names the rank heard from longest ago (bridge_silent): "...; nothing came
+ * from rank 1 on node2 for 3 s". */
 struct world;
 int supervise_world(const struct cfg *c, const struct region_params *p,
 		    const struct supervisor_ops *ops, void *ctx, struct world *w);
