@@ -334,7 +334,7 @@ static int64_t launcher_wait(const struct sup *s)
 	return s->grace_ns > 0 && s->grace_ns < wait ? s->grace_ns : wait;
 }
 
-/* Across hosts: ", and nothing came from rank 1 on node2 for 3.2 s" (the rank heard from
+/* Across hosts: "; nothing came from rank 1 on node2 for 3.2 s" (the rank heard from
  * longest ago, when that is longer than min_ns), or "". */
 static void silent_rank(const struct sup *s, int64_t min_ns, char *out, size_t len)
 {
