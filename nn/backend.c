@@ -8,15 +8,31 @@
 #include <unistd.h>
 #include "nn/backend_impl.h"
 
-/* Adding a backend is one line here (and its folder). */
-static const struct nn_ops *const registry[] = {
-	&nn_ops_ref,
-	&nn_ops_cpu,
+/* The registry: X(table, name) for each backend of this build, name being the table's
+ * .name.  Adding a backend is one line here (and its folder); every list of backends
+ * (nn_backend_names, the messages) is read from it. */
 #ifdef EMU_CUDA
-	&nn_ops_cuda,
+#define NN_BACKEND_CUDA(X) X(nn_ops_cuda, "cuda")
+#else
+#define NN_BACKEND_CUDA(X)
 #endif
-};
+#define NN_BACKENDS(X) X(nn_ops_ref, "ref") X(nn_ops_cpu, "cpu") NN_BACKEND_CUDA(X) \
+	NN_BACKENDS_EXTRA(X)
+
+/* A build may add backends with -D'NN_BACKENDS_EXTRA(X)=X(table, "name")' and a file
+ * that defines the table: the test of the lists (tests/lists_extra.test.sh) adds one. */
+#ifndef NN_BACKENDS_EXTRA
+#define NN_BACKENDS_EXTRA(X)
+#endif
+
+#define BACKEND_DECLARE(table, name) extern const struct nn_ops table;
+#define BACKEND_TABLE(table, name) &table,
+#define BACKEND_NAME(table, name) " " name
+NN_BACKENDS(BACKEND_DECLARE)
+static const struct nn_ops *const registry[] = { NN_BACKENDS(BACKEND_TABLE) };
 #define NREGISTRY (sizeof(registry) / sizeof(registry[0]))
+/* " ref cpu cuda": the names, each after a blank */
+static const char registry_names[] = NN_BACKENDS(BACKEND_NAME);
 
 const struct nn_ops *nn_backend_find(const char *name)
 {
@@ -28,11 +44,7 @@ const struct nn_ops *nn_backend_find(const char *name)
 
 const char *nn_backend_names(void)
 {
-#ifdef EMU_CUDA
-	return "ref cpu cuda";
-#else
-	return "ref cpu";
-#endif
+	return registry_names + 1;
 }
 
 int nn_backend_fail(struct nn_backend *be, int err, const char *fmt, ...)

@@ -31,7 +31,8 @@ struct nn_backend {
 
 /* The table of the backend called name, or NULL. */
 const struct nn_ops *nn_backend_find(const char *name);
-/* The names of this build's backends, space separated: "ref cpu" or "ref cpu cuda". */
+/* The names of this build's backends as the registry lists them, space separated:
+ * "ref cpu" or "ref cpu cuda". */
 const char *nn_backend_names(void);
 
 /* Bind be to backend name on device (an index; the host backends take 0).  0, or

@@ -48,8 +48,25 @@ const char *const cfg_lr_scaling_names[] = { [LR_SCALE_NONE] = "none",
 const char *const cfg_model_names[] = { "mlp", "lenet", "resnet20", "resnet32", "resnet44",
 	"resnet56", "resnet110", "lstm", "logreg", "linreg", NULL };
 
-const char *const cfg_sections[CFG_NSECTIONS + 1] = { "run", "net", "link", "train",
-	"worker", "data", "rps", "allreduce", "signum", "jointspar", NULL };
+#define SECTION_NAME(id, name, shown, intro) name,
+#define SECTION_SHOWN(id, name, shown, intro) shown,
+#define SECTION_INTRO(id, name, shown, intro) intro,
+const char *const cfg_sections[CFG_NSECTIONS + 1] = { CFG_SECTIONS(SECTION_NAME) NULL };
+const char *const cfg_section_shown[CFG_NSECTIONS] = { CFG_SECTIONS(SECTION_SHOWN) };
+const char *const cfg_section_intro[CFG_NSECTIONS] = { CFG_SECTIONS(SECTION_INTRO) };
+#undef SECTION_NAME
+#undef SECTION_SHOWN
+#undef SECTION_INTRO
+
+void cfg_section_list(const char *last, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int s = 0; s < CFG_NSECTIONS && len < n; s++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", !s ? "" :
+					s == CFG_NSECTIONS - 1 ? last : ", ", cfg_section_shown[s]);
+}
 
 int cfg_section_index(const char *name)
 {

@@ -119,7 +119,9 @@
 	  "after a stop signal, kill workers that have not stopped within this; 0s = wait") \
 	X(run, label, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, \
 	  "the run's name in figures' legends (plots/*.gp read it from config.ini); empty = " \
-	  "run.name") \
+	  "run.name; {section.key} is replaced by the run's value of that key, as emu check " \
+	  "writes it (in a sweep, each run's own: {train.algorithm} p={net.loss_p}), and {{ " \
+	  "and }} write a brace") \
 	X(run, worker_log, ENUM, cfg_bool_names, "false", 0, 0, 0, \
 	  "true: also write workers.csv, a row per worker per logged step (its clock, loss, " \
 	  "compute time, bytes and drops: stragglers and faults)") \
@@ -246,12 +248,62 @@ enum { CFG_NKEYS = 0 CFG_KEYS(CFG_KEY_ONE) };
 extern const struct cfg_key cfg_keys[];	/* [net] first, [worker] last: CFG_NETK, CFG_WK */
 extern const size_t cfg_nkeys;
 
-/* Section names in print order; "link" stands for [link A-B], "worker" for [worker A-B].
- * NULL-terminated. */
-enum { CFG_NSECTIONS = 10, CFG_SECTION_LINK = 2, CFG_SECTION_WORKER = 4 };
+/* Every section but [event NAME] (emu/cfg/cfg_event.h), in print order: the one list
+ * that the loader, emu check, emu help, the README's reference and every message that
+ * names the sections read.  A new section is one line here (and its keys above).
+ *
+ * X(ID, name, shown, intro)
+ *   ID     CFG_SECTION_ID is its index
+ *   name   the section of its keys in the key table and in overrides ("link" stands for
+ *          [link A-B], "worker" for [worker A-B])
+ *   shown  as help and messages write it
+ *   intro  what the section is for, one paragraph: emu help keys, README */
+#define CFG_SECTIONS(X) \
+	X(RUN, "run", "run", "the run: how many workers, the seed, where the output goes") \
+	X(NET, "net", "net", "the network model of every directed link, in netem's vocabulary") \
+	X(LINK, "link", "link A-B", \
+	  "[link A-B] overrides the model of the directed link A -> B (worker ids); it takes " \
+	  "the keys of [net]. A section may cover many links: [link 0-*] all links out of " \
+	  "worker 0, [link *-3] all links into 3, [link 0-7 -> 8-15] each link from a worker " \
+	  "of 0-7 to one of 8-15 (a side is an id, a range A-B or *; never a link i -> i). " \
+	  "Per link and key, the section covering the fewest links that gives the key decides " \
+	  "(* counts as more workers than any range), else [net]; two sections as specific " \
+	  "that give one link different values of a key are refused") \
+	X(TRAIN, "train", "train", \
+	  "training: algorithm, model, schedule, and how compute time is modelled") \
+	X(WORKER, "worker", "worker A-B", \
+	  "[worker A], [worker A-B] or [worker *] sets the compute model of those workers " \
+	  "(stragglers). Per worker and key, the section naming the fewest workers that " \
+	  "gives the key decides (* is the least specific), else the default; two sections " \
+	  "as specific that give one worker different values of a key are refused") \
+	X(DATA, "data", "data", "the data set and how it is split among workers") \
+	X(RPS, "rps", "rps", \
+	  "RPS (Yu et al. 2019): workers average model blocks through a partitioned server") \
+	X(ALLREDUCE, "allreduce", "allreduce", "allreduce: the same exchange with gradients") \
+	X(SIGNUM, "signum", "signum", "signum (Bernstein et al. 2019): 1-bit signs, majority vote") \
+	X(JOINTSPAR, "jointspar", "jointspar", \
+	  "jointspar (Liu & Mozafari 2022): sampled layers, bandit-learned probabilities") \
+	CFG_SECTIONS_EXTRA(X)
+
+/* A build may add sections with -D'CFG_SECTIONS_EXTRA(X)=X(...)': the test of the lists
+ * (tests/lists_extra.test.sh) adds one and finds it in every list. */
+#ifndef CFG_SECTIONS_EXTRA
+#define CFG_SECTIONS_EXTRA(X)
+#endif
+
+#define CFG_SECTION_ENUM(id, ...) CFG_SECTION_##id,
+enum { CFG_SECTIONS(CFG_SECTION_ENUM) CFG_NSECTIONS };
+#undef CFG_SECTION_ENUM
+/* The names (cfg_sections), as shown and their intros, indexed by CFG_SECTION_*;
+ * cfg_sections is NULL-terminated. */
 extern const char *const cfg_sections[CFG_NSECTIONS + 1];
+extern const char *const cfg_section_shown[CFG_NSECTIONS];
+extern const char *const cfg_section_intro[CFG_NSECTIONS];
 /* The index of section name in cfg_sections, or -1. */
 int cfg_section_index(const char *name);
+/* Every section as shown, ", " between them and last before the last one: "run, net,
+ * link A-B, ..., jointspar" (last ", ") or "..., signum or jointspar" (last " or "). */
+void cfg_section_list(const char *last, char *buf, size_t n);
 
 /* Value names of each enum, indexed by the enum, NULL-terminated. */
 extern const char *const cfg_bool_names[], *const cfg_device_names[], *const cfg_notify_names[],

@@ -10,28 +10,6 @@
 #include "emu/cfg/cfg_loader.h"
 #include "emu/cfg/units.h"
 
-static const char *const intro[] = {
-	"the run: how many workers, the seed, where the output goes",
-	"the network model of every directed link, in netem's vocabulary",
-	("[link A-B] overrides the model of the directed link A -> B (worker ids); it takes "
-	 "the keys of [net]. A section may cover many links: [link 0-*] all links out of "
-	 "worker 0, [link *-3] all links into 3, [link 0-7 -> 8-15] each link from a worker "
-	 "of 0-7 to one of 8-15 (a side is an id, a range A-B or *; never a link i -> i). "
-	 "Per link and key, the section covering the fewest links that gives the key decides "
-	 "(* counts as more workers than any range), else [net]; two sections as specific "
-	 "that give one link different values of a key are refused"),
-	"training: algorithm, model, schedule, and how compute time is modelled",
-	("[worker A], [worker A-B] or [worker *] sets the compute model of those workers "
-	 "(stragglers). Per worker and key, the section naming the fewest workers that "
-	 "gives the key decides (* is the least specific), else the default; two sections "
-	 "as specific that give one worker different values of a key are refused"),
-	"the data set and how it is split among workers",
-	"RPS (Yu et al. 2019): workers average model blocks through a partitioned server",
-	"allreduce: the same exchange with gradients",
-	"signum (Bernstein et al. 2019): 1-bit signs, majority vote",
-	"jointspar (Liu & Mozafari 2022): sampled layers, bandit-learned probabilities",
-};
-
 /* Writes s as lines of at most width characters, each starting with prefix. */
 static void wrap(FILE *f, const char *prefix, const char *s, int width)
 {
@@ -306,12 +284,12 @@ int cfg_print_links(const struct cfg *c, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* A section by its name or as shown: "link" or "link A-B". */
 static int section_index(const char *section)
 {
-	if (!strcmp(section, "link A-B"))
-		return CFG_SECTION_LINK;
-	if (!strcmp(section, "worker A-B"))
-		return CFG_SECTION_WORKER;
+	for (int s = 0; s < CFG_NSECTIONS; s++)
+		if (!strcmp(cfg_section_shown[s], section))
+			return s;
 	return cfg_section_index(section);
 }
 
@@ -361,9 +339,8 @@ int cfg_help(FILE *f, const char *section)
 
 		if (section && s != only)
 			continue;
-		fprintf(f, "\n[%s]\n", !strcmp(sect, "link") ? "link A-B" :
-			!strcmp(sect, "worker") ? "worker A-B" : sect);
-		wrap(f, "  ", intro[s], 100);
+		fprintf(f, "\n[%s]\n", cfg_section_shown[s]);
+		wrap(f, "  ", cfg_section_intro[s], 100);
 		if (!strcmp(sect, "link"))
 			continue;
 		for (size_t i = 0; i < cfg_nkeys; i++) {
@@ -395,7 +372,8 @@ void cfg_help_markdown(FILE *f)
 		const char *sect = cfg_sections[s];
 
 		if (!strcmp(sect, "link")) {
-			fprintf(f, "| link A-B | (keys of net) | | | from [net] | | %s |\n", intro[s]);
+			fprintf(f, "| %s | (keys of net) | | | from [net] | | %s |\n",
+				cfg_section_shown[s], cfg_section_intro[s]);
 			continue;
 		}
 		for (size_t i = 0; i < cfg_nkeys; i++) {
@@ -405,7 +383,7 @@ void cfg_help_markdown(FILE *f)
 				continue;
 			cfg_key_range_text(k, range, sizeof(range));
 			fprintf(f, "| %s | `%s` | %s | %s | `%s` | %s | %s |\n",
-				!strcmp(sect, "worker") ? "worker A-B" : sect, k->name,
+				cfg_section_shown[s], k->name,
 				cfg_type_name(k->type), cfg_type_unit(k->type), def_text(k), range,
 				k->help);
 		}

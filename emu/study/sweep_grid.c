@@ -50,8 +50,10 @@ static const struct cfg_key *find_key(const char *arg, char *key, size_t n, char
 	snprintf(key, n, "%s.%s", kind, name);
 	kind[strcspn(kind, " \t")] = 0;
 	if (cfg_section_index(kind) < 0) {
-		snprintf(why, whylen, "unknown section '%s'; expected run, net, link A-B, "
-			 "train, worker A-B, data, rps, allreduce, signum or jointspar", kind);
+		char all[512];
+
+		cfg_section_list(" or ", all, sizeof(all));
+		snprintf(why, whylen, "unknown section '%.100s'; expected %.350s", kind, all);
 		return NULL;
 	}
 	k = cfg_key_find(kind, name);
