@@ -1,8 +1,11 @@
-/* emu/main.c — the command line: run, check, bench, compare, help.
+/* emu/main.c — the command line: the table of commands (dispatch, usage, help) and the
+ * table of benchmarks.
  * Exit codes: 0 ok, 1 a failed run, 2 usage or configuration error. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,28 +17,14 @@
 #include "emu/bench/bench.h"
 #include "emu/bench/bench_jointspar.h"
 #include "emu/commands.h"
+#include "emu/run/ckpt.h"
 #include "emu/run/events.h"
+#include "emu/run/label.h"
 #include "emu/run/plan.h"
 
 #ifndef EMU_VERSION
 #define EMU_VERSION "unknown"
 #endif
-
-static const char usage[] =
-	"usage: emu COMMAND [ARGS]\n"
-	"\n"
-	"  emu run FILE.ini [section.key=value ...]    run the experiment FILE.ini describes\n"
-	"  emu check FILE.ini [section.key=value ...]  print the resolved configuration\n"
-	"  emu sweep FILE.ini section.key=v1,v2 ...    a grid of runs, seeds (emu help sweep)\n"
-	"  emu bench net|nn|train|jointspar|limit [ARGS]  benchmarks (emu help bench)\n"
-	"  emu compare [--tol REL] A B                 two runs' CSVs, cell by cell\n"
-	"  emu help [run|check|sweep|bench|compare|keys|SECTION]  this text, or more about one topic\n"
-	"  emu help keys --names|--json                every key, for programs\n"
-	"  emu help presets                            the presets emu run NAME.ini finds\n"
-	"  emu --version\n"
-	"\n"
-	"Exit codes: 0 ok, 1 the run failed (compare: the runs differ), 2 usage or\n"
-	"configuration error.\n";
 
 static const char help_run[] =
 	"usage: emu run FILE.ini [section.key=value ...]\n"
@@ -66,15 +55,56 @@ static const char help_check[] =
 	"           (0->1 loss bernoulli 1% latency 50us ...), and the compute model of every\n"
 	"           worker that [worker ...] sections change\n";
 
-static const char help_bench[] =
-	"usage: emu bench net [ARGS]   rings, notification and exchange throughput\n"
-	"       emu bench nn [ARGS]    nn training step against PyTorch (on a GPU when one is usable)\n"
-	"       emu bench train [ARGS] harness overhead against the ideal\n"
-	"       emu bench jointspar    JointSpar's backward time against its layer budget (CSV)\n"
-	"       emu bench limit [ARGS] congestion loss of a queue limit against M/D/1/K (CSV)\n"
+/* emu help resume: the text around the list of what a resume may change, which is
+ * ckpt_resumable's (the list resume.c checks against). */
+static const char help_resume_head[] =
+	"usage: emu resume RUN [section.key=value ...]\n"
 	"\n"
-	"ARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its own help\n"
-	"for --help.\n";
+	"Continues the run in folder RUN from its latest complete checkpoint (RUN/ckpt/latest).\n"
+	"A run takes them with run.checkpoint_every = N (steps) or run.checkpoint_wall (wall\n"
+	"time), at a stop signal and at the end.  The resumed run's CSV logs are those of the\n"
+	"same run done in one go, byte for byte but for wall_s.\n"
+	"  emu run x.ini run.checkpoint_every=500      # ... Ctrl-C, a reboot, a kill -9\n"
+	"  emu resume runs/x                           # from the latest checkpoint\n"
+	"  emu resume runs/x train.epochs=200          # a finished run, made longer\n"
+	"\n"
+	"The configuration is RUN/config.ini with the overrides, which may change only what\n"
+	"does not change the run's past: ";
+static const char help_resume_tail[] =
+	"; run.output cannot change (the folder is RUN).  A checkpoint that is missing, "
+	"corrupt or of another configuration or worker count, an override that would change "
+	"the past, or a run with nothing left to run is refused with exit 2 before anything is "
+	"written: the folder stays as it was.  One host only: not across MPI ranks.  More in "
+	"the README, \"Checkpoint and resume\", and man emu.\n";
+
+/* Writes text from column col on, in lines of at most 86 characters: the resume help's
+ * paragraph holds a list kept elsewhere. */
+static void wrap_from(FILE *f, const char *text, int col)
+{
+	while (*text) {
+		int n = (int)strcspn(text, "\n"), room = 86 - col;
+
+		if (n > room) {
+			n = room;
+			while (n > 0 && text[n] != ' ')
+				n--;
+		}
+		fprintf(f, "%.*s\n", n, text);
+		text += n;
+		text += *text == ' ' || *text == '\n';
+		col = 0;
+	}
+}
+
+static void help_resume(FILE *f)
+{
+	char para[2048];
+	const char *last = strrchr(help_resume_head, '\n') + 1;
+
+	fprintf(f, "%.*s", (int)(last - help_resume_head), help_resume_head);
+	snprintf(para, sizeof(para), "%s%s%s", last, ckpt_resumable, help_resume_tail);
+	wrap_from(f, para, 0);
+}
 
 /* argv[file] is FILE.ini, or the name of a preset (emu/cfg/preset_path.h); the
  * overrides follow it. */
@@ -96,7 +126,7 @@ static int load(struct cfg *c, int argc, char **argv, int file)
 	if (found)	/* on stderr: emu check's stdout stays the configuration */
 		fprintf(stderr, "emu: using preset %s\n", path);
 	if (cfg_load_args(c, path, argc - file - 1, argv + file + 1, file + 1, err,
-			  sizeof(err))) {
+			  sizeof(err)) || label_expand(c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
@@ -119,43 +149,7 @@ static int help_keys_as(const char *opt)
 	return 0;
 }
 
-static int cmd_help(int argc, char **argv)
-{
-	const char *topic = argc > 2 ? argv[2] : NULL;
-
-	if (!topic) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	if (argc == 4 && !strcmp(topic, "keys") && help_keys_as(argv[3]) == 0)
-		return 0;
-	if (argc > 3) {
-		fprintf(stderr, "emu help: unexpected argument '%s'; expected emu help TOPIC "
-			"(or emu help keys --markdown|--names|--json)\n", argv[argc - 1]);
-		return 2;
-	}
-	if (!strcmp(topic, "run"))
-		fputs(help_run, stdout);
-	else if (!strcmp(topic, "check"))
-		fputs(help_check, stdout);
-	else if (!strcmp(topic, "bench"))
-		fputs(help_bench, stdout);
-	else if (!strcmp(topic, "sweep"))
-		fputs(help_sweep, stdout);
-	else if (!strcmp(topic, "compare"))
-		return cmd_compare(2, (char *[]){ "compare", "--help", NULL });
-	else if (!strcmp(topic, "presets"))
-		return preset_list(stdout) < 0;
-	else if (!strcmp(topic, "keys"))
-		cfg_help(stdout, NULL);
-	else if (cfg_help(stdout, topic)) {
-		fprintf(stderr, "emu help: unknown topic '%s'; expected run, check, sweep, bench, "
-			"compare, keys, presets or a section: run, net, link, train, worker, data, rps, "
-			"allreduce, signum, jointspar, event\n", topic);
-		return 2;
-	}
-	return 0;
-}
+static int cmd_help(int argc, char **argv);
 
 /* emu check / emu run: load the configuration, then print it or run it. */
 static int cmd_with_config(int argc, char **argv, int run)
@@ -194,31 +188,201 @@ static int cmd_with_config(int argc, char **argv, int run)
 	return r;
 }
 
+/* --- the benchmarks: one table drives emu bench, its help and its messages ------ */
+
+static int bench_jointspar_cmd(int argc, char **argv)
+{
+	if (argc > 1)
+		return bench_usage("jointspar", argv[1], "usage: emu bench jointspar\n  "
+				   "JointSpar's backward time against its layer budget, as CSV "
+				   "on stdout\n");
+	return bench_jointspar(stdout) < 0;
+}
+
+static const struct bench {
+	const char *name, *args, *what;
+	int (*run)(int argc, char **argv);	/* argv[0] is the benchmark's name */
+} benches[] = {
+	{ "net", "[ARGS]", "rings, notification and exchange throughput", bench_net },
+	{ "nn", "[ARGS]", "nn training step against PyTorch (on a GPU when one is usable)",
+	  bench_nn },
+	{ "train", "[ARGS]", "harness overhead against the ideal", bench_train },
+	{ "jointspar", "", "JointSpar's backward time against its layer budget (CSV)",
+	  bench_jointspar_cmd },
+	{ "limit", "[ARGS]", "congestion loss of a queue limit against M/D/1/K (CSV)",
+	  bench_limit },
+};
+#define NBENCHES (sizeof(benches) / sizeof(benches[0]))
+
+/* The benchmarks' names joined by sep: "net|nn|train|jointspar|limit". */
+static const char *bench_names(const char *sep, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NBENCHES && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? sep : "", benches[i].name);
+	return buf;
+}
+
+static void help_bench(FILE *f)
+{
+	char line[64];
+
+	for (size_t i = 0; i < NBENCHES; i++) {
+		snprintf(line, sizeof(line), "%s %s", benches[i].name, benches[i].args);
+		fprintf(f, "%s emu bench %-16s %s\n", i ? "      " : "usage:", line, benches[i].what);
+	}
+	fputs("\nARGS go to the benchmark (its argv[0] is the benchmark's name); each prints its "
+	      "own help\nfor --help.\n", f);
+}
+
 static int cmd_bench(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[2], "net"))
-		return bench_net(argc - 2, argv + 2);
-	if (argc >= 3 && !strcmp(argv[2], "nn"))
-		return bench_nn(argc - 2, argv + 2);
-	if (argc >= 3 && !strcmp(argv[2], "train"))
-		return bench_train(argc - 2, argv + 2);
-	if (argc >= 3 && !strcmp(argv[2], "limit"))
-		return bench_limit(argc - 2, argv + 2);
-	if (argc >= 3 && !strcmp(argv[2], "jointspar")) {
-		if (argc > 3)
-			return bench_usage("jointspar", argv[3], "usage: emu bench jointspar\n  "
-					   "JointSpar's backward time against its layer budget, as CSV "
-					   "on stdout\n");
-		return bench_jointspar(stdout) < 0;
-	}
+	char names[128];
+
+	for (size_t i = 0; argc >= 3 && i < NBENCHES; i++)
+		if (!strcmp(argv[2], benches[i].name))
+			return benches[i].run(argc - 2, argv + 2);
 	if (argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-		fputs(help_bench, stdout);
+		help_bench(stdout);
 		return 0;
 	}
-	fprintf(stderr, "emu bench: %s%s%s; expected emu bench net|nn|train|jointspar [ARGS]\n",
+	fprintf(stderr, "emu bench: %s%s%s; expected emu bench %s [ARGS]\n",
 		argc >= 3 ? "unknown benchmark '" : "missing benchmark",
-		argc >= 3 ? argv[2] : "", argc >= 3 ? "'" : "");
+		argc >= 3 ? argv[2] : "", argc >= 3 ? "'" : "", bench_names("|", names,
+									 sizeof(names)));
 	return 2;
+}
+
+/* --- the commands: one table drives dispatch, usage, help and their messages -------- */
+
+static int cmd_run_file(int argc, char **argv)
+{
+	return cmd_with_config(argc, argv, 1);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	return cmd_with_config(argc, argv, 0);
+}
+
+static int cmd_compare_args(int argc, char **argv)
+{
+	return cmd_compare(argc - 1, argv + 1);
+}
+
+static void help_text_run(FILE *f) { fputs(help_run, f); }
+static void help_text_check(FILE *f) { fputs(help_check, f); }
+static void help_text_sweep(FILE *f) { fputs(help_sweep, f); }
+static void help_text_compare(FILE *f) { cmd_compare(2, (char *[]){ "compare", "--help", NULL }); }
+static void usage(FILE *f);
+
+static const struct command {
+	const char *name;
+	const char *args;		/* the usage line after "emu NAME"; NULL: the benchmarks */
+	const char *what;		/* what it does, in the usage */
+	int (*run)(int argc, char **argv);	/* emu's argc and argv */
+	void (*help)(FILE *f);		/* emu help NAME, emu NAME --help */
+} commands[] = {
+	{ "run", "FILE.ini [section.key=value ...]", "run the experiment FILE.ini describes",
+	  cmd_run_file, help_text_run },
+	{ "resume", "RUN [section.key=value ...]", "continue a run from its latest checkpoint",
+	  cmd_resume, help_resume },
+	{ "check", "FILE.ini [section.key=value ...]", "print the resolved configuration",
+	  cmd_check, help_text_check },
+	{ "sweep", "FILE.ini section.key=v1,v2 ...", "a grid of runs, seeds (emu help sweep)",
+	  cmd_sweep, help_text_sweep },
+	{ "bench", NULL, "benchmarks (emu help bench)", cmd_bench, help_bench },
+	{ "compare", "[--tol REL] A B", "two runs' CSVs, cell by cell", cmd_compare_args,
+	  help_text_compare },
+	{ "help", "[COMMAND|keys|presets|SECTION]", "this text, or more about one topic",
+	  cmd_help, usage },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *command_find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* The commands' names, ", " between them and " or " before the last. */
+static const char *command_names(char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NCOMMANDS && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", !i ? "" :
+					i == NCOMMANDS - 1 ? " or " : ", ", commands[i].name);
+	return buf;
+}
+
+static void usage(FILE *f)
+{
+	char args[160], names[128];
+
+	fputs("usage: emu COMMAND [ARGS]\n\n", f);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const struct command *c = &commands[i];
+
+		if (c->args)
+			snprintf(args, sizeof(args), "%s %s", c->name, c->args);
+		else
+			snprintf(args, sizeof(args), "%s %s [ARGS]", c->name,
+				 bench_names("|", names, sizeof(names)));
+		fprintf(f, "  emu %-38s  %s\n", args, c->what);
+	}
+	fputs("  emu help keys --names|--json                every key, for programs\n"
+	      "  emu help presets                            the presets emu run NAME.ini finds\n"
+	      "  emu help --names                            every command, one a line\n"
+	      "  emu --version\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 the run failed (compare: the runs differ), 2 usage or\n"
+	      "configuration error.\n", f);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const char *topic = argc > 2 ? argv[2] : NULL;
+	const struct command *cmd = topic ? command_find(topic) : NULL;
+	char names[128], sections[512];
+
+	if (!topic) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(topic, "--names")) {
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			printf("%s\n", commands[i].name);
+		return 0;
+	}
+	if (argc == 4 && !strcmp(topic, "keys") && help_keys_as(argv[3]) == 0)
+		return 0;
+	if (argc > 3) {
+		fprintf(stderr, "emu help: unexpected argument '%s'; expected emu help TOPIC "
+			"(or emu help keys --markdown|--names|--json)\n", argv[argc - 1]);
+		return 2;
+	}
+	if (cmd) {	/* "run" is a command first; emu help keys shows the section */
+		cmd->help(stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "presets"))
+		return preset_list(stdout) < 0;
+	if (!strcmp(topic, "keys"))
+		cfg_help(stdout, NULL);
+	else if (cfg_help(stdout, topic)) {
+		cfg_section_list(", ", sections, sizeof(sections));
+		fprintf(stderr, "emu help: unknown topic '%s'; expected a command (%s), keys, "
+			"presets or a section (%s, event NAME)\n", topic,
+			command_names(names, sizeof(names)), sections);
+		return 2;
+	}
+	return 0;
 }
 
 /* OpenBLAS sizes its thread pool from OPENBLAS_NUM_THREADS when the library loads,
@@ -240,7 +404,8 @@ static void single_threaded_blas(char **argv)
  * would take its number, and progress meant for stderr would land in a CSV: each closed
  * one is held by /dev/null instead.  A reader that goes away (`| head -1`) or a file
  * size limit must not kill a run with its logs half-written: SIGPIPE and SIGXFSZ are
- * ignored, and the writes that fail say so. */
+ * ignored, and the writes that fail say so (stdout's reader gone excepted: see
+ * stdout_written). */
 static void safe_stdio(void)
 {
 	for (int fd = 0; fd <= 2; fd++)
@@ -255,12 +420,12 @@ static void safe_stdio(void)
 
 static int dispatch(int argc, char **argv)
 {
-	static const char *const cmds[] = { "run", "resume", "check", "sweep", "bench", "compare",
-					    "help" };
-	const char *near;
+	const char *cmds[NCOMMANDS], *near;
+	const struct command *cmd;
+	char names[128];
 
 	if (argc < 2) {
-		fputs(usage, stderr);
+		usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
@@ -269,36 +434,55 @@ static int dispatch(int argc, char **argv)
 		printf("emu %s\n", EMU_VERSION);
 		return 0;
 	}
-	if (!strcmp(argv[1], "run"))
-		return cmd_with_config(argc, argv, 1);
-	if (!strcmp(argv[1], "check"))
-		return cmd_with_config(argc, argv, 0);
-	if (!strcmp(argv[1], "resume"))
-		return cmd_resume(argc, argv);
-	if (!strcmp(argv[1], "sweep"))
-		return cmd_sweep(argc, argv);
-	if (!strcmp(argv[1], "bench"))
-		return cmd_bench(argc, argv);
-	if (!strcmp(argv[1], "compare"))
-		return cmd_compare(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "help"))
-		return cmd_help(argc, argv);
-	near = cfg_suggest(argv[1], cmds, sizeof(cmds) / sizeof(cmds[0]));
+	cmd = command_find(argv[1]);
+	if (cmd && argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+		cmd->help(stdout);
+		return 0;
+	}
+	if (cmd)
+		return cmd->run(argc, argv);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		cmds[i] = commands[i].name;
+	near = cfg_suggest(argv[1], cmds, NCOMMANDS);
 	if (near)
 		fprintf(stderr, "emu: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
 	else
-		fprintf(stderr, "emu: unknown command '%s'; expected run, check, sweep, bench, "
-			"compare or help (emu --help)\n", argv[1]);
+		fprintf(stderr, "emu: unknown command '%s'; expected %s (emu --help)\n", argv[1],
+			command_names(names, sizeof(names)));
 	return 2;
 }
 
-/* What went to stdout reached it, or the command fails (`emu check x.ini >/dev/full`). */
-static int stdout_written(void)
+/* Whether stdout is a pipe or socket whose reader has gone (POLLERR): by the time the
+ * failed write is found, errno may say something else. */
+static bool reader_gone(void)
+{
+	struct pollfd p = { .fd = 1, .events = POLLOUT };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+/* What went to stdout reached it, or the command fails (`emu check x.ini >/dev/full`).  A
+ * reader that stopped reading (`emu check x.ini | head -1`) is no error of emu's: as
+ * coreutils do, emu says nothing and ends by SIGPIPE (which it ignores while it works,
+ * safe_stdio), unless it failed anyway. */
+static int stdout_written(int r)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))
-		return 0;
+		return r;
+	if (errno == EPIPE || reader_gone()) {
+		if (r == 0) {
+			sigset_t pipe;
+
+			sigemptyset(&pipe);
+			sigaddset(&pipe, SIGPIPE);
+			signal(SIGPIPE, SIG_DFL);
+			sigprocmask(SIG_UNBLOCK, &pipe, NULL);
+			raise(SIGPIPE);
+		}
+		return r;
+	}
 	fprintf(stderr, "emu: stdout: %s\n", strerror(errno ? errno : EIO));
-	return -1;
+	return r ? r : 1;
 }
 
 int main(int argc, char **argv)
@@ -309,7 +493,5 @@ int main(int argc, char **argv)
 	single_threaded_blas(argv);
 	errno = 0;
 	r = dispatch(argc, argv);
-	if (stdout_written() < 0 && r == 0)
-		r = 1;
-	return r;
+	return stdout_written(r);
 }

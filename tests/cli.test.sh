@@ -34,16 +34,26 @@ for h in --help -h help; do
 	expect_rc 0 "emu $h" "$EMU" $h
 	grep -q '^usage: emu COMMAND' "$tmp/out" || fail "emu $h: no usage on stdout"
 done
-for topic in run check bench keys net link train worker jointspar; do
+for topic in run resume check sweep bench compare help keys net link train worker jointspar; do
 	expect_rc 0 "emu help $topic" "$EMU" help $topic
 	[ -s "$tmp/out" ] || fail "emu help $topic printed nothing"
 done
 # every subcommand answers --help on stdout and refuses an option it does not take
-for sub in run check bench "bench net" "bench nn" "bench train" "bench jointspar"; do
+# every command of `emu help --names` is in the usage and has a help of its own
+cmds=$("$EMU" help --names)
+[ "$(echo "$cmds" | wc -l)" -ge 7 ] && echo "$cmds" | grep -qx resume || fail "emu help --names: $cmds"
+for c in $cmds; do
+	"$EMU" --help | grep -q "^  emu $c " || fail "emu --help does not list $c"
+	"$EMU" help "$c" | grep -q "^usage: emu" || fail "emu help $c: no usage"
+done
+expect_rc 0 "emu help resume" "$EMU" help resume
+grep -q "run.checkpoint_every" "$tmp/out" && grep -q "run.stop_grace" "$tmp/out" ||
+	fail "emu help resume does not say how to checkpoint and what may change: $(cat "$tmp/out")"
+for sub in run resume check bench "bench net" "bench nn" "bench train" "bench jointspar"; do
 	# shellcheck disable=SC2086
 	expect_rc 0 "emu $sub --help" "$EMU" $sub --help
 	grep -q '^usage: emu' "$tmp/out" || fail "emu $sub --help: no usage on stdout: $(head -c 200 "$tmp/out")"
-	case "$sub" in run | check | bench) continue ;; esac	# (bench --bogus: unknown benchmark)
+	case "$sub" in run | resume | check | bench) continue ;; esac	# (bench --bogus: unknown benchmark)
 	# shellcheck disable=SC2086
 	expect_rc 2 "emu $sub --bogus" "$EMU" $sub --bogus
 	grep -q "^emu $sub: unknown option '--bogus'" "$tmp/err" || fail "emu $sub --bogus said: $(head -c 200 "$tmp/err")"
@@ -62,11 +72,15 @@ grep -q "^bogus.ini: cannot open: .*looked in the current folder ($tmp), then th
 	fail "emu bench train bogus.ini said: $(head -c 300 "$tmp/err")"
 [ -s "$tmp/out" ] && fail "emu bench train bogus.ini ran: $(head -c 100 "$tmp/out")"
 expect_rc 2 "emu help bogus" "$EMU" help bogus
-grep -q "unknown topic 'bogus'" "$tmp/err" || fail "emu help bogus: $(cat "$tmp/err")"
+[ "$(cat "$tmp/err")" = "emu help: unknown topic 'bogus'; expected a command (run, resume, check, sweep, bench, compare or help), keys, presets or a section (run, net, link A-B, train, worker A-B, data, rps, allreduce, signum, jointspar, event NAME)" ] ||
+	fail "emu help bogus: $(cat "$tmp/err")"
+expect_rc 2 "emu bench bogus" "$EMU" bench bogus
+[ "$(cat "$tmp/err")" = "emu bench: unknown benchmark 'bogus'; expected emu bench net|nn|train|jointspar|limit [ARGS]" ] ||
+	fail "emu bench bogus: $(cat "$tmp/err")"
 expect_rc 2 "emu (no command)" "$EMU"
 grep -q '^usage:' "$tmp/err" || fail "emu without arguments: no usage on stderr"
 expect_rc 2 "unknown command" "$EMU" frobnicate
-[ "$(cat "$tmp/err")" = "emu: unknown command 'frobnicate'; expected run, check, sweep, bench, compare or help (emu --help)" ] ||
+[ "$(cat "$tmp/err")" = "emu: unknown command 'frobnicate'; expected run, resume, check, sweep, bench, compare or help (emu --help)" ] ||
 	fail "unknown command: $(cat "$tmp/err")"
 expect_rc 2 "near command" "$EMU" chek x.ini
 [ "$(cat "$tmp/err")" = "emu: unknown command 'chek'; did you mean 'check'?" ] || fail "chek: $(cat "$tmp/err")"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "emu/commands.h"
+#include "emu/run/label.h"
 #include "emu/run/rundir.h"
 #include "emu/run/supervisor.h"
 #include "nn/infile.h"
@@ -133,7 +134,8 @@ static int same_config(struct sweeper *w, long r, const char *dir, char *err, si
 	size_t len = 0;
 	FILE *f;
 
-	if (nargs < 0 || cfg_load(w->cfg, w->s.file, nargs, w->argv, msg, sizeof(msg)))
+	if (nargs < 0 || cfg_load(w->cfg, w->s.file, nargs, w->argv, msg, sizeof(msg)) ||
+	    label_expand(w->cfg, msg, sizeof(msg)) < 0)	/* as the run writes it */
 		return 1;
 	f = open_memstream(&want, &len);
 	if (!f)
@@ -358,15 +360,18 @@ static int run_all(struct sweeper *w)
 	return rc;
 }
 
-/* Every run's configuration loads: an axis value its key refuses (train.lr=-1) stops
- * the sweep before anything runs or is made, with the run and the reason.  0 or 2. */
+/* Every run's configuration loads and its run.label template expands (emu/run/label.h:
+ * each run gets its own values): an axis value its key refuses (train.lr=-1) or a
+ * template that names no key stops the sweep before anything runs or is made, with the
+ * run and the reason.  0 or 2. */
 static int check_runs(struct sweeper *w, char *err, size_t n)
 {
 	for (long r = 0; r < w->s.nruns; r++) {
 		char dir[CFG_STR], msg[2048];
 		int nargs = sweep_run_args(&w->s, r, w->argv, w->store, sizeof(w->store));
 
-		if (nargs >= 0 && !cfg_load(w->cfg, w->s.file, nargs, w->argv, msg, sizeof(msg)))
+		if (nargs >= 0 && !cfg_load(w->cfg, w->s.file, nargs, w->argv, msg, sizeof(msg)) &&
+		    !label_expand(w->cfg, msg, sizeof(msg)))
 			continue;
 		sweep_run_dir(&w->s, r, dir, sizeof(dir));
 		snprintf(err, n, "emu sweep: %s: %s", dir, nargs < 0 ? "its arguments do not fit" :
