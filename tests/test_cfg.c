@@ -1154,6 +1154,70 @@ static void test_timeout_earliest(void **state)
 	assert_int_equal(load_with(lat, "net.timeout=4999999ns", err, sizeof(err)), -EINVAL);
 }
 
+/* A file's errors are listed together, in the order of the input (file, then arguments),
+ * then counted; what does not fit in err is counted as not shown; a fault after which
+ * nothing can be read (a NUL byte) ends the list. */
+static void test_error_list(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	char err[2048], small[200], *lines[8], *save = NULL;
+	int n = 0;
+
+	assert_int_equal(load_text(c, "[net]\nlatency = 5\n[train]\nbatch = 0\n", 2,
+				   (char *[]){ "net.loss=x", "train.lr=0.5" }, err, sizeof(err)),
+			 -EINVAL);
+	for (char *p = strtok_r(err, "\n", &save); p && n < 8; p = strtok_r(NULL, "\n", &save))
+		lines[n++] = p;
+	assert_int_equal(n, 4);
+	assert_non_null(strstr(lines[0], ":2: net.latency: missing unit"));
+	assert_non_null(strstr(lines[1], ":4: train.batch: 0 is out of range"));
+	assert_string_equal(lines[2], "argument 1 (net.loss=x): unknown value 'x'; expected one "
+			    "of none, bernoulli, gilbert, state");
+	assert_string_equal(lines[3], "3 errors");
+
+	/* one error: the message alone, no count */
+	assert_int_equal(load_text(c, "[net]\nlatency = 5\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(strchr(err, '\n'));
+
+	/* a small buffer: the first error (cut), then the count of those not shown */
+	assert_int_equal(load_text(c, "[net]\nlatency = 5\njitter = 5\nloss = x\n", 0, NULL,
+				   small, sizeof(small)), -EINVAL);
+	assert_non_null(strstr(small, ":2: net.latency: "));
+	assert_non_null(strstr(small, "\n3 errors (2 not shown)"));
+
+	/* the checks across keys list their faults too (and only once every line is read) */
+	assert_int_equal(load_text(c, "[net]\ntransport = reliable\nrto = 10ms\nrto_max = 5ms\n"
+				   "[run]\nworkers = 2\n[signum]\nadversaries = 2\n", 0, NULL,
+				   err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":4: net.rto = 10ms exceeds net.rto_max = 5ms"));
+	assert_non_null(strstr(err, ":8: signum.adversaries = 2 with run.workers = 2"));
+	assert_non_null(strstr(err, "\n2 errors"));
+	assert_int_equal(load_text(c, "[net]\ntransport = reliable\nrto = 10ms\nrto_max = 5ms\n"
+				   "latency = 5\n", 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_null(strchr(err, '\n'));
+	assert_non_null(strstr(err, ":5: net.latency: missing unit"));
+
+	/* a NUL byte: nothing after it is read */
+	assert_int_equal(load_text(c, "[net]\nlatency = 5\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
+	{
+		char path[256];
+		FILE *f;
+
+		write_file(path, sizeof(path), "");
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fwrite("[net]\nla\0x = 1\nlatency = 5\n", 1, 29, f);
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(cfg_load(c, path, 0, NULL, err, sizeof(err)), -EINVAL);
+		unlink(path);
+		assert_non_null(strstr(err, ":2: NUL byte in line"));
+		assert_null(strchr(err, '\n'));
+	}
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1172,6 +1236,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_random),
 		cmocka_unit_test(test_key_ranges),
 		cmocka_unit_test(test_timeout_earliest),
+		cmocka_unit_test(test_error_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

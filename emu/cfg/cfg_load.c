@@ -1,5 +1,8 @@
-/* emu/cfg/cfg_load.c — INI file + command-line overrides -> struct cfg, with one message
- * naming file and line for the first thing that is wrong.
+/* emu/cfg/cfg_load.c — INI file + command-line overrides -> struct cfg, with a message
+ * naming file and line for each thing that is wrong, listed together as a compiler lists
+ * them (up to CFG_MAX_ERRORS, then "N errors").  A line that is refused is skipped and
+ * reading goes on; the keys of a refused section header are skipped; the checks across
+ * keys (cfg_validate) run once every line was read without error.
  *
  * Debian's inih 55 hands the handler no line number, has a 200-byte line buffer that
  * silently splits longer lines, and treats an indented line as the continuation of
@@ -16,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "emu/cfg/cfg_keys.h"
+#include "emu/cfg/cfg_sections.h"
 #include "emu/net/net.h"
 #include "emu/net/xchg.h"
 
@@ -29,21 +33,120 @@ static size_t loc_prefix(const struct loader *L, loc_t loc, char *buf, size_t n)
 	return (size_t)snprintf(buf, n, "argument %d (%s): ", -loc, L->args[-loc - L->argbase]);
 }
 
+/* Room kept at the end of L->err for the count line ("20 errors; ..."). */
+#define SUMMARY_ROOM 96
+
+/* Whether line is in the list already (a check that meets the same fault twice). */
+static bool listed(const struct loader *L, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = L->err; (p = strstr(p, line)); p++)
+		if ((p == L->err || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}
+
+/* One error line into the list: what fits in L->err, less the room of the count. */
+static int add_error(struct loader *L, loc_t loc, const char *fmt, va_list ap)
+{
+	char line[2048];
+	size_t len, used;
+
+	if (L->stop || !L->errlen)
+		return L->failed = 1, -EINVAL;
+	L->failed = 1;
+	len = loc_prefix(L, loc, line, sizeof(line));
+	if (len < sizeof(line))
+		vsnprintf(line + len, sizeof(line) - len, fmt, ap);
+	if (listed(L, line))
+		return -EINVAL;
+	if (L->nerr == CFG_MAX_ERRORS) {
+		L->truncated = 1;
+		L->stop = 1;
+		return -EINVAL;
+	}
+	L->nerr++;
+	used = strlen(L->err);
+	if (!used) {		/* the first error is always shown, cut if it must be */
+		snprintf(L->err, L->errlen > SUMMARY_ROOM * 2 ? L->errlen - SUMMARY_ROOM :
+			 L->errlen, "%s", line);
+		L->shown_loc[L->nshown++] = loc;
+	} else if (used + 1 + strlen(line) + SUMMARY_ROOM < L->errlen) {
+		snprintf(L->err + used, L->errlen - used, "\n%s", line);
+		L->shown_loc[L->nshown++] = loc;
+	}
+	return -EINVAL;
+}
+
 int cfg_fail(struct loader *L, loc_t loc, const char *fmt, ...)
 {
 	va_list ap;
-	size_t len;
 
-	if (L->failed)
-		return -EINVAL;
-	L->failed = 1;
-	len = loc_prefix(L, loc, L->err, L->errlen);
-	if (len < L->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(L->err + len, L->errlen - len, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	add_error(L, loc, fmt, ap);
+	va_end(ap);
 	return -EINVAL;
+}
+
+int cfg_fail_stop(struct loader *L, loc_t loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_error(L, loc, fmt, ap);
+	va_end(ap);
+	L->stop = 1;
+	return -EINVAL;
+}
+
+static long loc_order(loc_t loc);
+
+/* The errors in the order of the input (file lines, then arguments), as a compiler
+ * lists them; the checks find them in another order. */
+static void sort_errors(struct loader *L)
+{
+	char *copy = strdup(L->err), *line[CFG_MAX_ERRORS], *save = NULL;
+	int order[CFG_MAX_ERRORS], n = 0;
+	size_t used = 0;
+
+	if (!copy)
+		return;		/* the list stays in the order found */
+	for (char *p = strtok_r(copy, "\n", &save); p && n < L->nshown;
+	     p = strtok_r(NULL, "\n", &save))
+		line[n++] = p;
+	for (int i = 0; i < n; i++) {	/* insertion: stable, and n <= 20 */
+		int j = i;
+
+		for (; j > 0 && loc_order(L->shown_loc[order[j - 1]]) >
+				loc_order(L->shown_loc[i]); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (int i = 0; i < n && used < L->errlen; i++)
+		used += (size_t)snprintf(L->err + used, L->errlen - used, "%s%s", i ? "\n" : "",
+					 line[order[i]]);
+	free(copy);
+}
+
+/* The count after a list of several errors, as a compiler ends one. */
+static void end_errors(struct loader *L)
+{
+	size_t used;
+
+	if (L->nerr < 2)
+		return;
+	sort_errors(L);
+	used = strlen(L->err);
+	if (used + 2 >= L->errlen)
+		return;
+	used += (size_t)snprintf(L->err + used, L->errlen - used, "\n%d errors", L->nerr);
+	if (L->nshown < L->nerr && used < L->errlen)
+		used += (size_t)snprintf(L->err + used, L->errlen - used, " (%d not shown)",
+					 L->nerr - L->nshown);
+	if (L->truncated && used < L->errlen)
+		snprintf(L->err + used, L->errlen - used, "; stopped at %d: fix these and check "
+			 "again", CFG_MAX_ERRORS);
 }
 
 void cfg_warn(struct loader *L, loc_t loc, const char *fmt, ...)
@@ -240,9 +343,8 @@ static int open_worker(struct loader *L, const char *name, loc_t loc)
 /* Makes name the current section; from the file, a repeated section is an error. */
 static int open_section(struct loader *L, const char *name, loc_t loc)
 {
-	static const char expect[] = "expected one of run, net, link A-B, train, worker A-B, "
-				     "data, rps, allreduce, signum, jointspar, event NAME";
 	int s = sect_index(name);
+	char all[256];
 
 	if (s != SECT_NONE) {
 		if (loc > 0 && L->sect_loc[s] > 0)
@@ -263,7 +365,8 @@ static int open_section(struct loader *L, const char *name, loc_t loc)
 
 	if (near && strcmp(near, "link") && strcmp(near, "worker"))
 		return cfg_fail(L, loc, "unknown section [%s]; did you mean [%s]?", name, near);
-	return cfg_fail(L, loc, "unknown section [%s]; %s", name, expect);
+	cfg_sections_expected(all, sizeof(all));
+	return cfg_fail(L, loc, "unknown section [%s]; expected one of %s", name, all);
 }
 
 static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char *name)
@@ -366,7 +469,7 @@ static int key_chars_ok(const char *s)
 
 /* The next line into L->buf (without its newline), at most LINE_CAP bytes: its length,
  * or -1 at the end of the file, or -2 after reporting what is wrong (a read error, a NUL
- * byte, a line or a file too long). */
+ * byte, a line or a file too long: nothing after it is read). */
 static ssize_t next_line(struct loader *L)
 {
 	size_t len = 0;
@@ -375,17 +478,17 @@ static ssize_t next_line(struct loader *L)
 	errno = 0;
 	while ((ch = getc(L->f)) != EOF && ch != '\n') {
 		if (++L->total > FILE_CAP)
-			return cfg_fail(L, L->lineno + 1, "the file goes on past %d KiB; expected an emu "
+			return cfg_fail_stop(L, L->lineno + 1, "the file goes on past %d KiB; expected an emu "
 				    "configuration (a few KiB)", FILE_CAP >> 10), -2;
 		if (ch == 0)
-			return cfg_fail(L, L->lineno + 1, "NUL byte in line; expected text"), -2;
+			return cfg_fail_stop(L, L->lineno + 1, "NUL byte in line; expected text"), -2;
 		if (len == LINE_CAP)
-			return cfg_fail(L, L->lineno + 1, "line is over %d characters long; expected at "
+			return cfg_fail_stop(L, L->lineno + 1, "line is over %d characters long; expected at "
 				    "most 197 (inih's line limit)", LINE_CAP), -2;
 		L->buf[len++] = (char)ch;
 	}
 	if (ch == EOF && ferror(L->f))
-		return cfg_fail(L, L->lineno + 1, "cannot read: %s", strerror(errno ? errno : EIO)), -2;
+		return cfg_fail_stop(L, L->lineno + 1, "cannot read: %s", strerror(errno ? errno : EIO)), -2;
 	if (ch == EOF && len == 0)
 		return -1;
 	L->total++;
@@ -393,14 +496,83 @@ static ssize_t next_line(struct loader *L)
 	return (ssize_t)len;
 }
 
+/* A line refused after its error: inih gets an empty line and reading goes on, so that
+ * the errors of later lines are listed too. */
+static char *skip_line(char *str, int num)
+{
+	snprintf(str, (size_t)num, "\n");
+	return str;
+}
+
+/* A section header at p (trimmed, starting with '['): the line inih gets.  A refused
+ * header skips the keys of its section (their errors would only repeat it). */
+static char *header_line(struct loader *L, char *p, char *str, int num)
+{
+	char *end = strchr(p, ']');
+
+	L->sect = SECT_SKIP;
+	if (!end) {
+		cfg_fail(L, L->lineno, "unterminated section header '%s'; expected [name]", p);
+		return skip_line(str, num);
+	}
+	*end = 0;
+	strip_comment(end + 1);
+	if (*trim(end + 1)) {
+		cfg_fail(L, L->lineno, "text after section header [%s]; expected nothing or a "
+			 "comment", trim(p + 1));
+		return skip_line(str, num);
+	}
+	p = trim(p + 1);
+	if (open_section(L, p, L->lineno)) {
+		L->sect = SECT_SKIP;
+		return skip_line(str, num);
+	}
+	snprintf(str, (size_t)num, "[%s]\n",
+		 L->sect == SECT_EVENT ? "event" : cfg_sections[L->sect]);
+	return str;
+}
+
+/* A key = value line at p (trimmed, no comment): the line inih gets. */
+static char *key_line(struct loader *L, char *p, char *str, int num)
+{
+	char *eq = strchr(p, '=');
+
+	if (!eq) {
+		cfg_fail(L, L->lineno, "'%s' is not a setting; expected key = value, [section] or a "
+			 "comment", trim(p));
+		return skip_line(str, num);
+	}
+	*eq = 0;
+	if (strpbrk(eq + 1, "#;")) {
+		/* inih would cut the value at " ;" even inside quotes: refuse, never truncate */
+		cfg_fail(L, L->lineno, "'%c' inside the value of '%s'; expected no '#' or ';' in "
+			 "values (they start comments)", *strpbrk(eq + 1, "#;"), trim(p));
+		return skip_line(str, num);
+	}
+	if (!key_chars_ok(trim(p))) {
+		cfg_fail(L, L->lineno, "malformed key '%s'; expected a name of letters, digits and _",
+			 trim(p));
+		return skip_line(str, num);
+	}
+	if (L->sect == SECT_NONE) {
+		/* once: the keys that follow are outside any section too */
+		cfg_fail(L, L->lineno, "key '%s' outside any section; expected a [section] line "
+			 "before it", trim(p));
+		L->sect = SECT_SKIP;
+		return skip_line(str, num);
+	}
+	snprintf(str, (size_t)num, "%s = %s\n", trim(p), trim(eq + 1));
+	return str;
+}
+
 /* inih's fgets: one cleaned line into str (at most num bytes), NULL to stop. */
 static char *ld_read(char *str, int num, void *user)
 {
 	struct loader *L = user;
 	ssize_t len;
-	char *p, *eq, *end;
+	char *p;
 
-	if (L->failed)
+	if (L->stop)
 		return NULL;
 	len = next_line(L);
 	if (len < 0)
@@ -410,70 +582,30 @@ static char *ld_read(char *str, int num, void *user)
 		L->buf[--len] = 0;
 	if (len + 3 > num) {
 		cfg_fail(L, L->lineno, "line is %zd characters long; expected at most %d (inih's line "
-		     "limit)", len, num - 3);
-		return NULL;
+			 "limit)", len, num - 3);
+		return skip_line(str, num);
 	}
 	p = L->buf;
 	if (L->lineno == 1 && !strncmp(p, "\xef\xbb\xbf", 3))
 		p += 3;
 	p = trim(p);
-	if (!*p || *p == '#' || *p == ';') {
-		snprintf(str, (size_t)num, "\n");
-		return str;
-	}
-	if (*p == '[') {
-		end = strchr(p, ']');
-		if (!end) {
-			cfg_fail(L, L->lineno, "unterminated section header '%s'; expected [name]", p);
-			return NULL;
-		}
-		*end = 0;
-		strip_comment(end + 1);
-		if (*trim(end + 1)) {
-			cfg_fail(L, L->lineno, "text after section header [%s]; expected nothing or a "
-			     "comment", trim(p + 1));
-			return NULL;
-		}
-		p = trim(p + 1);
-		if (open_section(L, p, L->lineno))
-			return NULL;
-		snprintf(str, (size_t)num, "[%s]\n",
-			 L->sect == SECT_EVENT ? "event" : cfg_sections[L->sect]);
-		return str;
-	}
+	if (!*p || *p == '#' || *p == ';')
+		return skip_line(str, num);
+	if (*p == '[')
+		return header_line(L, p, str, num);
 	strip_comment(p);
-	eq = strchr(p, '=');
-	if (!eq) {
-		cfg_fail(L, L->lineno, "'%s' is not a setting; expected key = value, [section] or a "
-		     "comment", trim(p));
-		return NULL;
-	}
-	*eq = 0;
-	if (strpbrk(eq + 1, "#;")) {
-		/* inih would cut the value at " ;" even inside quotes: refuse, never truncate */
-		cfg_fail(L, L->lineno, "'%c' inside the value of '%s'; expected no '#' or ';' in values "
-		     "(they start comments)", *strpbrk(eq + 1, "#;"), trim(p));
-		return NULL;
-	}
-	if (!key_chars_ok(trim(p))) {
-		cfg_fail(L, L->lineno, "malformed key '%s'; expected a name of letters, digits and _",
-		     trim(p));
-		return NULL;
-	}
-	if (L->sect == SECT_NONE) {
-		cfg_fail(L, L->lineno, "key '%s' outside any section; expected a [section] line "
-		     "before it", trim(p));
-		return NULL;
-	}
-	snprintf(str, (size_t)num, "%s = %s\n", trim(p), trim(eq + 1));
-	return str;
+	return key_line(L, p, str, num);
 }
 
+/* Every key line inih splits; errors are listed by set_key, so inih is never told of one
+ * (it would report the line again). */
 static int ld_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct loader *L = user;
 
-	return !L->failed && set_key(L, L->lineno, name, value) == 0;
+	if (!L->stop && L->sect != SECT_SKIP && L->sect != SECT_NONE)
+		set_key(L, L->lineno, name, value);
+	return 1;
 }
 
 static int apply_override(struct loader *L, int i)
@@ -556,6 +688,8 @@ int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const o
 	snprintf(c->path, sizeof(c->path), "%.*s", (int)sizeof(c->path) - 1, path);
 	*L = (struct loader){ .c = c, .path = path, .sect = SECT_NONE, .args = overrides,
 			      .argbase = argbase, .err = err, .errlen = errlen };
+	if (errlen)
+		err[0] = 0;	/* the list of errors grows from here */
 	/* never block: a FIFO would wait for a writer, so it is refused before the open */
 	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		snprintf(err, errlen, "%s: cannot read: a %s, not a file", path,
@@ -582,11 +716,14 @@ int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const o
 	}
 	if (r > 0)	/* inih refused a line the reader passed: a bug of ours, still report it */
 		cfg_fail(L, r, "cannot parse this line; expected key = value or [section]");
-	for (int i = 0; i < noverrides && !L->failed; i++)
+	for (int i = 0; i < noverrides && !L->stop; i++)
 		apply_override(L, i);
 	cfg_resolve_net(&c->net, c->net_set);
+	/* the checks across keys only once every value was read: a value refused above
+	 * stands at its default, and a check of it would report what was never written */
 	if (!L->failed)
 		cfg_validate(L);
+	end_errors(L);
 	memcpy(c->key_loc, L->key_loc, sizeof(L->key_loc));
 	r = L->failed ? -EINVAL : 0;
 out:

@@ -15,6 +15,9 @@
 #define SECT_LINK CFG_SECTION_LINK
 #define SECT_WORKER CFG_SECTION_WORKER
 #define SECT_EVENT (-2)		/* an [event NAME] section: L->ev */
+#define SECT_SKIP (-3)		/* after a refused section header: its keys are skipped */
+/* A file's errors are listed together, as a compiler lists them, up to this many. */
+#define CFG_MAX_ERRORS 20
 /* Input that never ends (/dev/zero, a 1 GB line) is refused within these: a line is
  * read into LINE_CAP bytes at most (longer ones are errors anyway), a file into
  * FILE_CAP (an emu configuration is a few KiB). */
@@ -45,14 +48,24 @@ struct loader {
 	loc_t ev_key_loc[CFG_MAX_EVENTS][CFG_NEVK];
 	char *const *args;
 	int argbase;
-	char *err;
+	char *err;			/* the errors, one a line (cfg_fail) */
 	size_t errlen;
-	int failed;
+	int failed;			/* an error was found */
+	int stop;			/* reading cannot go on (or the list is full) */
+	int nerr;			/* errors found */
+	int nshown;			/* of them, those that fit in err */
+	loc_t shown_loc[CFG_MAX_ERRORS];	/* where each of those is: the list's order */
+	int truncated;			/* more than CFG_MAX_ERRORS: the list stops there */
 };
 
 
-/* Reports the first error, at loc ("FILE:LINE: " or "argument N (...): "); -EINVAL. */
+/* Adds an error at loc ("FILE:LINE: " or "argument N (...): ") to the list in L->err,
+ * one a line (the same line twice is listed once); -EINVAL.  After CFG_MAX_ERRORS the
+ * list is full and L->stop is set. */
 int cfg_fail(struct loader *L, loc_t loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* An error after which nothing more is read (an unreadable file, out of memory). */
+int cfg_fail_stop(struct loader *L, loc_t loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Adds a warning line at loc to c->warnings (the run goes on). */
 void cfg_warn(struct loader *L, loc_t loc, const char *fmt, ...)

@@ -1,6 +1,6 @@
 /* emu/cfg/cfg_validate.c — the checks across keys, once the file and the overrides are
  * read: what no single key can say.  Errors for what cannot work (a loss parameter under
- * loss = none, a timeout no unit can meet),
+ * loss = none, a timeout no unit can meet), each reported (cfg_fail lists them),
  * warnings for keys given a value that has no effect in the resolved configuration.
  * Following netem, a loss probability given without a loss model means Bernoulli loss.
  */
@@ -73,6 +73,8 @@ static int check_exits(struct loader *L, const struct scope *s)
 		{ CFG_NETK_p31, CFG_NETK_p32, n->p31, n->p32 },
 	};
 
+	int r = 0;
+
 	if (n->loss != LOSS_STATE)
 		return 0;
 	for (int i = 0; i < 2; i++) {
@@ -80,7 +82,7 @@ static int check_exits(struct loader *L, const struct scope *s)
 
 		if (pair[i].pa + pair[i].pb <= 1.0)
 			continue;
-		return cfg_fail(L, cfg_loc_later(cfg_loc_later(scope_loc(L, s, pair[i].a),
+		r = cfg_fail(L, cfg_loc_later(cfg_loc_later(scope_loc(L, s, pair[i].a),
 							       L->key_loc[pair[i].a]),
 						 cfg_loc_later(scope_loc(L, s, pair[i].b),
 							       L->key_loc[pair[i].b])),
@@ -88,7 +90,7 @@ static int check_exits(struct loader *L, const struct scope *s)
 				"state of the 4-state loss model)", s->label, a, s->label, b,
 				pair[i].pa + pair[i].pb);
 	}
-	return 0;
+	return r;
 }
 
 static bool is_loss_param(int k)
@@ -310,6 +312,8 @@ static int loss_under_none(struct loader *L, const struct scope *s, int k)
 /* The keys [net] gives that cannot act: errors and warnings as loss_under_none says. */
 static int check_net_effects(struct loader *L, const struct linktab *t, const struct scope *s)
 {
+	int r = 0;
+
 	for (int k = 0; k < CFG_NNET; k++) {
 		const char *needs;
 		char val[64];
@@ -319,13 +323,15 @@ static int check_net_effects(struct loader *L, const struct linktab *t, const st
 		needs = net_default_needs(t, s, k);
 		if (!needs)
 			continue;
-		if (is_loss_param(k) && s->n.loss == LOSS_NONE)
-			return loss_under_none(L, s, k);
+		if (is_loss_param(k) && s->n.loss == LOSS_NONE) {
+			r = loss_under_none(L, s, k);
+			continue;
+		}
 		cfg_key_format(&cfg_keys[k], &s->n, val, sizeof(val));
 		cfg_warn(L, scope_loc(L, s, k), "%s.%s = %s has no effect: it acts only with %s",
 			 s->label, cfg_keys[k].name, val, needs);
 	}
-	return 0;
+	return r;
 }
 
 /* A key that link section s->link gives but that decides no link. */
@@ -355,6 +361,8 @@ static void warn_overridden(struct loader *L, const struct scope *s, int k)
  * a loss parameter under loss = none on any of them is an error, the rest warnings. */
 static int check_link_effects(struct loader *L, const struct linktab *t, struct scope *s)
 {
+	int err = 0;
+
 	for (int k = 0; k < CFG_NNET; k++) {
 		const struct resolved *rep = NULL, *none = NULL;
 		bool decides = false, acts = false;
@@ -387,15 +395,17 @@ static int check_link_effects(struct loader *L, const struct linktab *t, struct 
 			s->n = (none ? none : rep)->n;
 			s->win = (none ? none : rep)->win;
 		}
-		if (none)
-			return loss_under_none(L, s, k);
+		if (none) {
+			err = loss_under_none(L, s, k);
+			continue;
+		}
 		if (acts || !rep)
 			continue;
 		cfg_key_format(&cfg_keys[k], &s->n, val, sizeof(val));
 		cfg_warn(L, scope_loc(L, s, k), "%s.%s = %s has no effect: it acts only with %s",
 			 s->label, cfg_keys[k].name, val, net_key_needs(&s->n, k));
 	}
-	return 0;
+	return err;
 }
 
 /* tc's rules for reorder (iproute2 q_netem.c, netem_parse_opt): reordering needs a delay
@@ -460,12 +470,16 @@ static int check_link_model(struct loader *L, const struct scope *s)
 {
 	const struct net_cfg *n = &s->n;
 	char a[32], b[32];
+	int r = 0;
 
+	/* independent faults, each reported */
 	if (check_rto(L, n, s->label, scope_loc(L, s, CFG_NETK_rto),
-		      scope_loc(L, s, CFG_NETK_rto_max)) ||
-	    check_exits(L, s) ||
-	    check_reorder(L, s))
-		return -EINVAL;
+		      scope_loc(L, s, CFG_NETK_rto_max)))
+		r = -EINVAL;
+	if (check_exits(L, s))
+		r = -EINVAL;
+	if (check_reorder(L, s))
+		r = -EINVAL;
 	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout < cfg_earliest_delay(n)) {
 		char e[32], how[160];
 
@@ -488,7 +502,7 @@ static int check_link_model(struct loader *L, const struct scope *s)
 				"unit could arrive; expected timeout >= %s", s->label, a, e,
 				s->label, b, how, e);
 	}
-	return 0;
+	return r;
 }
 
 int cfg_check_event_model(struct loader *L, const char *label, int src, int dst,
@@ -508,26 +522,34 @@ static int check_links(struct loader *L, const struct linktab *t)
 {
 	const struct cfg *c = L->c;
 	struct scope s = { .label = "net", .link = -1, .given = c->net_set, .n = c->net };
+	bool net_ok;
+	int r = 0;
 
 	cfg_resolve_net(&s.n, c->net_set);
-	if (check_link_model(L, &s) || check_net_effects(L, t, &s))
-		return -EINVAL;
+	net_ok = check_link_model(L, &s) == 0;
+	if (!net_ok || check_net_effects(L, t, &s))
+		r = -EINVAL;
 	for (int i = 0; i < c->nlinks; i++) {
 		s.link = i;
 		s.given = c->links[i].set;
+		s.win = NULL;
 		cfg_link_name(&c->links[i], s.label, sizeof(s.label));
-		for (int j = 0; j < t->n; j++) {
+		/* a section's links share their faults: the first link's are its own; and where
+		 * [net]'s model failed, a section would only repeat what it inherits */
+		for (int j = 0; j < t->n && net_ok; j++) {
 			if (t->r[j].owner != i)
 				continue;
 			s.win = t->r[j].win;
 			s.n = t->r[j].n;
-			if (check_link_model(L, &s))
-				return -EINVAL;
+			if (check_link_model(L, &s)) {
+				r = -EINVAL;
+				break;
+			}
 		}
 		if (check_link_effects(L, t, &s))
-			return -EINVAL;
+			r = -EINVAL;
 	}
-	return 0;
+	return r;
 }
 
 static int check_net(struct loader *L)
@@ -536,7 +558,9 @@ static int check_net(struct loader *L)
 	int r;
 
 	if (build_linktab(L->c, &t)) {
-		L->failed = 1;
+		/* the one message that matters then: it replaces the list */
+		L->failed = L->stop = 1;
+		L->nerr = L->nshown = 1;
 		snprintf(L->err, L->errlen, "%s: out of memory", L->path);
 		return -ENOMEM;
 	}
@@ -623,22 +647,29 @@ int cfg_validate(struct loader *L)
 {
 	const struct cfg *c = L->c;
 	size_t iw, ia, in;
+	int r = 0;
 
 	key_of("run", "workers", &iw);
 	key_of("signum", "adversaries", &ia);
 	key_of("run", "name", &in);
+	/* independent checks: each reports its faults, so that one run lists them all */
 	if (strchr(c->run.name, '/') || !strcmp(c->run.name, ".") || !strcmp(c->run.name, ".."))
-		return cfg_fail(L, L->key_loc[in], "run.name = %s is not a plain name; expected a "
-				"name without '/', not . or .. (run.output chooses the folder)",
-				c->run.name);
+		r = cfg_fail(L, L->key_loc[in], "run.name = %s is not a plain name; expected a "
+			     "name without '/', not . or .. (run.output chooses the folder)",
+			     c->run.name);
 	if (cfg_validate_sections(L))
-		return -EINVAL;
+		r = -EINVAL;
 	if (c->signum.adversaries >= c->run.workers)
-		return cfg_fail(L, cfg_loc_later(L->key_loc[iw], L->key_loc[ia]),
-				"signum.adversaries = %d with run.workers = %d; expected fewer "
-				"adversaries than workers", c->signum.adversaries, c->run.workers);
-	if (check_net(L) || cfg_validate_events(L))
+		r = cfg_fail(L, cfg_loc_later(L->key_loc[iw], L->key_loc[ia]),
+			     "signum.adversaries = %d with run.workers = %d; expected fewer "
+			     "adversaries than workers", c->signum.adversaries, c->run.workers);
+	if (check_net(L))
+		r = -EINVAL;
+	if (L->stop)
 		return -EINVAL;
-	check_other_effects(L);
-	return 0;
+	if (cfg_validate_events(L))
+		r = -EINVAL;
+	if (!r)
+		check_other_effects(L);
+	return r;
 }

@@ -196,11 +196,14 @@ static int check_models(struct loader *L, int i)
 	return 0;
 }
 
+/* Each event's first fault (what follows it in the same event could only repeat it). */
 int cfg_validate_events(struct loader *L)
 {
+	int r = 0;
+
 	for (int i = 0; i < L->c->nevents; i++)
 		if (check_kind(L, i) || check_when(L, i) || check_ids(L, i) || check_models(L, i) ||
 		    check_crash(L, i))
-			return -EINVAL;
-	return 0;
+			r = -EINVAL;
+	return r;
 }

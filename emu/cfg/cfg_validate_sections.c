@@ -35,10 +35,12 @@ static int check_workers_named(struct loader *L, loc_t loc, const char *name, in
 			"0 to %d", name, w, c->run.workers, c->run.workers - 1);
 }
 
+/* Every section that names a worker beyond run.workers, each reported. */
 static int check_ids_exist(struct loader *L)
 {
 	const struct cfg *c = L->c;
 	char name[64];
+	int r = 0;
 
 	for (int i = 0; i < c->nlinks; i++) {
 		struct cfg_ids s, d;
@@ -48,15 +50,15 @@ static int check_ids_exist(struct loader *L)
 		w = ids_max(&s) > ids_max(&d) ? ids_max(&s) : ids_max(&d);
 		cfg_link_name(&c->links[i], name, sizeof(name));
 		if (check_workers_named(L, L->link_loc[i], name, w))
-			return -EINVAL;
+			r = -EINVAL;
 	}
 	for (int i = 0; i < c->nworker_sections; i++) {
 		cfg_worker_name(&c->worker_sections[i], name, sizeof(name));
 		if (check_workers_named(L, L->wsect_loc[i], name,
 					ids_max(&c->worker_sections[i].ids)))
-			return -EINVAL;
+			r = -EINVAL;
 	}
-	return 0;
+	return r;
 }
 
 /* Sections a and b, equally specific, give key different values for what (a link, a
@@ -208,7 +210,12 @@ static void check_worker_key(struct loader *L, int i, int k)
 
 int cfg_validate_sections(struct loader *L)
 {
-	if (check_ids_exist(L) || check_worker_ties(L) || check_link_ties(L))
+	/* each check reports its first fault (a tie shows on many links at once) */
+	int r = check_ids_exist(L);
+
+	r |= check_worker_ties(L);
+	r |= check_link_ties(L);
+	if (r)
 		return -EINVAL;
 	cfg_resolve_workers(L->c);
 	for (int i = 0; i < L->c->nworker_sections; i++)
