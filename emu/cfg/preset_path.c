@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +12,8 @@
 
 /* Relative to the binary's folder: installed, then a build folder of the source tree. */
 static const char *const where[PRESET_NDIRS] = { "../share/emu/ini", "../ini" };
+/* At most this many presets are suggested for a name that is neither file nor preset. */
+#define PRESET_SUGGEST 3
 
 static int is_dir(const char *path)
 {
@@ -49,9 +53,89 @@ int preset_dirs(char dirs[PRESET_NDIRS][PATH_MAX], char bin[PATH_MAX])
 	return n;
 }
 
+struct preset {
+	char name[NAME_MAX + 1];
+	int dir;
+};
+
+static int add_dir(const char *path, int dir, struct preset **list, size_t *n, size_t *cap);
+static int by_name_then_dir(const void *a, const void *b);
+
+/* Edits (insert, delete, replace) from a[0..na) to b[0..nb): Levenshtein, two rows. */
+static size_t edits(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t row[2][NAME_MAX + 2];
+
+	if (na > NAME_MAX || nb > NAME_MAX)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= nb; j++)
+		row[0][j] = j;
+	for (size_t i = 1; i <= na; i++) {
+		size_t *prev = row[(i - 1) & 1], *cur = row[i & 1];
+
+		cur[0] = i;
+		for (size_t j = 1; j <= nb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	}
+	return row[na & 1][nb];
+}
+
+/* The length of name without a final ".ini": names are compared without it, so that
+ * quickstart and quikstart.ini both find quickstart.ini. */
+static size_t stem(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 4 && !strcmp(name + n - 4, ".ini") ? n - 4 : n;
+}
+
+/* "; did you mean NAME?" (or "A or B?", at most PRESET_SUGGEST names) into buf for the
+ * presets nearest to arg, within a few edits as for keys (cfg_suggest): one edit for
+ * names under 4 characters, two under 8, else three.  "" when none is near. */
+static void suggest(const char *arg, char dirs[][PATH_MAX], int ndirs, char *buf, size_t n)
+{
+	struct preset *list = NULL;
+	size_t count = 0, cap = 0, la = stem(arg), best = SIZE_MAX, used = 0;
+	size_t limit = la < 4 ? 1 : la < 8 ? 2 : 3;
+	int shown = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < ndirs; i++)
+		if (add_dir(dirs[i], i, &list, &count, &cap))
+			break;		/* out of memory: the message goes without suggestions */
+	if (count)
+		qsort(list, count, sizeof(*list), by_name_then_dir);
+	for (size_t i = 0; i < count; i++) {
+		size_t e = edits(arg, la, list[i].name, stem(list[i].name));
+
+		if (e < best)
+			best = e;
+	}
+	for (size_t i = 0; i < count && best <= limit && best < la && used < n; i++) {
+		bool again = false;
+
+		if (edits(arg, la, list[i].name, stem(list[i].name)) != best)
+			continue;
+		for (size_t j = 0; j < i; j++)	/* a name in two folders is one preset */
+			again |= !strcmp(list[j].name, list[i].name);
+		if (again || shown == PRESET_SUGGEST)
+			continue;
+		used += (size_t)snprintf(buf + used, n - used, "%s%s", shown ? " or " :
+					 "; did you mean ", list[i].name);
+		shown++;
+	}
+	if (shown && used < n)
+		snprintf(buf + used, n - used, "?");
+	free(list);
+}
+
 int preset_path_find(const char *arg, char path[PATH_MAX], char *err, size_t errlen)
 {
-	char dirs[PRESET_NDIRS][PATH_MAX], bin[PATH_MAX], cwd[PATH_MAX];
+	char dirs[PRESET_NDIRS][PATH_MAX], bin[PATH_MAX], cwd[PATH_MAX], near[256];
 	struct stat st;
 	size_t used;
 	int n;
@@ -77,18 +161,14 @@ int preset_path_find(const char *arg, char path[PATH_MAX], char *err, size_t err
 	for (int i = 0; i < n && used < errlen; i++)
 		used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? " and " :
 					 ", then the presets in ", dirs[i]);
+	suggest(arg, dirs, n, near, sizeof(near));
 	if (used < errlen && n)
-		snprintf(err + used, errlen - used, " (emu help presets lists them)");
+		snprintf(err + used, errlen - used, " (emu help presets lists them)%s", near);
 	else if (used < errlen)
 		snprintf(err + used, errlen - used, ", and no presets folder exists (%s/%s or "
 			 "%s/%s)", bin[0] ? bin : "BIN", where[0], bin[0] ? bin : "BIN", where[1]);
 	return -ENOENT;
 }
-
-struct preset {
-	char name[NAME_MAX + 1];
-	int dir;
-};
 
 static int by_name_then_dir(const void *a, const void *b)
 {

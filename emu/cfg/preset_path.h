@@ -24,7 +24,8 @@ int preset_dirs(char dirs[PRESET_NDIRS][PATH_MAX], char bin[PATH_MAX]);
  * contains a '/' or names anything in the current folder (the loader then says what is
  * wrong with it, if anything); else the first presets folder's file of that name.
  * Returns 0 for arg itself, 1 for a preset, or -ENOENT with err saying every place
- * looked. */
+ * looked and, when some preset's name is a few edits from arg (".ini" aside), "; did
+ * you mean NAME.ini?" with the nearest (at most three). */
 int preset_path_find(const char *arg, char path[PATH_MAX], char *err, size_t errlen);
 
 /* emu help presets: "NAME.ini PATH" for every preset that `emu run NAME.ini` finds
