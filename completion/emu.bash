@@ -1,7 +1,7 @@
 # completion/emu.bash — bash completion for emu: its commands and their options, INI
 # files and presets, section.key= overrides and the values of a choice.  Everything but
-# the shape of a command line is asked of the emu being completed (emu --help, emu help
-# COMMAND, emu help presets, emu help keys --names and --json), so that the completion
+# the shape of a command line is asked of the emu being completed (emu help --names, emu
+# help COMMAND, emu help presets, emu help keys --names and --json), so that the completion
 # never falls behind the binary, whichever binary it is (emu, build/emu).
 #
 # make install puts it in PREFIX/share/bash-completion/completions/emu, where the
@@ -23,10 +23,12 @@ _emu_add()
 	done < <(compgen "$@" 2>/dev/null)
 }
 
-# _emu_commands EMU: the commands the usage lists ("  emu run FILE.ini ...")
+# _emu_commands EMU: the commands of emu's own table (emu help --names), or of its usage
+# ("  emu run FILE.ini ...") for an emu without --names
 _emu_commands()
 {
-	_emu_ask "$1" --help | awk '$1 == "emu" && $2 ~ /^[a-z]/ { print $2 }' | sort -u
+	_emu_ask "$1" help --names ||
+		_emu_ask "$1" --help | awk '$1 == "emu" && $2 ~ /^[a-z]/ { print $2 }' | sort -u
 }
 
 # _emu_options EMU COMMAND...: the --options its help names; with -a, only those that

@@ -45,7 +45,9 @@ cmds=$("$EMU" help --names)
 for c in $cmds; do
 	"$EMU" --help | grep -q "^  emu $c " || fail "emu --help does not list $c"
 	"$EMU" help "$c" | grep -q "^usage: emu" || fail "emu help $c: no usage"
+	grep -q "^\.BI\{0,1\} \"\{0,1\}emu $c" man/emu.1 || fail "man/emu.1 has no entry for emu $c"
 done
+grep -q '^\.SH RESUME' man/emu.1 || fail "man/emu.1 has no RESUME section"
 expect_rc 0 "emu help resume" "$EMU" help resume
 grep -q "run.checkpoint_every" "$tmp/out" && grep -q "run.stop_grace" "$tmp/out" ||
 	fail "emu help resume does not say how to checkpoint and what may change: $(cat "$tmp/out")"
