@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "emu/cfg/cfg.h"
+#include "emu/cfg/cfg_check_timeout.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/units.h"
 #include "emu/net/net.h"
@@ -1218,6 +1219,53 @@ static void test_error_list(void **state)
 	free(c);
 }
 
+/* An unreliable link on which the largest message cannot arrive whole before the
+ * timeout is warned of, once per section, and only there. */
+static void test_timeout_warning(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	char err[1024], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	const char *ini = "[run]\nworkers = 4\n[net]\nunit = packet\nbandwidth = 10Mbit\n"
+			  "timeout = 10ms\n[link 0-1]\nlatency = 1ms\n";
+
+	assert_int_equal(load_text(c, ini, 0, NULL, err, sizeof(err)), 0);
+	/* lenet's 61706 parameters among 4 workers: blocks of 15427 floats, 61708 bytes */
+	assert_int_equal(cfg_message_bytes(c, 61706), 61708);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(cfg_warn_timeouts(c, 61706, f), 2);	/* [net] and [link 0-1] */
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, ":6: warning: net.timeout = 10ms is shorter than a whole "
+				     "message takes on the link 0 -> 2: the largest message (61708B, "
+				     "42 packets of mtu 1500B) arrives whole 51ms after"));
+	assert_non_null(strstr(text, ":7: warning: link 0-1.timeout = 10ms"));
+	assert_non_null(strstr(text, "arrives whole 52ms after"));	/* + 1ms latency */
+	free(text);
+
+	/* fast enough, reliable, or no bandwidth limit: nothing to say */
+	f = fopen("/dev/null", "w");
+	assert_non_null(f);
+	assert_int_equal(cfg_warn_timeouts(c, 1000, f), 0);
+	assert_int_equal(load_text(c, ini, 1, (char *[]){ "net.bandwidth=1Gbit" }, err,
+				   sizeof(err)), 0);
+	assert_int_equal(cfg_warn_timeouts(c, 61706, f), 0);
+	assert_int_equal(load_text(c, ini, 1, (char *[]){ "net.transport=reliable" }, err,
+				   sizeof(err)), 0);
+	assert_int_equal(cfg_warn_timeouts(c, 61706, f), 0);
+	assert_int_equal(load_text(c, ini, 1, (char *[]){ "net.bandwidth=0bit" }, err,
+				   sizeof(err)), 0);
+	assert_int_equal(cfg_warn_timeouts(c, 61706, f), 0);
+	/* signum sends a bit per parameter: 15427 bits in 483 words */
+	assert_int_equal(load_text(c, ini, 1, (char *[]){ "train.algorithm=signum" }, err,
+				   sizeof(err)), 0);
+	assert_int_equal(cfg_message_bytes(c, 61706), 483 * 4);
+	assert_int_equal(cfg_warn_timeouts(c, 61706, f), 0);
+	fclose(f);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1237,6 +1285,7 @@ int main(void)
 		cmocka_unit_test(test_key_ranges),
 		cmocka_unit_test(test_timeout_earliest),
 		cmocka_unit_test(test_error_list),
+		cmocka_unit_test(test_timeout_warning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
