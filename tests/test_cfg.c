@@ -16,6 +16,7 @@
 
 #include "emu/cfg/cfg.h"
 #include "emu/cfg/cfg_check_timeout.h"
+#include "emu/cfg/cfg_help_data.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/units.h"
 #include "emu/net/net.h"
@@ -1266,6 +1267,34 @@ static void test_timeout_warning(void **state)
 	free(c);
 }
 
+/* emu help data: every value of data.dataset has an entry, with the files it reads. */
+static void test_help_datasets(void **state)
+{
+	char *text = NULL, entry[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(cfg_help_datasets(f), 0);
+	assert_int_equal(fclose(f), 0);
+	for (int i = 0; cfg_dataset_names[i]; i++) {
+		snprintf(entry, sizeof(entry), "\n  %s  ", cfg_dataset_names[i]);
+		assert_non_null(strstr(text, entry));
+	}
+	for (const char *const *w = (const char *const[]){ "train.tsv", "test.tsv", "TAB",
+		"data.seq_len", "data_batch_1.bin", "test_batch.bin", "cifar-10-batches-bin",
+		"dataset-fashion-mnist", "t10k-labels-idx1-ubyte", "data.synthetic_size", NULL };
+	     *w; w++)
+		assert_non_null(strstr(text, *w));
+	for (char *p = text, *nl; *p; p = nl + 1) {	/* as wide as the rest of emu help */
+		nl = strchrnul(p, '\n');
+		assert_true(nl - p <= 90);
+		if (!*nl)
+			break;
+	}
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1286,6 +1315,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_earliest),
 		cmocka_unit_test(test_error_list),
 		cmocka_unit_test(test_timeout_warning),
+		cmocka_unit_test(test_help_datasets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
