@@ -4,25 +4,18 @@
 #include "emu/cfg/cfg_sections.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "emu/cfg/cfg_keys.h"
 
-/* Section s as a file writes it: the sections that name workers take ids. */
-static const char *title(int s)
-{
-	return s == CFG_SECTION_LINK ? "link A-B" : s == CFG_SECTION_WORKER ? "worker A-B" :
-	       cfg_sections[s];
-}
-
 void cfg_sections_expected(char *buf, size_t n)
 {
-	size_t used = 0;
+	size_t used;
 
 	if (!n)
 		return;
-	buf[0] = 0;
-	for (int s = 0; cfg_sections[s] && used < n; s++)
-		used += (size_t)snprintf(buf + used, n - used, "%s%s", s ? ", " : "", title(s));
-	if (used < n)
+	cfg_section_list(", ", buf, n);
+	used = strlen(buf);
+	if (used + 1 < n)
 		snprintf(buf + used, n - used, "%sevent NAME", used ? ", " : "");
 }
