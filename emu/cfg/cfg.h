@@ -216,8 +216,9 @@ struct cfg {
 
 /* Load FILE, apply overrides ("section.key=value", in order; for a link or worker section
  * "link A-B.key=value", "link 0-7->8-15.key=value", "worker 0-3.key=value").  On error
- * writes one "FILE:LINE: ..." (or "argument N: ...") message to err and returns -EINVAL;
- * returns 0 on success. */
+ * writes the errors to err, one "FILE:LINE: ..." (or "argument N: ...") line each in the
+ * order of the input (at most 20), then "N errors" when there are several, and returns
+ * -EINVAL; returns 0 on success. */
 int cfg_load(struct cfg *c, const char *path, int noverrides, char *const overrides[],
 	     char *err, size_t errlen);
 /* cfg_load, numbering the overrides in messages from argbase ("argument N"): main

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emu/cfg/cfg_check_timeout.h"
 #include "emu/cfg/cfg_keys.h"
 #include "nn/model.h"
 
@@ -90,6 +91,9 @@ int plan_check_config(const struct cfg *c, const struct nn_input *in, char *err,
 			 "mlp, logreg, lenet or a resnet for images");
 		return -EINVAL;
 	}
+	/* the message size needs the model; once, on the nominal pass (the run checks twice) */
+	if (in == &nominal)
+		cfg_warn_timeouts(c, nparams, stderr);
 	if ((c->train.algorithm == ALGO_JOINTSPAR || c->train.algorithm == ALGO_JOINTSPAR_LARS) &&
 	    c->jointspar.p_min * nlayers > c->jointspar.budget * (1 + 1e-12)) {
 		cfg_where(c, (const char *[]){ "jointspar.p_min", "jointspar.budget", "train.model",
