@@ -14,7 +14,7 @@
  * reliable resends); a receiver's clock moves to the latest arrival, or to the time it
  * began waiting plus the timeout when something it waited for was lost.
  *
- * Details fixed by xchg.c (see there and net.h): each worker has ONE transmit queue (its
+ * Details fixed by xchg*.c (xchg_impl.h, and net.h): each worker has ONE transmit queue (its
  * NIC) shared by all its outgoing links and both phases, and sends in the order id+1,
  * id+2, ... mod N; the broadcast starts at the server's clock after the scatter; on an
  * unreliable link the timeout is a deadline: a unit arriving after the receiver began
@@ -108,7 +108,7 @@ struct xchg {
 	uint64_t units_dropped;	/* units this worker sent that were lost (all causes) */
 	uint64_t bytes_delivered;	/* reached this worker in time, cumulative */
 	uint64_t units_late;	/* units this worker received after its deadline */
-	uint64_t by_ref;	/* messages it sent by reference (xchg.c: by_reference) */
+	uint64_t by_ref;	/* messages it sent by reference (xchg_wire.c: by_reference) */
 	void *priv;		/* net links, buffers: one allocation */
 };
 
@@ -178,7 +178,7 @@ void *xchg_outbox(struct xchg *x, size_t *cap);
 /* The ring size of run.ring_size: as given when > 0; else (0B, auto) the one for
  * messages of at most payload bytes, the smallest power of two that holds two of them with their framing (header, bitmap and
  * arrival times: at most 128 bytes and an eighth of the payload with packets of 64 bytes
- * or more), so that the exchange runs in inbox mode (xchg.c: a sender never waits for
+ * or more), so that the exchange runs in inbox mode (xchg_flows.c: a sender never waits for
  * space); at least 4 KiB, at most 256 MiB.  No larger than that, the rings of a link
  * keep their lines and page-table entries close together: 64 LeNet workers' 4032 rings
  * span 64 MiB instead of the 4 GiB of 1 MiB rings, and each worker's pass over 126 of

@@ -1,0 +1,119 @@
+/* emu/net/xchg_impl.h — what the pieces of the exchange share, private to emu/net/xchg*.c:
+ * a message in flight (struct xflow), one worker's exchange (struct xpriv) and the calls
+ * one piece makes into another.  The collective's contract is xchg.h.
+ *
+ *   xchg.c           one step: scatter, reduce, broadcast, apply (xchg_run)
+ *   xchg_wire.c      one message on a ring: its header, bitmap, times and payload
+ *   xchg_flows.c     a phase's messages moved together: passes, spin, sleep
+ *   xchg_deadline.c  the receiver's virtual clock: timeouts, deadlines, giving up
+ *   xchg_setup.c     xchg_init and xchg_free: the links, schedules and buffers
+ *   xchg_state.c     the counters and the checkpointed state that outlives a step
+ */
+#ifndef EMU_XCHG_IMPL_H
+#define EMU_XCHG_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/net/net.h"
+#include "emu/net/xchg.h"
+#include "emu/net/xhdr.h"
+
+enum { PHASE_SCATTER = 0, PHASE_BCAST = 1 };
+enum { ST_HDR, ST_BITS, ST_TIMES, ST_DATA, ST_DONE };
+
+/* A bit the network flipped: at byte off of the message (corrupt). */
+struct xflip {
+	size_t off;
+	uint8_t mask;
+};
+
+/* One message in flight, either direction.  Data moves in runs of consecutive arrived
+ * units: [pos, run_end) of the message's bytes. */
+struct xflow {
+	struct ring *r;
+	int peer;
+	int stage;
+	size_t off;		/* bytes of the header / bitmap moved */
+	struct xhdr h;
+	uint64_t *bits;
+	size_t bitbytes;
+	int64_t *times;		/* [nunits] arrival of each unit, -1 lost */
+	/* sender: the flipped bits of the arrived units, in message order */
+	struct xflip *flips;
+	int nflips, fi;
+	int next_unit;		/* first unit after the current run */
+	size_t pos, run_end;
+	/* sender: the payload */
+	const struct xchg_iov *iov;
+	int ci;			/* current iov and the message offset where it starts */
+	size_t cbase;
+	/* receiver: where the payload goes */
+	uint8_t *buf;
+	/* or, zero-copy, where it is: in the ring (zc_len bytes given back after use), or
+	 * in the sender's outbox (by reference: zc_len 0) */
+	const uint8_t *zc;
+	size_t zc_len;
+};
+
+struct xpriv {
+	void *mem;			/* one allocation for the arrays below */
+	size_t max_msg;
+	bool fits;		/* every message fits its ring whole: no sender ever waits for space */
+	bool post;		/* one host: a sender posts every whole message to its receiver's inbox */
+	bool inbox;		/* and two messages fit every ring into this worker: it sleeps
+				 * on its inbox for the last message of a phase (see
+				 * flows_sleep, xchg_flows.c) */
+	uint8_t *outbox;	/* this worker's, when messages go by reference; else NULL */
+	size_t outbox_bytes;	/* each worker's */
+	size_t stage_off;	/* where the algorithm's staging area begins (xchg_outbox) */
+	int ngone;			/* peers down in this step (gone) */
+	int max_units, words;	/* bitmap words per message */
+	struct net_txq txq;
+	int32_t *flip;			/* [max_units] scratch for net_send */
+	struct net_link *link;		/* [n]: id -> j */
+	int64_t *timeout_in;		/* [n]: j -> id, unreliable timeout; -1 reliable */
+	/* the schedules (net.h): the windows of id -> j, then of j -> id, for each j */
+	struct net_window *win;		/* own copy, nwin of them */
+	int nwin;
+	int *win_out, *win_in, *nwin_out, *nwin_in;	/* [n]: first index, count */
+	struct net_cfg *from;		/* [n]: the model of j -> id (its timeout) */
+	struct xchg_link_stats *stats;	/* [n]: sender side of id -> j */
+	struct xchg_link_stats *stats_in;	/* [n]: receiver side of j -> id */
+	struct xflow *out, *in;		/* [n] */
+	struct xchg_iov *iov;		/* [n][XCHG_MAX_IOV] */
+	int *niov;			/* [n] */
+	struct xmsg *msg;		/* [n] */
+	uint8_t *buf;			/* [n][max_msg] receive buffers; [id]: own message */
+	uint8_t *reply;			/* [max_msg]: in the outbox when it fits there */
+	uint64_t *bits_out, *bits_in;	/* [n][words] */
+	int64_t *times_out, *times_in;	/* [n][max_units] */
+	struct xflip *flips;		/* [n][max_units] */
+	uint64_t *bits_all;		/* [words], all ones */
+	size_t buf_stride;
+	struct net_cfg self_cfg;	/* units of one's own message */
+	struct xchg_absence *absent;	/* the peers' crashes (own allocation) */
+	int nabsent;
+	bool *gone;			/* [n]: peer j is down in this step (absent) */
+	int64_t *giveup_in;		/* [n]: j -> id, how long a reliable transport tries */
+};
+
+/* xchg_wire.c: a message on a ring (see there) */
+int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flags,
+		   const struct xchg_iov *iov, size_t len);
+void xchg_start_in(struct xchg *x, int j);
+bool xchg_out_progress(struct xflow *f, struct notify *nt);
+int xchg_in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase);
+void xchg_release_in_place(struct xchg *x);
+
+/* xchg_flows.c: every flow of a phase to completion (0 or -errno) */
+int xchg_run_flows(struct xchg *x, int64_t step, int phase);
+
+/* xchg_deadline.c: the receiver's virtual clock (see there) */
+void xchg_phase_timeouts(struct xchg *x, int64_t step, int64_t t0);
+void xchg_apply_deadline(struct xchg *x, int64_t t0);
+int64_t xchg_wait_clock(const struct xchg *x, int64_t t0);
+int64_t xchg_giveup_ns(const struct net_cfg *c);
+
+#endif

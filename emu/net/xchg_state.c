@@ -1,0 +1,130 @@
+/* emu/net/xchg_state.c — what of an exchange outlives a step: the links' counters as
+ * read for the logs, and the state a checkpoint saves and a resume loads.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "emu/net/xchg_impl.h"
+
+void xchg_link_stats(const struct xchg *x, int dst, struct xchg_link_stats *out)
+{
+	const struct xpriv *p = x->priv;
+
+	memset(out, 0, sizeof(*out));
+	if (p && dst >= 0 && dst < x->n && dst != x->id)
+		*out = p->stats[dst];
+}
+
+void xchg_link_stats_in(const struct xchg *x, int src, struct xchg_link_stats *out)
+{
+	const struct xpriv *p = x->priv;
+
+	memset(out, 0, sizeof(*out));
+	if (p && src >= 0 && src < x->n && src != x->id)
+		*out = p->stats_in[src];
+}
+
+/* The state that outlives a step, in this order: the clock and totals, then per peer j
+ * the link id -> j (its chain, reorder counter and the model of the transmission under
+ * way: the schedule's pointer stays this process's), both sides' counters, then the
+ * transmit queue (idle time and the finish times still in its ring, oldest first).
+ * Messages are not part of it: between two steps none is in flight for this worker. */
+struct xsave_head {
+	int64_t clock;
+	uint64_t bytes_sent, units_dropped, bytes_delivered, units_late;
+	int64_t free_at;
+	uint32_t count, n;
+};
+
+size_t xchg_state_size(const struct xchg *x)
+{
+	const struct xpriv *p = x->priv;
+
+	return sizeof(struct xsave_head) + (size_t)x->n * (sizeof(struct net_link) +
+	       2 * sizeof(struct xchg_link_stats)) + (size_t)p->txq.count * sizeof(int64_t);
+}
+
+void xchg_state_save(const struct xchg *x, void *dst)
+{
+	const struct xpriv *p = x->priv;
+	struct xsave_head h = {
+		.clock = x->clock, .bytes_sent = x->bytes_sent, .units_dropped = x->units_dropped,
+		.bytes_delivered = x->bytes_delivered, .units_late = x->units_late,
+		.free_at = p->txq.free_at, .count = p->txq.count, .n = (uint32_t)x->n,
+	};
+	uint8_t *o = dst;
+
+	memcpy(o, &h, sizeof(h));
+	o += sizeof(h);
+	memcpy(o, p->link, (size_t)x->n * sizeof(*p->link));
+	o += (size_t)x->n * sizeof(*p->link);
+	memcpy(o, p->stats, (size_t)x->n * sizeof(*p->stats));
+	o += (size_t)x->n * sizeof(*p->stats);
+	memcpy(o, p->stats_in, (size_t)x->n * sizeof(*p->stats_in));
+	o += (size_t)x->n * sizeof(*p->stats_in);
+	for (uint32_t k = 0; k < p->txq.count; k++, o += sizeof(int64_t))
+		memcpy(o, &p->txq.fin[(p->txq.head + k) % p->txq.cap], sizeof(int64_t));
+}
+
+int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
+			struct xchg_link_stats out[], struct xchg_link_stats in[])
+{
+	struct xsave_head h;
+	const uint8_t *at = src;
+	size_t links = (size_t)n * sizeof(struct net_link), st = (size_t)n * sizeof(*out);
+
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, at, sizeof(h));
+	if (h.n != (uint32_t)n || len != sizeof(h) + links + 2 * st + (size_t)h.count * sizeof(int64_t))
+		return -EINVAL;
+	memset(tot, 0, sizeof(*tot));
+	tot->clock = h.clock;
+	tot->bytes_sent = h.bytes_sent;
+	tot->units_dropped = h.units_dropped;
+	tot->bytes_delivered = h.bytes_delivered;
+	tot->units_late = h.units_late;
+	at += sizeof(h) + links;
+	memcpy(out, at, st);
+	memcpy(in, at + st, st);
+	return 0;
+}
+
+int xchg_state_load(struct xchg *x, const void *src, size_t len)
+{
+	struct xpriv *p = x->priv;
+	struct xsave_head h;
+	const uint8_t *in = src;
+
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, in, sizeof(h));
+	in += sizeof(h);
+	if (h.n != (uint32_t)x->n || h.count > p->txq.cap || (h.count && !p->txq.fin) ||
+	    len != sizeof(h) + (size_t)x->n * (sizeof(struct net_link) +
+	    2 * sizeof(struct xchg_link_stats)) + (size_t)h.count * sizeof(int64_t))
+		return -EINVAL;
+	x->clock = h.clock;
+	x->bytes_sent = h.bytes_sent;
+	x->units_dropped = h.units_dropped;
+	x->bytes_delivered = h.bytes_delivered;
+	x->units_late = h.units_late;
+	for (int j = 0; j < x->n; j++, in += sizeof(struct net_link)) {
+		struct net_link l;
+
+		memcpy(&l, in, sizeof(l));
+		l.win = p->link[j].win;		/* this process's copy of the schedule */
+		l.nwin = p->link[j].nwin;
+		p->link[j] = l;
+	}
+	memcpy(p->stats, in, (size_t)x->n * sizeof(*p->stats));
+	in += (size_t)x->n * sizeof(*p->stats);
+	memcpy(p->stats_in, in, (size_t)x->n * sizeof(*p->stats_in));
+	in += (size_t)x->n * sizeof(*p->stats_in);
+	p->txq.free_at = h.free_at;
+	p->txq.head = 0;
+	p->txq.count = h.count;
+	for (uint32_t k = 0; k < h.count; k++, in += sizeof(int64_t))
+		memcpy(&p->txq.fin[k], in, sizeof(int64_t));
+	return 0;
+}
