@@ -55,6 +55,16 @@ struct ckpt_manifest {
 	} part[CFG_MAX_WORKERS];
 };
 
+/* The checkpoint after `step` of a run of n workers, completed (ckpt_manifest.c) once every
+ * worker's part is written (r[]: each part's size and CRC as its worker logged it; all
+ * zero for a worker that is down) and the logs are on the disk (m: where they stood, the
+ * progress line; the parts are filled in here): RUN/ckpt/step-N/manifest.bin, then
+ * `latest`, then the checkpoint before it is removed.  0, or -1 with "PATH: why" in err. */
+struct rec_ckpt;
+int ckpt_manifest_write(const char *run, uint64_t cfg_hash, int64_t step, int n,
+			struct ckpt_manifest *m, const struct rec_ckpt *r, char *err,
+			size_t errlen);
+
 /* RUN/ckpt/step-NNNNNNNNNNNN (out of n bytes); and the same with "/NAME" after it. */
 void ckpt_step_dir(char *out, size_t n, const char *run, int64_t step);
 /* RUN/crash/step-NNNNNNNNNNNN: the parts of the workers that crashed before that step

@@ -711,38 +711,24 @@ void runlog_checkpoints(struct runlog *l, uint64_t hash, uint64_t data_hash)
 	l->data_hash = data_hash;
 }
 
-/* Every worker's part of the checkpoint after step is written (r[]), and so is every
- * row of the steps up to it, and none after (record.h, struct rec_ckpt): the logs on the
- * disk, then the manifest with their sizes, then `latest`, then the older checkpoint
- * goes.  0, or -1 with l->error (the run fails: it would go on without its
- * checkpoints). */
-static int write_manifest(struct runlog *l, const struct rec_ckpt r[], int64_t step)
+/* At a checkpoint (every row of the steps up to it written, none after: record.h, struct
+ * rec_ckpt): the logs onto the disk, and where they stand (their sizes, the progress
+ * line) into m, the supervisor's part of the manifest.  0, or -1 with l->error (the run
+ * fails: it would go on without its checkpoints). */
+static int logs_at_checkpoint(struct runlog *l, struct ckpt_manifest *m)
 {
 	struct csv *o[CKPT_LOGS] = { &l->train, &l->eval, &l->net, &l->workers };
-	struct ckpt_manifest m = {
+
+	*m = (struct ckpt_manifest){
 		.log_step = l->step, .acc_step = l->acc_step, .loss = l->loss, .epoch = l->epoch,
 		.acc = l->acc, .wall_s = now_s() - l->t0, .has_loss = l->has_loss,
 		.has_acc = l->has_acc, .data_hash = l->data_hash,
 	};
-	struct ckpt_head h = { .kind = CKPT_MANIFEST, .cfg_hash = l->ckpt_hash, .step = step,
-			       .worker = -1, .nworkers = l->n };
-	char dir[CFG_STR + 64];
-
 	for (int k = 0; k < CKPT_LOGS; k++) {
-		m.off[k] = o[k]->fd >= 0 ? (int64_t)o[k]->whole : -1;
+		m->off[k] = o[k]->fd >= 0 ? (int64_t)o[k]->whole : -1;
 		if (o[k]->fd >= 0 && fsync(o[k]->fd) < 0)
 			return csv_failed(l, o[k], -errno);
 	}
-	for (int i = 0; i < l->n; i++) {
-		m.part[i].size = r[i].size;
-		m.part[i].crc = r[i].crc;
-	}
-	ckpt_step_dir(dir, sizeof(dir), l->dir.path, step);
-	if (ckpt_write(dir, "manifest.bin", &h, &m, sizeof(m), l->error, sizeof(l->error)) < 0 ||
-	    ckpt_set_latest(l->dir.path, step, l->error, sizeof(l->error)) < 0)
-		return -1;
-	ckpt_prune(l->dir.path, step);
-	l->ckpt_step = step;
 	return 0;
 }
 
@@ -762,8 +748,14 @@ static int join_checkpoints(struct runlog *l)
 			step = r[i].step;
 			queue_pop(&l->cq[i]);
 		}
-		if (write_manifest(l, r, step) < 0)
+		/* the logs on the disk, then the manifest with their sizes (ckpt.h) */
+		struct ckpt_manifest m;
+
+		if (logs_at_checkpoint(l, &m) < 0 ||
+		    ckpt_manifest_write(l->dir.path, l->ckpt_hash, step, l->n, &m, r, l->error,
+					sizeof(l->error)) < 0)
 			return -1;
+		l->ckpt_step = step;
 	}
 	return 0;
 }
