@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "emu/run/worker.h"
+#include "emu/algo/worker.h"
 
 /* A piece of an algorithm's state that outlives a step (for checkpoints). */
 struct algo_part {

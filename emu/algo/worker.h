@@ -1,4 +1,6 @@
-/* emu/run/worker.h — one worker's context, passed explicitly to everything it runs.
+/* emu/algo/worker.h — one worker's context, passed explicitly to everything it runs.
+ * It lies at the algorithms' layer (they take it and touch only what is below them:
+ * the configuration, the exchange, the model); emu/run/ creates and drives it.
  *
  * Created in the child after fork (emu/run/train.c).  The data sets were loaded by the
  * supervisor before fork and are shared copy-on-write, read-only.  params are cut into
