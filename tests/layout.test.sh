@@ -1,8 +1,12 @@
 #!/bin/sh
-# The tree keeps its layers: no header include cycle; shm/ and net/ know nothing of the
-# configuration or anything above them; mpi/ moves bytes and knows only shm/; nn/ knows nothing of emu/; only nn/'s backends
-# and their registry name a concrete op table or include a backend's private headers
-# (and the tests of the CUDA backend built for the host, which is in no registry).
+# The tree keeps its layers: no header include cycle; every file of emu/ and nn/ lies in
+# a layer of the order below (README: "Source layout") and includes headers of its own
+# folder or of lower layers only, never of a higher layer or of another folder of its
+# own; the exchange's private header stays in the exchange; only nn/'s backends and
+# their registry name a concrete op table or include a backend's private headers (and
+# the tests of the CUDA backend built for the host, which is in no registry).  The
+# folder check is run on the tree's include edges with planted ones too, so that it is
+# known to refuse what it should.
 # env: SRCDIR (the repository)
 . "$SRCDIR/tests/lib.sh"
 cd "$SRCDIR"
@@ -18,14 +22,76 @@ done >"$T/edges"
 tsort "$T/edges" >/dev/null 2>"$T/tsort" || fail "include cycle: $(cat "$T/tsort")"
 grep -q "input contains a loop" "$T/tsort" && fail "include cycle: $(cat "$T/tsort")"
 
+# The layers, lowest first: a folder (ending in /, with its subfolders) or a file, the
+# longest that matches a path naming its layer.  Folders of one layer know nothing of
+# each other (mpi/ moves bytes between hosts, net/ models a link; bench/ and study/ are
+# commands side by side).  nn/'s own folders are one layer here; the backend rules below
+# keep them apart.  tests/ stands above them all.
+cat >"$T/layers" <<'EOF'
+0 nn/
+1 emu/shm/
+2 emu/net/ emu/mpi/
+3 emu/cfg/
+4 emu/algo/ emu/commands.h
+5 emu/run/
+6 emu/bench/ emu/study/
+7 emu/main.c
+EOF
+
+# check_layers EDGES: each edge of a file of emu/ or nn/ that breaks the order, one line
+# each ("FILE HEADER: why"); nothing when the order is kept.
+check_layers() {
+	awk 'NR == FNR { for (i = 2; i <= NF; i++) rank[$i] = $1; next }
+	function layer(p,   key, best) {
+		best = ""
+		for (key in rank)
+			if ((key ~ /\/$/ ? index(p, key) == 1 : p == key) && length(key) > length(best))
+				best = key
+		return best
+	}
+	$1 !~ /^(emu|nn)\// { next }
+	{
+		f = layer($1)
+		h = layer($2)
+		if (f == "")
+			print $1 " " $2 ": " $1 " is in no layer (tests/layout.test.sh: layers)"
+		else if ($2 !~ /^(emu|nn)\//)
+			next
+		else if (h == "")
+			print $1 " " $2 ": " $2 " is in no layer (tests/layout.test.sh: layers)"
+		else if (h != f && rank[h] >= rank[f])
+			print $1 " " $2 ": " h " (layer " rank[h] ") is not below " f " (layer " rank[f] ")"
+	}' "$T/layers" "$1"
+}
+
+bad=$(check_layers "$T/edges")
+[ -z "$bad" ] || fail "an include against the order of layers:
+$bad"
+# The check bites: the tree's edges and three planted against the order (upwards, to a
+# folder of the same layer, from a folder in no layer) and one along it; exactly the
+# three must be refused.
+cp "$T/edges" "$T/planted"
+cat >>"$T/planted" <<'EOF'
+emu/algo/x.c emu/run/worker.h
+emu/net/x.c emu/mpi/world.h
+emu/newlayer/x.c emu/net/net.h
+emu/run/x.c emu/algo/algo.h
+EOF
+check_layers "$T/planted" >"$T/refused"
+for e in "emu/algo/x.c emu/run/worker.h" "emu/net/x.c emu/mpi/world.h" \
+	 "emu/newlayer/x.c emu/net/net.h"; do
+	grep -q "^$e: " "$T/refused" || fail "the layer check let a planted include through: $e
+(it refused: $(cat "$T/refused"))"
+done
+[ "$(wc -l <"$T/refused")" -eq 3 ] || fail "the layer check refused more than the planted includes:
+$(cat "$T/refused")"
+
 layer() {	# layer FILES-PATTERN FORBIDDEN-HEADER-PATTERN WHAT
 	bad=$(awk -v from="$1" -v to="$2" '$1 ~ from && $2 ~ to' "$T/edges")
 	[ -z "$bad" ] || fail "$3: $bad"
 }
-layer '^emu/(shm|net)/' '^emu/(cfg|algo|run|bench)/' "shm/ and net/ include a layer above them"
-layer '^emu/shm/' '^emu/net/' "shm/ includes the network model"
-layer '^emu/mpi/' '^emu/(cfg|algo|run|bench|net)/' "mpi/ (bytes between hosts) includes a layer above shm/"
-layer '^nn/' '^emu/' "nn/ includes emu/"
+private=$(awk '$2 == "emu/net/xchg_impl.h" && $1 !~ /^emu\/net\/xchg[^\/]*$/' "$T/edges")
+[ -z "$private" ] || fail "the exchange's private header outside emu/net/xchg*: $private"
 layer '^(emu|tests)/' '^nn/(ref|cpu|cuda)/|^nn/backend_impl\.h' "a backend's private header outside nn/"
 layer '^nn/model/' '^nn/(ref|cpu|cuda)/|^nn/backend_impl\.h' "the model reaches into a backend"
 # (the tests of the CUDA backend built for the host open its table itself: it is in no
@@ -33,4 +99,4 @@ layer '^nn/model/' '^nn/(ref|cpu|cuda)/|^nn/backend_impl\.h' "the model reaches 
 named=$(grep -n 'nn_ops_\(ref\|cpu\|cuda\)\b' $src |
 	grep -v '^nn/\(ref\|cpu\|cuda\)/\|^nn/backend\|^tests/test_cudahost_' || true)
 [ -z "$named" ] || fail "a concrete op table named outside the backends: $named"
-echo "$(wc -l <"$T/edges") include edges, no cycle, layers kept"
+echo "$(wc -l <"$T/edges") include edges, no cycle, layers kept ($(wc -l <"$T/refused") planted ones refused)"
