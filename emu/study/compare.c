@@ -145,8 +145,9 @@ static int load(const char *path, struct csv *c)
 	int rc = csv_load(path, c);
 
 	if (rc == -EPROTO && c->bad_line == 1)
-		fprintf(stderr, "emu compare: %s:1: no header line (or one cut short); "
-			"expected the column names of an emu CSV file\n", path);
+		fprintf(stderr, "emu compare: %s:1: no header line (or one cut short, or a "
+			"column without a name); expected the column names of an emu CSV "
+			"file\n", path);
 	else if (rc == -EPROTO)
 		fprintf(stderr, "emu compare: %s:%d: a row cut short or with another number of "
 			"fields than the header's; expected a whole CSV line\n", path,

@@ -46,12 +46,25 @@ static int bad(struct csv *c, int ln)
 {
 	free(c->names);
 	free(c->cells);
+	free(c->by_name);
 	c->names = NULL;
 	c->cells = NULL;
+	c->by_name = NULL;
 	c->nrows = 0;
 	c->ncols = 0;
 	c->bad_line = ln;
 	return -EPROTO;
+}
+
+/* qsort's order of by_name: by name, then by column number (the first of a name first) */
+static const struct csv *sorting;
+
+static int by_name_cmp(const void *x, const void *y)
+{
+	int i = *(const int *)x, j = *(const int *)y;
+	int d = strcmp(sorting->names[i], sorting->names[j]);
+
+	return d ? d : (i > j) - (i < j);
 }
 
 int csv_parse(char *text, size_t len, struct csv *c)
@@ -62,6 +75,11 @@ int csv_parse(char *text, size_t len, struct csv *c)
 
 	memset(c, 0, sizeof(*c));
 	text[len] = 0;
+	if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {	/* a byte order mark */
+		text += 3;
+		len -= 3;
+		line = text;
+	}
 	c->text = text;
 	/* a NUL is no part of a CSV emu writes: a crash's zero-filled tail, say.  Read as a
 	 * string, everything after it would silently be gone */
@@ -84,13 +102,21 @@ int csv_parse(char *text, size_t len, struct csv *c)
 	for (const char *q = next; q < end; q++)
 		fields += *q == ',' || *q == '\n';
 	c->names = calloc((size_t)c->ncols, sizeof(char *));
+	c->by_name = calloc((size_t)c->ncols, sizeof(int));
 	c->cells = calloc(fields ? fields : 1, sizeof(char *));
-	if (!c->names || !c->cells) {
+	if (!c->names || !c->by_name || !c->cells) {
 		bad(c, 0);
 		c->bad_line = 0;
 		return -ENOMEM;
 	}
 	split(line, c->names, c->ncols);
+	for (int i = 0; i < c->ncols; i++) {
+		if (!*c->names[i])	/* a column without a name cannot be compared */
+			return bad(c, 1);
+		c->by_name[i] = i;
+	}
+	sorting = c;
+	qsort(c->by_name, (size_t)c->ncols, sizeof(int), by_name_cmp);
 	for (ln = 2; next < end; ln++) {
 		line = next;
 		next = cut_line(line, end);
@@ -133,15 +159,23 @@ void csv_free(struct csv *c)
 	free(c->owned);
 	free(c->names);
 	free(c->cells);
+	free(c->by_name);
 	memset(c, 0, sizeof(*c));
 }
 
 int csv_col(const struct csv *c, const char *name)
 {
-	for (int i = 0; i < c->ncols; i++)
-		if (!strcmp(c->names[i], name))
-			return i;
-	return -1;
+	int lo = 0, hi = c->ncols;	/* the first of by_name whose name is >= name */
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (strcmp(c->names[c->by_name[mid]], name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->ncols && !strcmp(c->names[c->by_name[lo]], name) ? c->by_name[lo] : -1;
 }
 
 int csv_double(const struct csv *c, size_t row, int col, double *out)

@@ -21,6 +21,7 @@ struct csv {
 	char *text;		/* the file, its separators replaced by NULs */
 	int ncols;
 	char **names;		/* [ncols] */
+	int *by_name;		/* [ncols]: column numbers sorted by name, then number (csv_col) */
 	size_t nrows;
 	char **cells;		/* [nrows * ncols], row-major */
 	int bad_line;		/* on -EPROTO: the first line that is not a whole row */
@@ -32,10 +33,12 @@ struct csv {
  * must be writable (it is set to 0), so text holds len + 1 bytes.  c's names and cells
  * point into text, which the caller keeps and frees after csv_free (csv_free does not
  * free it).  Any bytes are accepted as input: 0, -ENOMEM, or -EPROTO with c->bad_line
- * (1-based) when the header is missing or empty, a line holds a NUL, a row's field count
+ * (1-based) when the header is missing or empty or has an empty name, a line holds a
+ * NUL, a row's field count
  * differs from the header's, or the last line has no line end (a file cut in the middle
- * of a line).  An empty line after the header is a row only of a one-column file.  On
- * error nothing is left to free. */
+ * of a line).  An empty line after the header is a row only of a one-column file.  A
+ * UTF-8 byte order mark before the header is skipped, and "\r\n" read as "\n" (files
+ * saved by other tools).  On error nothing is left to free. */
 int csv_parse(char *text, size_t len, struct csv *c);
 
 /* Reads path (infile_read, at most CSV_MAX_BYTES) and parses it (csv_parse).  0, -EPROTO
@@ -45,7 +48,7 @@ int csv_parse(char *text, size_t len, struct csv *c);
 int csv_load(const char *path, struct csv *c);
 void csv_free(struct csv *c);
 
-/* The column named name, or -1. */
+/* The first column named name, or -1 (a binary search: files of 10^5 columns). */
 int csv_col(const struct csv *c, const char *name);
 
 static inline const char *csv_cell(const struct csv *c, size_t row, int col)

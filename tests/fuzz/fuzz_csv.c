@@ -4,8 +4,8 @@
  * at least one column, every cell a string inside the input without a comma or a line
  * end, one row per line after the header (the input holds nrows + 1 line ends), and the
  * names and cells joined again by commas and line ends give back the input, less the
- * "\r" of each "\r\n".  Refused, it must be -EPROTO with a line that exists, and nothing
- * allocated.  csv_load of the same bytes in a file (one input in 16) must agree.  Seeds: real train.csv,
+ * "\r" of each "\r\n" and a leading byte order mark.  Refused, it must be -EPROTO with a
+ * line that exists, and nothing allocated.  csv_load of the same bytes in a file (one input in 16) must agree.  Seeds: real train.csv,
  * eval.csv and net.csv of a tiny run (scripts/fuzz), tests/fuzz/regress/csv_*.
  */
 #include <errno.h>
@@ -31,12 +31,13 @@ static void check_cell(const char *s, const char *text, size_t len)
 		abort();
 }
 
-/* The input as the table should give it back: "\r\n" read as "\n". */
+/* The input as the table should give it back: "\r\n" read as "\n", a UTF-8 byte order
+ * mark at the start skipped. */
 static size_t unix_lines(const uint8_t *d, size_t n, char *out)
 {
-	size_t k = 0;
+	size_t k = 0, i = n >= 3 && !memcmp(d, "\xEF\xBB\xBF", 3) ? 3 : 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (; i < n; i++)
 		if (!(d[i] == '\r' && i + 1 < n && d[i + 1] == '\n'))
 			out[k++] = (char)d[i];
 	return k;
