@@ -200,9 +200,9 @@ demo: deps
 	@scripts/plots
 
 # The RPS paper's table as one emu sweep: RPS and all-reduce at 5 loss rates, 3 seeds each
-# (30 runs, about 10 minutes here) into runs/rps-paper/, its table.md and the figures in
-# plots/figures/ (scripts/paper says more); PAPER_QUICK=1: the pipeline on a tiny grid in
-# seconds, into runs/rps-paper-quick/.  And the four algorithms compared.
+# (30 runs, about 10 minutes on two cores) into runs/rps-paper/, its table.md and the
+# figures in plots/figures/ (scripts/paper says more); PAPER_QUICK=1: the pipeline on a
+# tiny grid in seconds, into runs/rps-paper-quick/.  And the four algorithms compared.
 paper: deps
 	$(build_emu)
 	scripts/paper $(BUILD)/emu
@@ -213,9 +213,9 @@ algorithms: deps
 
 # A fair time to accuracy (README: "Time to accuracy"): 4 configurations x 6 loss rates
 # into runs/tta/, then runs/tta/summary.csv, runs/tta/table.md (also printed) and
-# plots/figures/tta-grid.png; 10-20 minutes here (25-45 s a run).  TTA_TARGET: the test
-# accuracy to reach (default 0.80); TTA_QUICK=1: the whole pipeline on a tiny grid in
-# half a minute, into runs/tta-quick/.  scripts/tta-grid says more.
+# plots/figures/tta-grid.png; 10-20 minutes on two cores (25-45 s a run).  TTA_TARGET:
+# the test accuracy to reach (default 0.80); TTA_QUICK=1: the whole pipeline on a tiny
+# grid in half a minute, into runs/tta-quick/.  scripts/tta-grid says more.
 tta: deps
 	$(build_emu)
 	scripts/tta-grid -e $(BUILD)/emu $(if $(TTA_TARGET),-t $(TTA_TARGET))
@@ -258,7 +258,7 @@ reference: deps
 	scripts/reference-runs --regenerate $(BUILD)/emu
 
 # 10^7 executions each; the slowest targets (the INI loader, events) run 4-6 thousand a
-# second here, so the time limit is only a safety net
+# second on one core, so the time limit is only a safety net
 FUZZ_RUNS    ?= 10000000
 FUZZ_SECONDS ?= 7200
 fuzz: deps

@@ -1,4 +1,4 @@
-# A worker that dies on rank 1 ends the whole job within seconds (issue 15): rank 1
+# A worker that dies on rank 1 ends the whole job within seconds: rank 1
 # reports it naming the host, the rank, the worker and the step, and calls MPI_Abort;
 # rank 0's status.json says failed with that reason; mpirun exits non-zero; no emu
 # process is left (the workers die with their supervisor: PR_SET_PDEATHSIG).

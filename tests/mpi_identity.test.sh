@@ -1,6 +1,6 @@
 # Across hosts, the same numbers: the same INI and seed give byte-identical train.csv,
 # eval.csv and net.csv (wall_s aside: emu compare) on one host without MPI and under
-# mpirun -n 1, 2 and 4 on this machine (issue 15), for every algorithm with loss,
+# mpirun -n 1, 2 and 4 on this machine, for every algorithm with loss,
 # latency and jitter in play; 6 workers, so 4 ranks hold 1, 2, 1 and 2 of them.  Rank 0
 # alone writes the run folder.
 . "$SRCDIR/tests/lib.sh"

@@ -1,4 +1,4 @@
-# The ranks start together or not at all (issue 15): more ranks than workers, hosts whose
+# The ranks start together or not at all: more ranks than workers, hosts whose
 # configuration or data differ, a rank that cannot load its data, crash events (one host
 # only): every rank exits 2
 # before any worker runs and the run folder is not made; the message says why.

@@ -1,4 +1,4 @@
-# emu sweep (issue 14): a grid of ordinary runs over seeds, and its statistics.
+# emu sweep: a grid of ordinary runs over seeds, and its statistics.
 # A 2x2 grid x 2 seeds of a small synthetic experiment (4 workers, an MLP, 48 steps):
 # its folders, progress lines and summary.csv, whose every statistic is recomputed here
 # from the runs' own eval.csv and train.csv (mean, sample std, min, max; the time to the

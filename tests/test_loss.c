@@ -85,7 +85,7 @@ static void test_bernoulli(void **state)
 	c.loss = LOSS_BERNOULLI;
 	c.loss_p = 0.1;
 	measure(&c, 1, &s);
-	/* independent units: binomial sd sqrt(p(1-p)/N) = 3e-4, and the brief asks 3 sd */
+	/* independent units: binomial sd sqrt(p(1-p)/N) = 3e-4; the rate within 3 sd */
 	double sd = sqrt(0.1 * 0.9 / N);
 
 	print_message("bernoulli rate %.6f (%.2f sd), burst %.4f want %.4f\n", s.rate,

@@ -247,9 +247,10 @@ static void test_held_wakes(void **state)
 
 /* Waits from another thread than the notify's creator, whose io_uring ring (single
  * issuer) refuses them with -EEXIST.  Each refused wait leaves its SQE queued; the wait
- * that took the queue's last entry with its deadline already past (timeout 0) used to
- * spin for ever, with no entry left for the cancel it meant to submit: notify_uring_wait
- * is driven here to exactly that state (1 ms waits until one entry is free).  Through
+ * that takes the queue's last entry with its deadline already past (timeout 0) has no
+ * entry left for the cancel it means to submit, and must not spin for ever waiting for
+ * one: notify_uring_wait is driven here to exactly that state (1 ms waits until one
+ * entry is free).  Through
  * notify_wait, the first refusal turns the notify to the futex syscalls for good, said
  * once, and its waits still end at their timeouts. */
 struct foreign {

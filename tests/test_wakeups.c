@@ -4,10 +4,11 @@
  * Two processes ping-pong 8-byte messages through two rings without spinning, so that
  * every hand-off goes through arm, sleep and wake; the producer of each message waits
  * RACE_NS between its publication and its fence, and a sleeper as long between its last
- * check and its sleep (notify's race_ns): the windows in which the old protocol spent
- * the wake on data the sleeper had already consumed and then slept through the next
- * message (it hung 2 of 6 runs of 20000 hand-offs in futex mode here).  Two busy
- * processes load both cores.  A lost wake-up
+ * check and its sleep (notify's race_ns): the windows in which a bare token that the
+ * waker always clears (emu/shm/ring.c) spends the wake on data the sleeper has already
+ * consumed, and the sleeper then sleeps through the next message (with these windows
+ * such a token hangs about a third of the runs of 20000 hand-offs in futex mode).  Two
+ * busy processes load both cores.  A lost wake-up
  * hangs the ping-pong (the rings sleep without timeouts); the hang guard turns it into a
  * failure.  No io_uring operation may fall back to the syscalls.
  * Usage: test_wakeups [io_uring] [HANDOFFS]   (default 50000; make stress runs 10^6)

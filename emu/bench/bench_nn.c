@@ -34,7 +34,7 @@
 
 #define BATCH 32
 #define MAX_ROUNDS 15	/* --rounds R: at most this many */
-#define GOAL 0.8	/* emu's step against PyTorch's on the CPU, every model (issue 17) */
+#define GOAL 0.8	/* emu's step against PyTorch's on the CPU, every model */
 #define WARMUP 3
 #define LSTM_T 32
 #define LSTM_V 5000

@@ -4,13 +4,14 @@
  * core the run may use busy at once: one process per core, each running its share of
  * the workers one after another.  Beside it, that compute on one core, divided by the
  * cores (the "1-core" ratio): a bound only where cores do not slow each other, which
- * this VM's two do (each computes a third slower while the other computes too).  Both
- * are measured just before and just after each run, and the run held to their means.
+ * they do on a small VM (each of two computes a third slower while the other computes
+ * too).  Both are measured just before and just after each run, and the run held to
+ * their means.
  * Actual: the wall time per step of `emu run` of the same configuration (every
  * process, ring, notification, barrier and log line included), taken from train.csv
  * between logged steps (median of the 10-step windows), so start-up and the final
  * evaluation are left out.  Both from one invocation, printed side by side with their
- * ratio and the goal of issue 17, for 16 and for 64 workers (or the run.workers given).
+ * ratio and its goal (goal_of), for 16 and for 64 workers (or the run.workers given).
  * Beside them, per step and summed over the workers, over the same logged window
  * (emu/shm/usage.h): voluntary and involuntary context switches, sleeps (notify_wait
  * calls, for a message, for the barrier, for a run slot), wakes (FUTEX_WAKEs issued),
@@ -389,9 +390,9 @@ static int bench_case(const char *ini, int no, char **over, int workers, double 
 	return status;
 }
 
-/* The goals of issue 17: 16 workers on a small box within 10% of the ideal, 64 within
- * 20% (more workers per core: more hand-offs per step of compute); a count given with
- * run.workers gets the goal of the nearer case */
+/* The goals: 16 workers on a small box within 10% of the ideal, 64 within 20% (more
+ * workers per core: more hand-offs per step of compute); a count given with run.workers
+ * gets the goal of the nearer case */
 static double goal_of(int workers)
 {
 	return workers > 16 ? 1.20 : 1.10;

@@ -11,15 +11,16 @@
  * not copied out, xchg.h) and writes the mean.  That is 2 * 3 * 15/16 + 17/16 vectors,
  * 428 MiB for the 16 workers, at the rate the machine moves memory traffic: a large copy
  * with non-temporal stores (stream_copy, which reads and writes one byte each for a byte
- * copied, where a plain memcpy also reads each line it writes: here 14-15 GB/s against
- * 20 on one core), measured in the same run, one per core, all cores at once (the
- * machine's aggregate; 16 workers share them).  The bound leaves out the framing and the
- * futex sleeps, and takes every byte from memory (blocks still in the last-level cache
- * move faster).
- * Three rounds, each bound measured just before its exchanges (this VM's copies move
- * between 7 and 36 GB/s from minute to minute); the median round is the figure.  The
- * exchange's messages come from private buffers: this is the rings' path (a message with
- * a lost unit, or between hosts); on one host whole messages go by reference (xchg.h).
+ * copied, where a plain memcpy also reads each line it writes: 14-15 GB/s against 20
+ * on one core of a 2-core VM), measured in the same run, one per core, all cores at
+ * once (the machine's aggregate; 16 workers share them).  The bound leaves out the
+ * framing and the futex sleeps, and takes every byte from memory (blocks still in the
+ * last-level cache move faster).
+ * Three rounds, each bound measured just before its exchanges (on a shared VM copies
+ * can move between 7 and 36 GB/s from minute to minute); the median round is the
+ * figure.  The exchange's messages come from private buffers: this is the rings' path
+ * (a message with a lost unit, or between hosts); on one host whole messages go by
+ * reference (xchg.h).
  */
 #include <errno.h>
 #include <sched.h>

@@ -98,9 +98,10 @@ int region_create(struct region **out, const struct region_params *p)
 	if (map == MAP_FAILED)
 		goto err;
 	/* Huge pages where the system lets shared memory have them (shmem_enabled
-	 * advise or always; this VM says never): 64 workers touch ~250 rings, inboxes
-	 * and outboxes a step each, a TLB miss apiece in 4 KiB pages (with them, measured
-	 * where allowed: the exchange's passes 3.5 -> 2.9 ms a step).  Advice only. */
+	 * advise or always; the kernel's default is never): 64 workers touch ~250 rings,
+	 * inboxes and outboxes a step each, a TLB miss apiece in 4 KiB pages (with them,
+	 * measured where allowed: the exchange's passes 3.5 -> 2.9 ms a step).  Advice
+	 * only. */
 	madvise(map, h.total, MADV_HUGEPAGE);
 	close(fd);
 

@@ -11,10 +11,10 @@
  *    word != S in the futex compare and does not sleep either.
  *  - S == H means the consumer armed after it had already seen this very data: a wake
  *    would be spent on nothing.  The producer then leaves the flag alone, so that its
- *    next publication (H' != S) wakes the sleeper.  The old protocol (a bare token the
- *    waker always cleared) lost exactly this wake: a producer delayed between its
- *    publication and its load cleared the flag of a sleep that had consumed its data,
- *    and the next message found no flag and woke nobody.
+ *    next publication (H' != S) wakes the sleeper.  A bare token that the waker always
+ *    cleared would lose exactly this wake: a producer delayed between its publication
+ *    and its load would clear the flag of a sleep that had consumed its data, and the
+ *    next message would find no flag and wake nobody.
  *  - The compare-and-swap clears only the arm it saw: one wake per sleep, and a stale
  *    value cannot clear a newer arm (a newer arm of the same S would have seen H too:
  *    the producer's load read an older arm, so by the fences the newer arm's second

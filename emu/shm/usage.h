@@ -12,8 +12,8 @@
  * wakes: notify_wake calls (each a FUTEX_WAKE).  batch and nn: the time of the compute
  * parts of a training step (usage_part), so that what the harness adds (cpu_ms less
  * both) can be told from the compute itself.  They are wall time from the vDSO's clock:
- * the thread's CPU clock is a system call here (0.46 us on this VM), and calling it
- * twice a step added 20 involuntary context switches a step to 16 workers.  With run
+ * the thread's CPU clock is a system call (0.46 us on a small VM), and calling it
+ * twice a step adds 20 involuntary context switches a step to 16 workers.  With run
  * slots a worker computes without being preempted, so the two agree.  Without the
  * variable nothing is written, and the parts are not timed (no clock read).
  */
