@@ -1,5 +1,5 @@
 #!/bin/sh
-# emu installed like a tool (issue 14): make install PREFIX=$T/x, then from another
+# emu installed like a tool: make install PREFIX=$T/x, then from another
 # folder, with only PREFIX/bin on the way: `emu run quickstart.ini` finds the installed
 # preset and says so (a file of that name in the current folder comes first; none at all
 # names every place looked; the run lands in the current folder), `man emu` renders the
@@ -96,7 +96,7 @@ comp() {	# comp WANT WORD...: the candidates, joined by '|', must be WANT
 	got=$(P=$P bash -c '. "$0"; c "$@"' "$T/complete.bash" "$@" | paste -sd '|')
 	[ "$got" = "$want" ] || fail "completion of '$*': '$got', expected '$want'"
 }
-comp "run" emu r
+comp "resume|run" emu r
 comp "quickstart.ini" emu run quick
 comp "net.loss=|net.loss_p=" emu run x.ini net.lo
 comp "link 0-1.latency=" emu run x.ini "'link 0-1.lat"

@@ -14,6 +14,13 @@ go one train.max_steps=3 'run.label={train.algorithm} p={net.loss_p} {{x}} w={ru
 # config.ini reads back to the same label (emu check of it, and its round trip)
 "$EMU" check "$T/one/config.ini" >"$T/again.ini" 2>"$T/err" || fail "emu check config.ini: $(cat "$T/err")"
 [ "$(label "$T/again.ini")" = "rps p=0 {{x}} w=4" ] || fail "config.ini read back: $(label "$T/again.ini")"
+# emu resume: the label of config.ini kept as it is, one given on the command line expanded
+go res train.max_steps=3 run.checkpoint_every=3 'run.label={train.algorithm} {{y}}'
+"$EMU" resume "$T/res" train.max_steps=4 >/dev/null 2>"$T/err" || fail "resume: $(cat "$T/err")"
+[ "$(label "$T/res/config.ini")" = "rps {{y}}" ] || fail "resume kept run.label as '$(label "$T/res/config.ini")'"
+"$EMU" resume "$T/res" train.max_steps=5 'run.label=w={run.workers}' >/dev/null 2>"$T/err" ||
+	fail "resume with a label: $(cat "$T/err")"
+[ "$(label "$T/res/config.ini")" = "w=4" ] || fail "resume wrote run.label = '$(label "$T/res/config.ini")'"
 
 # emu sweep: each run its own values
 "$EMU" sweep "$T/s.ini" train.algorithm=rps,allreduce train.lr=0.05,0.1 train.max_steps=3 \

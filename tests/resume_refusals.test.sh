@@ -32,6 +32,7 @@ refused a "nothing left to run"
 refused a "run.output cannot be changed" run.output="$T/elsewhere" train.max_steps=20
 [ ! -e "$T/elsewhere" ] || fail "run.output of a refused resume was created"
 refused a "an override would change the run's past" train.lr=0.07 train.max_steps=20
+refused a "run.label = '{nope}': unknown key 'nope'" train.max_steps=20 'run.label={nope}'
 fresh b; echo garbage >"$T/b/ckpt/latest"
 refused b "garbled"
 fresh b; rm "$T"/b/ckpt/step-*/worker-2.bin

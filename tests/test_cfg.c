@@ -1149,7 +1149,7 @@ static void test_timeout_earliest(void **state)
 	assert_int_equal(load_with(nor, "net.timeout=1ns", err, sizeof(err)), 0);
 	/* a reordered unit skips the delay */
 	assert_int_equal(load_with(reo, "net.timeout=1us", err, sizeof(err)), 0);
-	/* no jitter: a unit arriving at the deadline is kept (emu/net/xchg.c) */
+	/* no jitter: a unit arriving at the deadline is kept (emu/net/xchg_deadline.c) */
 	static const char *const lat[] = { "net.latency=5ms", NULL };
 
 	assert_int_equal(load_with(lat, "net.timeout=5ms", err, sizeof(err)), 0);

@@ -46,7 +46,7 @@
  *            connection: it is lost, counted like an unreliable loss, and the message is
  *            complete (for the receiver's clock) when the last timer runs out.
  *   unreliable  lost units are gone; the receiver's deadline is the caller's business
- *            (xchg.c).
+ *            (xchg_deadline.c).
  *
  * A link may have a schedule: windows (an [event] section each, emu/cfg/cfg_event.h) in
  * which it is down or takes other values of some keys.  Whether a window is in effect is

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "emu/commands.h"
 #include "emu/run/ckpt.h"
+#include "emu/run/label.h"
 #include "emu/run/rundir.h"
 #include "emu/run/train.h"
 #include "nn/data.h"
@@ -184,7 +185,10 @@ int cmd_resume(int argc, char **argv)
 		free(c);
 		return 2;
 	}
-	if (cfg_load_args(c, ini, argc - 3, argv + 3, 3, err, sizeof(err))) {
+	/* a label from config.ini is expanded already and reads back the same; one given
+	 * here is expanded as emu run does */
+	if (cfg_load_args(c, ini, argc - 3, argv + 3, 3, err, sizeof(err)) ||
+	    label_expand(c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		free(c);
 		return 2;

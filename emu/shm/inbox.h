@@ -4,8 +4,8 @@
  *
  * count[p] counts messages of phase parity p (the exchange alternates scatter and
  * broadcast: a peer cannot write the next message of the same parity before this worker
- * has read the current one, xchg.c says why), so a receiver waits for an absolute
- * target.  The sleep is ring.c's protocol with a target instead of a seen value: the
+ * has read the current one, inbox_sleep in emu/net/xchg_flows.c says why), so a
+ * receiver waits for an absolute target.  The sleep is ring.c's protocol with a target instead of a seen value: the
  * receiver arms waiting[p] = INBOX_ARMED | target, fences, looks at count again and
  * sleeps on it with the value it saw; a sender raises count (a full-fence RMW), loads
  * waiting and wakes only when its message reached the target, clearing the arm with a

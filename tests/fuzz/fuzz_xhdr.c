@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_xhdr.c — libFuzzer target: a receiver decoding one exchange message
- * (emu/net/xhdr.h) from bytes a peer wrote, as xchg.c does: the header, checked against
+ * (emu/net/xhdr.h) from bytes a peer wrote, as xchg_wire.c does: the header, checked against
  * what it expects; the bitmap, applied to a buffer of exactly the message's length; the
  * arrival times, skipped; the runs of arrived units, each copied into it.  Every write must stay inside the buffer
  * (ASan), runs must move forward and lie within the message, and a header that passes
