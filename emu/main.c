@@ -110,7 +110,7 @@ static void help_resume(FILE *f)
  * overrides follow it. */
 static int load(struct cfg *c, int argc, char **argv, int file)
 {
-	char err[2048], path[PATH_MAX];
+	char err[8192], path[PATH_MAX];	/* up to 20 errors of a file */
 	int found;
 
 	if (argc <= file) {

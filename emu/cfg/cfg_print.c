@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emu/cfg/cfg_event.h"
+#include "emu/cfg/cfg_help_data.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/cfg_loader.h"
 #include "emu/cfg/units.h"
@@ -356,6 +357,8 @@ int cfg_help(FILE *f, const char *section)
 				 *cfg_type_unit(k->type) ? "." : "", *range ? " Values: " : "", range);
 			wrap(f, "      ", line, 100);
 		}
+		if (section && !strcmp(sect, "data"))	/* emu help data: the sets themselves */
+			cfg_help_datasets(f);
 	}
 	if (!section)
 		help_event(f);
