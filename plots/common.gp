@@ -59,7 +59,23 @@ set output gp_file(out)
 set datafile separator ","
 set key autotitle columnheader
 set grid
-set key bottom right
+# The key below the plot, outside it: it never hides a line, whatever the data (a corner
+# inside the plot is free only for some runs).  Its entries side by side, as many rows
+# as they need.
+set key outside below center horizontal
+# One palette for every figure, eight colours told apart by colour-blind readers too
+# (Okabe & Ito, "Color Universal Design"), the yellow last; each line type its own point
+# shape as well, so that a figure printed in grey still separates its lines.  Line type
+# 9 reuses 1's colour (sweep.gp dashes the second eight).
+set linetype 1 lc rgb "#0072B2" lw 2 pt 7
+set linetype 2 lc rgb "#D55E00" lw 2 pt 5
+set linetype 3 lc rgb "#009E73" lw 2 pt 9
+set linetype 4 lc rgb "#CC79A7" lw 2 pt 11
+set linetype 5 lc rgb "#E69F00" lw 2 pt 13
+set linetype 6 lc rgb "#56B4E9" lw 2 pt 15
+set linetype 7 lc rgb "#000000" lw 2 pt 1
+set linetype 8 lc rgb "#F0E442" lw 2 pt 2
+set linetype cycle 8
 # A run's label in the legends: its run.label, else its run.name, as its config.ini says
 # (what emu wrote there), else its folder's name.  Where another run of `runs` would get
 # the same label (two sweeps' seed=1, two copies of quickstart), the folder's path below

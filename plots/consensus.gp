@@ -9,7 +9,5 @@ set xlabel "epoch"
 set ylabel "(1/N) Σ_i |x_i − x_{mean}|^2"
 set logscale y
 set format y "10^{%T}"
-set key outside right top
-set rmargin at screen 0.72
 eval shade_events("epoch")
 plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(i) noenhanced

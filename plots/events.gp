@@ -18,11 +18,9 @@ plot @acc_by_epoch
 set ylabel "consensus (1/N) Σ_i |x_i − x_{mean}|^2"
 set logscale y
 set format y "10^{%T}"
-set key top right
 plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(i) noenhanced
 unset logscale y
 set format y "%g"
-set key bottom right
 unset object
 unset label
 set xlabel "virtual time (s)"

@@ -8,6 +8,5 @@ set title "Training loss"
 set xlabel "epoch"
 set ylabel "training loss"
 set logscale y
-set key top right
 eval shade_events("epoch")
 plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":"loss" with lines title label(i) noenhanced

@@ -24,7 +24,6 @@ set xlabel "packet loss rate (%)"
 set logscale x
 set ylabel "virtual time to target (s)"
 set logscale y
-set key outside below
 # the band of the runs that never reached the target: the top of the plot, kept free of
 # times by the offset (and no rounding of the range out to whole decades)
 set autoscale yfix

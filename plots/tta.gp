@@ -14,7 +14,6 @@ set logscale x
 set ylabel "test accuracy (%)"
 # the target always in view, whatever the accuracies
 set yrange [*<(target - 2) : (target + 2)<*]
-set key bottom right
 set arrow from graph 0, first target to graph 1, first target nohead dt 2 lc "gray30"
 set label sprintf("target %g%%", target) at graph 0.01, first target offset 0, 0.7 \
 	tc "gray30"

@@ -8,6 +8,5 @@ set title "Training loss against virtual time"
 set xlabel "virtual time (s)"
 set ylabel "training loss"
 set logscale y
-set key top right
 eval shade_events("vtime_s")
 plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "vtime_s":"loss" with lines title label(i) noenhanced
