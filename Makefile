@@ -6,7 +6,7 @@
 #   make test            install deps, build, run every test (tests/run.sh)
 #   make test-gpu CUDA=1 the GPU tests of the CUDA build (they skip without a GPU)
 #   make MPI=1           build build-mpi/emu with Open MPI (mpicc): one experiment across
-#                        hosts under mpirun or srun (README: "Across servers with MPI")
+#                        hosts under mpirun or srun (docs/mpi.md)
 #   make test-mpi        the MPI build's tests: the same logs on 1, 2 and 4 ranks, failures
 #   make demo            install deps, run ini/quickstart.ini, draw its plot
 #   make paper           the RPS paper's drop-rate sweep over 3 seeds (PAPER_QUICK=1)
@@ -59,7 +59,7 @@ CFLAGS   += -DEMU_VERSION='"$(VERSION)"'
 CFLAGS   += $(EXTRA_CFLAGS)
 LDFLAGS  += $(EXTRA_LDFLAGS)
 
-# Every folder of emu/ and nn/ is one layer (README: "Source layout").  emu/mpi/: the
+# Every folder of emu/ and nn/ is one layer (docs/design.md, "Source layout").  emu/mpi/: the
 # bridge between hosts with MPI=1, else a world of one rank that needs no MPI.
 EMU_SRC  := $(filter-out emu/main.c,$(wildcard emu/*.c emu/*/*.c))
 ifeq ($(MPI),1)
@@ -211,7 +211,7 @@ algorithms: deps
 	$(build_emu)
 	scripts/algorithms $(BUILD)/emu
 
-# A fair time to accuracy (README: "Time to accuracy"): 4 configurations x 6 loss rates
+# A fair time to accuracy (docs/results.md, "Time to accuracy"): 4 configurations x 6 loss rates
 # into runs/tta/, then runs/tta/summary.csv, runs/tta/table.md (also printed) and
 # plots/figures/tta-grid.png; 10-20 minutes on two cores (25-45 s a run).  TTA_TARGET:
 # the test accuracy to reach (default 0.80); TTA_QUICK=1: the whole pipeline on a tiny
@@ -241,7 +241,7 @@ stress: deps
 	$(BUILD)/tests/test_wakeups io_uring 1000000
 
 # net.limit validated: congestion loss against the offered load beside the closed form
-# (emu bench limit), the README's figure plots/figures/congestion.png.
+# (emu bench limit), the figure plots/figures/congestion.png of docs/network.md.
 congestion: deps
 	$(build_emu)
 	@mkdir -p runs
@@ -250,7 +250,7 @@ congestion: deps
 
 # The reference runs of tests/reference_runs.test.sh: each preset tests/reference/NAME.ini
 # rerun into this kind of machine's set, tests/reference/NAME/ or
-# tests/reference/machines/KIND/NAME/ (README: "Regression testing").  Only for an
+# tests/reference/machines/KIND/NAME/ (docs/experiments.md, "Regression testing").  Only for an
 # intended numerical change, which the commit that stores them says and explains, or for
 # a new kind of machine, from a commit known to be good.
 reference: deps
@@ -268,10 +268,10 @@ fuzz: deps
 plots:
 	@scripts/plots
 
-# What a user runs, where they would look for it (README: "Installing").  emu finds its
+# What a user runs, where they would look for it (docs/install.md).  emu finds its
 # presets beside itself (BIN/../share/emu/ini), so any PREFIX works without a rebuild;
 # emu-plots (scripts/plots) finds the gnuplot scripts the same way.  The scripts that
-# reproduce the README (paper, algorithms, tta-grid) and the developers' ones stay in the
+# reproduce docs/results.md (paper, algorithms, tta-grid) and the developers' ones stay in the
 # source tree: they run its ini/ files and write its figures.
 INST_BIN  := $(DESTDIR)$(PREFIX)/bin
 INST_DATA := $(DESTDIR)$(PREFIX)/share/emu

@@ -119,8 +119,8 @@ label(i) = LABEL[i]
 acc_by_epoch = 'for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using "epoch":(100*column("test_acc")) with linespoints title label(i) noenhanced'
 bytes_label = "bytes sent by all workers, on the wire (MiB)"
 acc_by_bytes = 'for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(i) noenhanced'
-# Each run's scheduled events (its events.csv, where there is one: README, "Scheduled
-# events") as shaded intervals [start, end) of the x axis, labelled with their names:
+# Each run's scheduled events (its events.csv, where there is one: docs/events.md) as
+# shaded intervals [start, end) of the x axis, labelled with their names:
 # `eval shade_events("epoch")` before `plot` (x: "epoch", "step" or "vtime_s").  An
 # event in steps or epochs is placed by its step (its epoch); one in virtual time by its
 # vtime_s.  Across axes, train.csv maps one to the other: a step's virtual time is the

@@ -1,5 +1,5 @@
 /* emu/run/crash.h — a run's crash events as steps: which worker is down for which steps,
- * and what it comes back with (README, "Scheduled events").
+ * and what it comes back with (docs/events.md, "Crashes").
  *
  * A crash of worker w over steps [from, to): w runs steps up to from - 1 (its logs of
  * them included), then its process saves what it would need to come back (RUN/crash/

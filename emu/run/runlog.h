@@ -2,7 +2,7 @@
  *
  * Joins the workers' records into rows (summing in worker-id order, so the numbers never
  * depend on which worker reported first) and writes, in the run folder (rundir.h):
- *   train.csv   a row per logged step: totals over the workers (README, Outputs)
+ *   train.csv   a row per logged step: totals over the workers (docs/outputs.md)
  *   workers.csv with run.worker_log, a row per worker per logged step, in id order
  *   eval.csv    a row per evaluation
  *   net.csv     a block of rows per evaluation: step, vtime_s, then every directed link
