@@ -122,8 +122,11 @@ cp -r "$T/crps" "$T/r"
 refused r "an override would change the run's past: \[train\] model" train.model=lenet
 refused r "run.workers may not change" run.workers=2
 refused r "an override would change the run's past" net.loss_p=0.1
-# an [event] section only the overrides have, named by its header
-refused r "an override would change the run's past: \[event x\] (not at the checkpoint)" \
+# a section only the overrides have (a link's own keys, an [event]), named by its line;
+# the lines after it are not shifted out of step
+refused r "an override would change the run's past: \[link 0-1\] latency = 1ms (not at the checkpoint)" \
+	train.max_steps=200 'link 0-1.latency=1ms'
+refused r "an override would change the run's past: \[event x\] kind = slowdown (not at the checkpoint)" \
 	train.max_steps=200 'event x.kind=slowdown' 'event x.at=100' 'event x.workers=1' \
 	'event x.factor=2'
 refused r "before its checkpoint" train.max_steps=100

@@ -1,9 +1,9 @@
 # emu resume refuses before its first write: for every refusal (nothing left to run, an
 # override of run.output or of the past, a garbled latest, a missing part, logs shorter
-# than at the checkpoint, a missing eval.csv, a locked folder) it exits 2 naming the
-# cause, and the folder is byte for byte as it was (names and contents, recursively).  A
-# finished run extended by train.max_steps ends with the rows of the longer run; a run
-# whose supervisor was killed is named as died.
+# than at the checkpoint, a missing eval.csv, a folder of checkpoints that is a link, a
+# locked folder) it exits 2 naming the cause, and the folder is byte for byte as it was
+# (names and contents, recursively).  A finished run extended by train.max_steps ends
+# with the rows of the longer run; a run whose supervisor was killed is named as died.
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
 sed -i 's/^log_every = .*/log_every = 1/' "$T/s.ini"
@@ -43,6 +43,17 @@ fresh b; rm "$T/b/eval.csv"
 refused b "eval.csv: No such file" train.max_steps=20
 fresh b; mkfifo "$T/b/net.csv.x"; rm "$T/b/net.csv"; mv "$T/b/net.csv.x" "$T/b/net.csv"
 refused b "net.csv" train.max_steps=20
+# a checkpoint folder, or one step of it, that is a link to another run's: refused, and
+# the other run's checkpoints neither written nor removed
+fresh o; fresh b; rm -rf "$T/b/ckpt"; ln -s "$T/o/ckpt" "$T/b/ckpt"
+snap "$T/o" >"$T/o.before"
+refused b "b/ckpt: a symbolic link, where the run keeps a folder of its own" train.max_steps=20
+fresh b; s=$(basename "$(ls -d "$T"/b/ckpt/step-*)"); rm -rf "$T/b/ckpt/$s"
+ln -s "$T/o/ckpt/$s" "$T/b/ckpt/$s"
+refused b "b/ckpt/$s: a symbolic link" train.max_steps=20
+fresh b; rm -rf "$T/b/crash"; ln -s "$T/o" "$T/b/crash"
+refused b "b/crash: a symbolic link" train.max_steps=20
+snap "$T/o" | diff "$T/o.before" - >&2 || fail "another run's folder changed"
 # a lock held by another process
 fresh b
 command -v flock >/dev/null || skip "no flock(1) to hold the folder's lock"

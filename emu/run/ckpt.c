@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,8 +225,57 @@ int ckpt_latest(const char *run, int64_t *step, char *err, size_t errlen)
 	return 0;
 }
 
+/* FOLDER (RUN/ckpt or RUN/crash), if there, and each step-* in it: folders of the run's
+ * own, no link to anything else.  0, or -EINVAL with the message. */
+static int own_folder(const char *run, const char *folder, char *err, size_t errlen)
+{
+	char path[CFG_STR + 16];
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", run, folder);
+	if (lstat(path, &st) < 0)
+		return 0;	/* none: nothing to follow */
+	if (!S_ISDIR(st.st_mode))
+		goto not_own;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	while (!rc && (e = readdir(d))) {
+		if (strncmp(e->d_name, "step-", 5))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !S_ISDIR(st.st_mode)) {
+			snprintf(path, sizeof(path), "%s/%s/%s", run, folder, e->d_name);
+			rc = -EINVAL;
+		}
+	}
+	closedir(d);
+	if (!rc)
+		return 0;
+not_own:
+	snprintf(err, errlen, "%s: %s, where the run keeps a folder of its own; expected a "
+		 "folder (emu never follows a link out of a run folder)", path,
+		 infile_kind(st.st_mode));
+	return -EINVAL;
+}
+
+int ckpt_own_folders(const char *run, char *err, size_t errlen)
+{
+	int rc = own_folder(run, CKPT_DIR, err, errlen);
+
+	return rc ? rc : own_folder(run, "crash", err, errlen);
+}
+
 /* Removes RUN/ckpt/step-* that keep says to (best effort: a leftover costs only room);
- * the steps removed are counted. */
+ * the steps removed are counted.  A step-* that is no folder of the run's own (a link)
+ * is left alone: neither followed nor removed. */
 static int prune(const char *run, int (*drop)(int64_t step, int64_t keep), int64_t keep)
 {
 	char dir[CFG_STR + 16];
@@ -234,9 +284,14 @@ static int prune(const char *run, int (*drop)(int64_t step, int64_t keep), int64
 	int n = 0;
 
 	snprintf(dir, sizeof(dir), "%s/" CKPT_DIR, run);
-	d = opendir(dir);
-	if (!d)
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
 		return 0;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return 0;
+	}
 	while ((e = readdir(d))) {
 		char sub[CFG_STR + 16 + 256 + 2];
 		DIR *s;
@@ -245,9 +300,15 @@ static int prune(const char *run, int (*drop)(int64_t step, int64_t keep), int64
 		if (strncmp(e->d_name, "step-", 5) || !drop(strtoll(e->d_name + 5, NULL, 10), keep))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		s = opendir(sub);
-		if (!s)
+		int sfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				 O_CLOEXEC);
+
+		if (sfd < 0)
 			continue;
+		if (!(s = fdopendir(sfd))) {
+			close(sfd);
+			continue;
+		}
 		while ((f = readdir(s)))
 			if (strcmp(f->d_name, ".") && strcmp(f->d_name, ".."))
 				unlinkat(dirfd(s), f->d_name, 0);
@@ -325,42 +386,99 @@ uint64_t ckpt_cfg_hash(const struct cfg *c)
 	return h;
 }
 
+/* A key line of a printed configuration: its section's header and its text. */
+struct cfg_line {
+	const char *sect, *s;
+	int sectlen, len;
+};
+
+/* The key lines of text (no blank line, comment or header), each with its section:
+ * malloc'd, *n of them; NULL when out of memory. */
+static struct cfg_line *key_lines(const char *text, size_t *n)
+{
+	size_t cap = 64;
+	struct cfg_line *v = malloc(cap * sizeof(*v)), cur = { "", NULL, 0, 0 };
+
+	*n = 0;
+	for (const char *p = text; v && *p; ) {
+		const char *e = strchrnul(p, '\n');
+
+		if (*p == '[') {
+			cur.sect = p;
+			cur.sectlen = (int)(e - p);
+		} else if (*p != '#' && e > p) {
+			if (*n == cap) {
+				struct cfg_line *w = realloc(v, (cap *= 2) * sizeof(*v));
+
+				if (!w) {
+					free(v);
+					return NULL;
+				}
+				v = w;
+			}
+			cur.s = p;
+			cur.len = (int)(e - p);
+			v[(*n)++] = cur;
+		}
+		p = *e ? e + 1 : e;
+	}
+	return v;
+}
+
+static bool same_sect(const struct cfg_line *x, const struct cfg_line *y)
+{
+	return x->sectlen == y->sectlen && !memcmp(x->sect, y->sect, (size_t)x->sectlen);
+}
+
+/* The line of v[0..n) in x's section whose key (the text before " = ") is x's, or whose
+ * whole text is x's (same): its index, or -1. */
+static long find_line(const struct cfg_line *v, size_t n, const struct cfg_line *x, bool same)
+{
+	int klen = (int)(strstr(x->s, " = ") && strstr(x->s, " = ") < x->s + x->len ?
+			 strstr(x->s, " = ") - x->s : x->len);
+
+	for (size_t i = 0; i < n; i++)
+		if (same_sect(&v[i], x) &&
+		    (same ? v[i].len == x->len && !memcmp(v[i].s, x->s, (size_t)x->len) :
+		     v[i].len > klen && !memcmp(v[i].s, x->s, (size_t)klen) &&
+		     !memcmp(v[i].s + klen, " = ", 3)))
+			return (long)i;
+	return -1;
+}
+
 int ckpt_cfg_diff(const struct cfg *a, const struct cfg *b, char *what, size_t n)
 {
-	size_t la, lb;
+	size_t la, lb, na = 0, nb = 0;
 	char *ta = neutral_text(a, &la), *tb = neutral_text(b, &lb);
-	char *pa = ta, *pb = tb, sect[64] = "";
+	struct cfg_line *va = ta ? key_lines(ta, &na) : NULL;
+	struct cfg_line *vb = tb ? key_lines(tb, &nb) : NULL;
 	int found = 0;
 
-	while (pa && pb && *pa && *pb) {
-		char *ea = strchrnul(pa, '\n'), *eb = strchrnul(pb, '\n');
+	/* compared as sets of (section, line), so that a section one side adds (a link's
+	 * own keys, an [event]) does not shift every line after it: first what the
+	 * checkpoint had and the configuration now lacks or changes, then what it adds */
+	for (size_t i = 0; va && vb && !found && i < na; i++) {
+		if (find_line(vb, nb, &va[i], true) >= 0)
+			continue;
+		long j = find_line(vb, nb, &va[i], false);
 
-		if (*pa == '[')
-			snprintf(sect, sizeof(sect), "%.*s ", (int)(ea - pa), pa);
-		if (ea - pa != eb - pb || memcmp(pa, pb, (size_t)(ea - pa))) {
-			snprintf(what, n, "%s%.*s (at the checkpoint) against %.*s", sect,
-				 (int)(ea - pa), pa, (int)(eb - pb), pb);
-			found = 1;
-			break;
-		}
-		pa = *ea ? ea + 1 : ea;
-		pb = *eb ? eb + 1 : eb;
-	}
-	/* one text goes on where the other ends: what only one has, such as an [event]
-	 * section an override adds (printed last) */
-	if (!found && pa && pb && (*pa || *pb)) {
-		const char *rest = *pa ? pa : pb;
-
-		/* named by its first line that is not blank or a comment */
-		while (*rest == '\n' || *rest == '#')
-			rest = *rest == '#' ? strchrnul(rest, '\n') : rest + 1;
-		if (!*rest)
-			rest = *pa ? pa : pb;
-		snprintf(what, n, "%s%.*s (%s)", *rest == '[' ? "" : sect,
-			 (int)(strchrnul(rest, '\n') - rest), rest,
-			 *pa ? "at the checkpoint, not now" : "not at the checkpoint");
+		if (j >= 0)
+			snprintf(what, n, "%.*s %.*s (at the checkpoint) against %.*s",
+				 va[i].sectlen, va[i].sect, va[i].len, va[i].s, vb[j].len, vb[j].s);
+		else
+			snprintf(what, n, "%.*s %.*s (at the checkpoint, not now)", va[i].sectlen,
+				 va[i].sect, va[i].len, va[i].s);
 		found = 1;
 	}
+	for (size_t j = 0; va && vb && !found && j < nb; j++) {
+		if (find_line(va, na, &vb[j], true) >= 0)
+			continue;
+		snprintf(what, n, "%.*s %.*s (not at the checkpoint)", vb[j].sectlen, vb[j].sect,
+			 vb[j].len, vb[j].s);
+		found = 1;
+	}
+	free(va);
+	free(vb);
 	free(ta);
 	free(tb);
 	return found;

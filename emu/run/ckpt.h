@@ -100,6 +100,10 @@ int ckpt_set_latest(const char *run, int64_t step, char *err, size_t errlen);
 /* The step RUN/ckpt/latest names: 0, -ENOENT (no checkpoint), or -EINVAL (garbled),
  * with err. */
 int ckpt_latest(const char *run, int64_t *step, char *err, size_t errlen);
+/* Whether RUN/ckpt and RUN/crash, where they exist, and each step-* in them are folders
+ * of the run's own, not links (a checkpoint read or written through a link would read or
+ * remove another run's).  0, or -EINVAL with "PATH: what it is, ..." in err. */
+int ckpt_own_folders(const char *run, char *err, size_t errlen);
 /* Removes RUN/ckpt/step-* older than keep (best effort: a leftover costs only room). */
 void ckpt_prune(const char *run, int64_t keep);
 /* Removes RUN/ckpt/step-* newer than keep (the latest; -1: none), with what they hold:

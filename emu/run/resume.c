@@ -30,7 +30,8 @@ static int check_checkpoint(const char *run, int n, struct ckpt_manifest *m, int
 	uint64_t fsize;
 	void *payload;
 
-	if (ckpt_latest(run, step, err, sizeof(err)) < 0)
+	if (ckpt_own_folders(run, err, sizeof(err)) < 0 ||
+	    ckpt_latest(run, step, err, sizeof(err)) < 0)
 		goto refused;
 	ckpt_file(path, sizeof(path), run, *step, "manifest.bin");
 	if (ckpt_read(path, CKPT_MANIFEST, &h, &payload, &fsize, err, sizeof(err)) < 0)
