@@ -8,7 +8,8 @@
 #   make MPI=1           build build-mpi/emu with Open MPI (mpicc): one experiment across
 #                        hosts under mpirun or srun (docs/mpi.md)
 #   make test-mpi        the MPI build's tests: the same logs on 1, 2 and 4 ranks, failures
-#   make demo            install deps, run ini/quickstart.ini, draw its plot
+#   make demo            RPS against all-reduce, 10% of messages lost: runs/demo/, its
+#                        figure runs/figures/demo.png (DEMO_QUICK=1: 8 steps a run)
 #   make paper           the RPS paper's drop-rate sweep over 3 seeds (PAPER_QUICK=1)
 #   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
 #   make tta             time to accuracy against loss rate: RPS and all-reduce, unreliable
@@ -194,10 +195,13 @@ test-mpi: deps
 # prerequisites: the build needs the packages).
 build_emu = $(MAKE) --no-print-directory $(BUILD)/emu
 
+# The RPS paper's point in one figure (scripts/demo): ini/demo.ini with RPS and with
+# gradient all-reduce on one network that loses 10% of messages, nothing resent, into
+# runs/demo/ (replaced on each make demo; runs/quickstart is left to `emu run
+# ini/quickstart.ini`), and runs/figures/demo.png.
 demo: deps
 	$(build_emu)
-	$(BUILD)/emu run ini/quickstart.ini run.overwrite=true
-	@scripts/plots
+	scripts/demo $(BUILD)/emu
 
 # The RPS paper's table as one emu sweep: RPS and all-reduce at 5 loss rates, 3 seeds each
 # (30 runs, about 10 minutes on two cores) into runs/rps-paper/, its table.md and the
