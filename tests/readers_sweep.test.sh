@@ -3,7 +3,8 @@
 # refused at once with its path and kind (it grew without bound, or blocked for ever), the
 # sweep exits non-zero, and the summary of the sweep before it is left whole: summary.csv
 # and every curve the same files (inode, bytes), no temporary.  With the files restored,
-# the summary is written again, the same.
+# the summary is written again, the same.  A curves/ that is a link, or a summary.csv that
+# is a folder, is refused (exit 2) before any run starts.
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
@@ -56,4 +57,24 @@ grep -q "4 done earlier" "$T/err" || { cat "$T/err"; fail "restored: runs were r
 # (the bytes, not the inodes: the files are new)
 sed 1,4d "$T/before" >"$T/before.bytes"
 snap | sed 1,4d | diff "$T/before.bytes" - || fail "restored: another summary"
-echo "sweep summary: a device and a FIFO refused at once, the summary before kept whole"
+
+# where the summary goes is checked before any run starts: a curves/ that is a link (the
+# summary would be written into the folder it names) or a summary.csv that is a folder
+sw=$T/sw2
+mkdir -p "$sw" "$T/keep"
+echo precious >"$T/keep/configs.txt"
+ln -s "$T/keep" "$sw/curves"
+sweep "$@"
+[ $rc -eq 2 ] || { cat "$T/err"; fail "curves/ a link: exit $rc, expected 2"; }
+grep -qF "emu sweep: $sw/curves: a symbolic link, where the sweep writes its curves" "$T/err" ||
+	{ cat "$T/err"; fail "curves/ a link: no message naming it"; }
+[ "$(cat "$T/keep/configs.txt")" = precious ] || fail "a file outside the sweep was written"
+[ -z "$(ls -d "$sw"/train.* 2>/dev/null)" ] || fail "curves/ a link: runs were started"
+rm "$sw/curves"; mkdir "$sw/summary.csv"
+sweep "$@"
+[ $rc -eq 2 ] || { cat "$T/err"; fail "summary.csv a folder: exit $rc, expected 2"; }
+grep -qF "emu sweep: $sw/summary.csv: a directory, where the sweep writes its summary" "$T/err" ||
+	{ cat "$T/err"; fail "summary.csv a folder: no message naming it"; }
+[ -z "$(ls -d "$sw"/train.* 2>/dev/null)" ] || fail "summary.csv a folder: runs were started"
+echo "sweep summary: a device and a FIFO refused at once, the summary before kept whole;" \
+	"a linked curves/ or a folder as summary.csv refused before any run"

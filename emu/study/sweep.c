@@ -462,6 +462,8 @@ static int sweep_main(struct sweeper *w, int argc, char **argv)
 		rc = lock < 0 ? 2 : 0;
 	}
 	if (!rc)
+		rc = sweep_summary_check(&w->s, err, sizeof(err)) < 0 ? 2 : 0;
+	if (!rc)
 		rc = plan(w, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "%s\n", err);

@@ -81,5 +81,9 @@ int sweep_run_done(const char *dir);
  * (bad input: not regular, too long, malformed), -EIO when a write failed; the message
  * in err. */
 int sweep_summary(const struct sweep *s, char *err, size_t errlen);
+/* Whether the summary can be written where it goes: ROOT/summary.csv, if there, a regular
+ * file and ROOT/curves a folder, neither a link.  Checked before any run starts, so that
+ * a sweep is not refused only after its runs.  0, or -EINVAL with the message in err. */
+int sweep_summary_check(const struct sweep *s, char *err, size_t errlen);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "emu/study/csv_read.h"
+#include "nn/infile.h"
 
 /* What summary.csv takes from one run. */
 enum { M_ACC, M_LOSS, M_TTA, M_BYTES, M_CONSENSUS, NMETRICS };
@@ -468,6 +469,30 @@ static int write_configs(FILE *f, void *arg)
 	return 0;
 }
 
+/* ROOT/NAME, if it is there, is of the type want (S_IFREG, S_IFDIR), not a link:
+ * 0, or -EINVAL with the message. */
+static int own_entry(const char *root, const char *name, unsigned want, char *err, size_t n)
+{
+	char path[CFG_STR + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	if (lstat(path, &st) < 0 || (st.st_mode & S_IFMT) == want)
+		return 0;
+	snprintf(err, n, "emu sweep: %s: %s, where the sweep writes its %s; expected %s (emu "
+		 "never writes through a link): remove it, or sweep into another run.output",
+		 path, infile_kind(st.st_mode), want == S_IFDIR ? "curves" : "summary",
+		 want == S_IFDIR ? "a folder" : "a regular file");
+	return -EINVAL;
+}
+
+int sweep_summary_check(const struct sweep *s, char *err, size_t n)
+{
+	int rc = own_entry(s->root, "summary.csv", S_IFREG, err, n);
+
+	return rc ? rc : own_entry(s->root, "curves", S_IFDIR, err, n);
+}
+
 /* As sweep.h says; the value is -EINVAL when a finished run's file is refused (bad
  * input: missing, not a regular file, over CSV_MAX_BYTES, malformed, a column missing),
  * -EIO when a write failed. */
@@ -479,6 +504,8 @@ int sweep_summary(const struct sweep *s, char *err, size_t n)
 	int rc;
 
 	snprintf(curves, sizeof(curves), "%s/curves", s->root);
+	if ((rc = sweep_summary_check(s, err, n)) < 0)	/* again: the sweep took its time */
+		return rc;
 	u.c.run = calloc((size_t)sweep_nseeds(s), sizeof(*u.c.run));
 	u.c.x = calloc((size_t)sweep_nseeds(s), sizeof(*u.c.x));
 	if (!u.c.run || !u.c.x) {
