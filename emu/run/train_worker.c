@@ -5,7 +5,8 @@
  * step: batch of its shard -> forward -> algorithm (before_backward, backward, the
  * collective and the update) -> every log_every steps a train record with the
  * consensus distance -> at each epoch end (or every eval_every steps) the evaluation
- * of the mean of the replicas on this worker's share of the test set.  The algorithms
+ * of the mean of the replicas on this worker's share of the test set; with
+ * train.eval_at_start, one of the initial model before step 0 as well.  The algorithms
  * see only the model's host mirrors; they move at two points per step: gradients to
  * the host after backward, parameters to the device after the update (no-ops on the
  * CPU backends, whose mirrors are the buffers).  The virtual clock advances by the
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <cblas.h>
 #include "emu/algo/algo.h"
+#include "emu/cfg/cfg_keys.h"
 #include "emu/run/ckpt_worker.h"
 #include "emu/run/compute.h"
 #include "emu/run/plan.h"
@@ -434,6 +436,35 @@ static int log_eval(struct worker *w, struct scratch *s, const struct progress *
 	return eval_record(w, s, p, done, (double)done / (double)p->spe);
 }
 
+/* train.eval_at_start: whether a run evaluates its initial model before step 0 (off by
+ * default: a run's logs are the same as without the key).  Read through the key table
+ * by name; false where the table has no such key. */
+static bool eval_at_start(const struct cfg *c)
+{
+	const struct cfg_key *k = cfg_key_find("train", "eval_at_start");
+	int on = 0;
+
+	if (k && k->type == CFG_T_ENUM && k->size == sizeof(on))
+		memcpy(&on, (const char *)c + k->off, sizeof(on));
+	return on != 0;
+}
+
+/* The evaluation of the initial model, before step 0: eval.csv's row and net.csv's block
+ * of step 0 (epoch 0, nothing sent yet); train.csv has no row there (no step has a loss
+ * yet).  The workers up then are those of the supervisor's row of step 0.  0, or < 0
+ * (reported). */
+static int log_eval_start(struct worker *w, const struct train_run *t, struct scratch *s,
+			  struct progress *p)
+{
+	p->up = crash_up_mask(&t->crashes, w->n, -1);
+	int rc = replicas_mean(w, s, p->up, p->up, NULL, true);
+	if (rc < 0) {
+		fail(w, "snapshot", rc);
+		return rc;
+	}
+	return eval_record(w, s, p, 0, 0.0);
+}
+
 /* This worker's part of the checkpoint after step w->step, then the record that tells
  * the supervisor (after every record of the steps up to it).  0 or -1 (reported). */
 static int checkpoint(struct worker *w, const struct train_run *t, const struct algo *a,
@@ -544,6 +575,8 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 		p.loss_n = (int)acc.loss_n;
 		p.compute_ns = acc.compute_ns;
 	}
+	if (first == 0 && eval_at_start(c) && log_eval_start(w, t, s, &p) < 0)
+		return -1;
 	for (w->step = first; w->step < p.total; w->step++) {
 		w->epoch = (int)(w->step / p.spe);
 		atomic_store(&slot->vclock, w->x.clock);	/* before step: a rejoin reads it */
