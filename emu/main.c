@@ -75,7 +75,7 @@ static const char help_resume_tail[] =
 	"corrupt or of another configuration or worker count, an override that would change "
 	"the past, or a run with nothing left to run is refused with exit 2 before anything is "
 	"written: the folder stays as it was.  One host only: not across MPI ranks.  More in "
-	"the README, \"Checkpoint and resume\", and man emu.\n";
+	"docs/checkpoints.md, and man emu.\n";
 
 /* Writes text from column col on, in lines of at most 86 characters: the resume help's
  * paragraph holds a list kept elsewhere. */
@@ -134,8 +134,8 @@ static int load(struct cfg *c, int argc, char **argv, int file)
 	return 0;
 }
 
-/* emu help keys --markdown|--names|--json: the key table for the README and for programs
- * (a failed write is found at exit); -EINVAL for another option. */
+/* emu help keys --markdown|--names|--json: the key table for docs/configuration.md and
+ * for programs (a failed write is found at exit); -EINVAL for another option. */
 static int help_keys_as(const char *opt)
 {
 	if (!strcmp(opt, "--markdown"))

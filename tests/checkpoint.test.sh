@@ -1,4 +1,4 @@
-# Checkpoint and resume (README "Checkpoint and resume"): a run interrupted after a
+# Checkpoint and resume (docs/checkpoints.md): a run interrupted after a
 # checkpoint (SIGTERM), between two (SIGKILL), during the write of one (a newer part
 # truncated, no manifest), or by the wall-clock rule, and resumed, gives the CSVs of the
 # run done in one go, byte for byte (emu compare: all but wall_s; workers.csv and

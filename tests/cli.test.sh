@@ -1,7 +1,8 @@
 #!/bin/sh
 # The emu command line: help, version, exit codes, the exact message for every bad
 # input in tests/bad (NAME.ini -> NAME.expect; overrides.txt), the round trip of
-# `emu check` on every ini/*.ini, and README's key reference against the binary.
+# `emu check` on every ini/*.ini, and docs/configuration.md's key reference against the
+# binary.
 # env: EMU (the binary), SRCDIR (the repository)
 EMU=${EMU:-build/emu}
 SRCDIR=${SRCDIR:-.}
@@ -247,12 +248,12 @@ for ini in ini/*.ini tests/fuzz/regress/cfg_*.ini; do
 	cmp -s "$tmp/a.ini" "$tmp/out" || fail "emu check $ini does not round-trip: $(diff "$tmp/a.ini" "$tmp/out" | head -5)"
 done
 
-# --- README's reference is the binary's --------------------------------------------
-if [ -f README.md ]; then
-	sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$tmp/readme"
+# --- docs/configuration.md's reference is the binary's ------------------------------
+if [ -f docs/configuration.md ]; then
+	sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' docs/configuration.md | sed '1d;$d' >"$tmp/readme"
 	"$EMU" help keys --markdown >"$tmp/md"
 	cmp -s "$tmp/readme" "$tmp/md" ||
-		fail "README.md's key reference differs from 'emu help keys --markdown' (regenerate it): $(diff "$tmp/readme" "$tmp/md" | head -4)"
+		fail "docs/configuration.md's key reference differs from 'emu help keys --markdown' (regenerate it): $(diff "$tmp/readme" "$tmp/md" | head -4)"
 fi
 
 echo "$nok commands checked, $nbad bad inputs, $fails failures"

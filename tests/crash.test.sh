@@ -1,4 +1,4 @@
-# Crash events ([event NAME] kind = crash, README "Scheduled events"): a worker's process
+# Crash events ([event NAME] kind = crash, docs/events.md, "Crashes"): a worker's process
 # really ends and a new one rejoins; the effect in net.csv, workers.csv and on the
 # virtual clock in closed form, what each rejoin brings back, the same numbers from two
 # runs (one under load), checkpoints taken while workers are down and resumed, and a

@@ -1,4 +1,4 @@
-# Scheduled events ([event NAME] sections, README "Scheduled events"): each kind's effect
+# Scheduled events ([event NAME] sections, docs/events.md): each kind's effect
 # in net.csv (drops on exactly the links it targets, in exactly its interval) and on the
 # virtual clock, in closed form where there is one; events.csv and emu check's account;
 # a run with every kind twice gives identical CSVs.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The tree keeps its layers: no header include cycle; every file of emu/ and nn/ lies in
-# a layer of the order below (README: "Source layout") and includes headers of its own
+# a layer of the order below (docs/design.md, "Source layout") and includes headers of its own
 # folder or of lower layers only, never of a higher layer or of another folder of its
 # own; the exchange's private header stays in the exchange; only nn/'s backends and
 # their registry name a concrete op table or include a backend's private headers (and

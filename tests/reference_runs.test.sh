@@ -1,5 +1,5 @@
 #!/bin/sh
-# emu's own regression test, the workflow of the README's "Regression testing": each
+# emu's own regression test, the workflow of docs/experiments.md, "Regression testing": each
 # reference run tests/reference/NAME/ (made by `make reference` from the preset
 # tests/reference/NAME.ini: one per algorithm, loss on, 4 workers, an MLP on 2048
 # Fashion-MNIST samples, 40 steps) is rerun from its stored config.ini and compared

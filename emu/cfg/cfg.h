@@ -91,7 +91,7 @@ struct cfg_worker_section {
  * (for) are counted in steps, epochs or virtual time. */
 enum cfg_event_kind { EVENT_NONE, EVENT_PARTITION, EVENT_LINK_DOWN, EVENT_NET, EVENT_SLOWDOWN,
 		      EVENT_CRASH };
-/* What a crashed worker comes back with (README, "Scheduled events"). */
+/* What a crashed worker comes back with (docs/events.md, "Crashes"). */
 enum cfg_rejoin { REJOIN_OWN, REJOIN_MEAN, REJOIN_FRESH };
 enum cfg_when_unit { WHEN_NONE, WHEN_STEP, WHEN_EPOCH, WHEN_TIME };
 
@@ -257,7 +257,7 @@ int cfg_print_links(const struct cfg *c, FILE *f);
  * "link A-B" for links, "worker" or "worker A-B" for workers); -EINVAL for an unknown
  * section. */
 int cfg_help(FILE *f, const char *section);
-/* The same reference as one Markdown table (README.md, between the keys markers). */
+/* The same reference as one Markdown table (docs/configuration.md, between the keys markers). */
 void cfg_help_markdown(FILE *f);
 /* For programs (emu/cfg/cfg_help_tools.c): every override's name, one a line
  * (section.key; link A-B.key and worker A-B.key for the sections of a link or worker);

@@ -1,5 +1,5 @@
 /* emu/cfg/cfg_event.h — [event NAME] sections: what happens to the network or to the
- * workers for an interval of a run (README, "Scheduled events").
+ * workers for an interval of a run (docs/events.md).
  *
  *   [event split]                  [event burst]              [event slow]
  *   kind = partition               kind = net                 kind = slowdown

@@ -1,8 +1,8 @@
 /* emu/cfg/cfg_keys.h — every configuration key, in one X-macro table.
  *
  * The table generates the defaults (cfg_defaults), the parser (cfg_load), the printer
- * (cfg_print, `emu check`) and the reference (`emu help keys`, README).  A key's name
- * is its struct cfg field name; [net] keys are fields of struct net_cfg and are also
+ * (cfg_print, `emu check`) and the reference (`emu help keys`, docs/configuration.md).
+ * A key's name is its struct cfg field name; [net] keys are fields of struct net_cfg and are also
  * the keys of every [link A-B] section; [worker A-B] keys are fields of struct
  * cfg_worker_model (named in cfg_keys.c where the names differ).
  *
@@ -249,15 +249,15 @@ extern const struct cfg_key cfg_keys[];	/* [net] first, [worker] last: CFG_NETK,
 extern const size_t cfg_nkeys;
 
 /* Every section but [event NAME] (emu/cfg/cfg_event.h), in print order: the one list
- * that the loader, emu check, emu help, the README's reference and every message that
- * names the sections read.  A new section is one line here (and its keys above).
+ * that the loader, emu check, emu help, the reference in docs/configuration.md and every
+ * message that names the sections read.  A new section is one line here (and its keys above).
  *
  * X(ID, name, shown, intro)
  *   ID     CFG_SECTION_ID is its index
  *   name   the section of its keys in the key table and in overrides ("link" stands for
  *          [link A-B], "worker" for [worker A-B])
  *   shown  as help and messages write it
- *   intro  what the section is for, one paragraph: emu help keys, README */
+ *   intro  what the section is for, one paragraph: emu help keys, docs/configuration.md */
 #define CFG_SECTIONS(X) \
 	X(RUN, "run", "run", "the run: how many workers, the seed, where the output goes") \
 	X(NET, "net", "net", "the network model of every directed link, in netem's vocabulary") \

@@ -1,5 +1,5 @@
 /* emu/cfg/cfg_print.c — the resolved configuration as INI (emu check) and the key
- * reference (emu help keys, README), both generated from the key table. */
+ * reference (emu help keys, docs/configuration.md), both generated from the key table. */
 #include "emu/cfg/cfg.h"
 
 #include <errno.h>
@@ -119,7 +119,7 @@ static void print_event(const struct cfg_event *e, FILE *f)
 {
 	char val[1024];
 
-	fprintf(f, "\n# an event (README, \"Scheduled events\")\n[event %s]\n", e->name);
+	fprintf(f, "\n# an event (docs/events.md)\n[event %s]\n", e->name);
 	for (int k = 0; k < CFG_NEVK; k++) {
 		if (!(e->set & 1u << k))
 			continue;
@@ -301,7 +301,7 @@ static const char event_intro[] =
 	"values on some links (a loss burst, a slower link), workers that compute slower, or "
 	"workers whose processes crash (in steps or epochs) and, with for, come back. "
 	"A link that is down loses every unit sent on it; a reliable sender resends until "
-	"max_retries gives up. README, \"Scheduled events\", says which time decides";
+	"max_retries gives up. docs/events.md says which time decides";
 
 /* The keys of [event NAME]: what each takes, and the kinds that take it. */
 static void help_event(FILE *f)
@@ -391,5 +391,5 @@ void cfg_help_markdown(FILE *f)
 				k->help);
 		}
 	}
-	fprintf(f, "| event NAME | (see Scheduled events) | | | | | %s |\n", event_intro);
+	fprintf(f, "| event NAME | (see docs/events.md) | | | | | %s |\n", event_intro);
 }

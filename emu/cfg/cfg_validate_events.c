@@ -2,8 +2,8 @@
  * read: a kind and a start, a length in the start's kind of time, the targets the kind
  * takes and no others, worker ids below run.workers, a partition that puts every worker
  * in one group, on every link a net event covers, a model that can work (the checks
- * of a [link] section's), and a crash that the others can learn of by the step.  Overlapping events are allowed (README, "Scheduled events":
- * what decides where they meet).
+ * of a [link] section's), and a crash that the others can learn of by the step.
+ * Overlapping events are allowed (docs/events.md says what decides where they meet).
  */
 #include <errno.h>
 #include <string.h>

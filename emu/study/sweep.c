@@ -322,7 +322,7 @@ static int run_all(struct sweeper *w)
 	long next = 0;
 	int rc = 0;
 
-	/* the signals that stop a sweep are those that stop a run (README: Signals) */
+	/* the signals that stop a sweep are those that stop a run (docs/outputs.md, "Signals") */
 	supervisor_stop_signals(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, &w->old);
