@@ -284,7 +284,14 @@ INST_COMP := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 INI_FILES := $(notdir $(wildcard ini/*.ini))
 GP_FILES  := $(notdir $(wildcard plots/*.gp))
 
+# make expands a $ in a variable given on its command line (PREFIX='/x/$(y)' becomes
+# /x/), so a PREFIX or DESTDIR that holds one would install somewhere else: refused
+install_dirs_ok = $(if $(findstring $$,$(value PREFIX)$(value DESTDIR)),$(error PREFIX \
+	and DESTDIR may not hold a '$$' (make would expand it): PREFIX=$(value PREFIX) \
+	DESTDIR=$(value DESTDIR)))
+
 install: $(BUILD)/emu
+	@:$(install_dirs_ok)
 	@# every path one shell word in single quotes (a ' written '\''): a PREFIX or DESTDIR with
 	@# blanks, quotes or a leading dash names one folder
 	set -e; bin='$(subst ','\'',$(INST_BIN))'; data='$(subst ','\'',$(INST_DATA))'; \
@@ -300,6 +307,7 @@ install: $(BUILD)/emu
 # Removes what install put, by name: a file of the user's own in those folders stays, and
 # so do the folders emu does not own (bin, share/man/man1, ...).  Paths quoted as install's.
 uninstall:
+	@:$(install_dirs_ok)
 	set -e; bin='$(subst ','\'',$(INST_BIN))'; data='$(subst ','\'',$(INST_DATA))'; \
 	man='$(subst ','\'',$(INST_MAN))'; comp='$(subst ','\'',$(INST_COMP))'; \
 	rm -f -- "$$bin/emu" "$$bin/emu-plots" "$$man/emu.1" "$$comp/emu"; \

@@ -55,4 +55,18 @@ mk install DESTDIR="$D" PREFIX="/opt/e mu"
 mk uninstall DESTDIR="$D" PREFIX="/opt/e mu"
 left=$(cd "$D" && find . -type f | sort | paste -sd' ')
 [ -z "$left" ] || fail "make uninstall DESTDIR='$D' left: $left"
-echo "installed under '$P' and '$D', drawn, uninstalled; $B/pre kept"
+# a $ in PREFIX or DESTDIR, which make would expand: refused, nothing installed or removed
+for bad in "PREFIX=$B/p \$(touch $B/MARK)" "PREFIX=$B/p\$HOME\$\$" "DESTDIR=$B/d\$(x)"; do
+	tree >"$T/before"
+	for target in install uninstall; do
+		rc=0
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory \
+			BUILD="${BUILD:-build}" $target "$bad" >"$T/make.log" 2>&1 || rc=$?
+		[ $rc -ne 0 ] || fail "make $target '$bad' was not refused"
+		grep -q "PREFIX and DESTDIR may not hold a '\$'" "$T/make.log" ||
+			{ cat "$T/make.log"; fail "make $target '$bad': no message"; }
+	done
+	tree | diff "$T/before" - >/dev/null || fail "make install '$bad' changed $B"
+done
+[ ! -e "$B/MARK" ] || fail "a \$(...) in PREFIX ran"
+echo "installed under '$P' and '$D', drawn, uninstalled; $B/pre kept; a \$ refused"
