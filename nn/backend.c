@@ -103,16 +103,16 @@ void nn_backend_close(struct nn_backend *be)
 	be->ops = NULL;
 }
 
-int nn_backend_devices(const char *name, int procs, char *why, size_t len)
+int nn_backend_devices(const char *name, int procs, char *err, size_t errlen)
 {
 	const struct nn_ops *o = nn_backend_find(name);
 	if (!o) {
-		snprintf(why, len, "no backend '%s' in this build (there are: %s)", name,
+		snprintf(err, errlen, "no backend '%s' in this build (there are: %s)", name,
 			 nn_backend_names());
 		return -ENOENT;
 	}
 	if (o->host)
-		return o->devices(procs, why, len);
+		return o->devices(procs, err, errlen);
 	/* The child initialises the device runtime and dies; the caller never does. */
 	struct {
 		int count;
@@ -144,10 +144,10 @@ int nn_backend_devices(const char *name, int procs, char *why, size_t len)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (got != (ssize_t)sizeof(r)) {
-		snprintf(why, len, "%s: the probe for devices died (status %#x)", name, status);
+		snprintf(err, errlen, "%s: the probe for devices died (status %#x)", name, status);
 		return -EIO;
 	}
 	r.why[sizeof(r.why) - 1] = '\0';
-	snprintf(why, len, "%s", r.why);
+	snprintf(err, errlen, "%s", r.why);
 	return r.count;
 }

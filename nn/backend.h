@@ -49,8 +49,8 @@ void nn_backend_close(struct nn_backend *be);
  * device backend is asked in a short-lived child process, so that the caller (the
  * supervisor, which forks the workers later) never initialises the device runtime.  A
  * count >= 1, or -errno (-ENOENT: no such backend; -ENODEV: no usable device; -EBUSY: a
- * device cannot be shared by that many processes); why says why. */
-int nn_backend_devices(const char *name, int procs, char *why, size_t len);
+ * device cannot be shared by that many processes); err says why. */
+int nn_backend_devices(const char *name, int procs, char *err, size_t errlen);
 
 /* For the backends: record a failure; the first one sticks.  err is a negative errno.
  * Returns be->err. */

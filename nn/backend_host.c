@@ -20,7 +20,7 @@ void nn_host_shutdown(struct nn_backend *be)
 {
 }
 
-int nn_host_devices(int procs, char *why, size_t len)
+int nn_host_devices(int procs, char *err, size_t errlen)
 {
 	return 1;
 }

@@ -17,7 +17,7 @@ extern const struct nn_ops nn_ops_cuda;	/* nn/cuda/ops_cuda.cu */
 int nn_host_init(struct nn_backend *be);
 int nn_host_sync(struct nn_backend *be);
 void nn_host_shutdown(struct nn_backend *be);
-int nn_host_devices(int procs, char *why, size_t len);
+int nn_host_devices(int procs, char *err, size_t errlen);
 void *nn_host_alloc(struct nn_backend *be, size_t bytes);
 void nn_host_free(struct nn_backend *be, void *p);
 int nn_host_copy(struct nn_backend *be, void *dst, const void *src, size_t bytes);

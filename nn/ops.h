@@ -62,7 +62,7 @@ struct nn_ops {
 	int (*init)(struct nn_backend *be);
 	int (*sync)(struct nn_backend *be);
 	void (*shutdown)(struct nn_backend *be);
-	int (*devices)(int procs, char *why, size_t len);
+	int (*devices)(int procs, char *err, size_t errlen);
 	/* Optional (NULL on the host backends, where callers use CPU time): the time the
 	 * backend spends on the work queued between time_start and time_stop, in seconds;
 	 * time_stop waits for that work (compute = measured on a GPU: CUDA events). */

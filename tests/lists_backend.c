@@ -10,9 +10,9 @@ static int toy_init(struct nn_backend *be)
 	return -ENODEV;
 }
 
-static int toy_devices(int procs, char *why, size_t len)
+static int toy_devices(int procs, char *err, size_t errlen)
 {
-	snprintf(why, len, "toy: a backend of the lists test, with no device");
+	snprintf(err, errlen, "toy: a backend of the lists test, with no device");
 	return -ENODEV;
 }
 

@@ -921,7 +921,7 @@ static void test_round_trip_random(void **state)
 
 /* cfg_load of /dev/null with the overrides a (NULL-terminated) and one more, v: 0 or
  * -EINVAL with the message in err. */
-static int load_with(const char *const *a, const char *v, char *err, size_t n)
+static int load_with(const char *const *a, const char *v, char *err, size_t errlen)
 {
 	static struct cfg c;
 	char *ov[8];
@@ -932,7 +932,7 @@ static int load_with(const char *const *a, const char *v, char *err, size_t n)
 		k++;
 	}
 	ov[k++] = (char *)v;
-	return cfg_load(&c, "/dev/null", k, ov, err, n);
+	return cfg_load(&c, "/dev/null", k, ov, err, errlen);
 }
 
 /* What a key's bound needs of the others to be accepted alone: a timeout no shorter than

@@ -84,7 +84,7 @@ int cfg_event_open(struct loader *L, const char *name, loc_t loc)
 }
 
 /* at, for: "200" or "200 steps", "2.5 epoch(s)", or a duration ("0.5s"). */
-static int parse_when(const char *s, struct cfg_when *w, char *why, size_t n)
+static int parse_when(const char *s, struct cfg_when *w, char *err, size_t errlen)
 {
 	size_t len = strlen(s), k = len;
 	char num[64], unit[16];
@@ -95,33 +95,35 @@ static int parse_when(const char *s, struct cfg_when *w, char *why, size_t n)
 	if (!trimmed(s + k, len - k, unit, sizeof(unit)) || !trimmed(s, k, num, sizeof(num)))
 		goto bad;
 	if (!strcmp(unit, "epoch") || !strcmp(unit, "epochs")) {
-		if (units_double(num, &d, why, n) || d < 0 || d > 1e6)
+		if (units_double(num, &d, err, errlen) || d < 0 || d > 1e6)
 			goto bad;
 		*w = (struct cfg_when){ .unit = WHEN_EPOCH, .epochs = d };
 		return 0;
 	}
 	if (!*unit || !strcmp(unit, "step") || !strcmp(unit, "steps")) {
-		if (units_int(num, &w->n, why, n) == 0 && w->n >= 0 && w->n <= 1000000000000LL) {
+		if (units_int(num, &w->n, err, errlen) == 0 && w->n >= 0 &&
+		    w->n <= 1000000000000LL) {
 			w->unit = WHEN_STEP;
 			return 0;
 		}
-		if (!*unit && units_double(num, &d, why, n) == 0) {
-			snprintf(why, n, "'%s' is not a whole step; expected %s", s, WHEN_FORMS);
+		if (!*unit && units_double(num, &d, err, errlen) == 0) {
+			snprintf(err, errlen, "'%s' is not a whole step; expected %s", s,
+				 WHEN_FORMS);
 			return -EINVAL;
 		}
 		goto bad;
 	}
-	if (units_duration(s, &w->n, why, n) == 0 && w->n >= 0) {
+	if (units_duration(s, &w->n, err, errlen) == 0 && w->n >= 0) {
 		w->unit = WHEN_TIME;
 		return 0;
 	}
 bad:
-	snprintf(why, n, "'%s' is not a step, an epoch or a virtual time; expected %s", s,
+	snprintf(err, errlen, "'%s' is not a step, an epoch or a virtual time; expected %s", s,
 		 WHEN_FORMS);
 	return -EINVAL;
 }
 
-static int parse_kind(const char *s, enum cfg_event_kind *kind, char *why, size_t n)
+static int parse_kind(const char *s, enum cfg_event_kind *kind, char *err, size_t errlen)
 {
 	const char *near;
 
@@ -132,13 +134,13 @@ static int parse_kind(const char *s, enum cfg_event_kind *kind, char *why, size_
 		}
 	}
 	near = cfg_suggest(s, cfg_event_kind_names + 1, EVENT_CRASH);
-	snprintf(why, n, "unknown kind '%s'; %s%s%s", s, near ? "did you mean '" : "",
+	snprintf(err, errlen, "unknown kind '%s'; %s%s%s", s, near ? "did you mean '" : "",
 		 near ? near : "expected partition, link_down, net, slowdown or crash",
 		 near ? "'?" : "");
 	return -EINVAL;
 }
 
-static int parse_rejoin(const char *s, enum cfg_rejoin *r, char *why, size_t n)
+static int parse_rejoin(const char *s, enum cfg_rejoin *r, char *err, size_t errlen)
 {
 	for (int k = REJOIN_OWN; cfg_rejoin_names[k]; k++) {
 		if (!strcmp(s, cfg_rejoin_names[k])) {
@@ -146,7 +148,8 @@ static int parse_rejoin(const char *s, enum cfg_rejoin *r, char *why, size_t n)
 			return 0;
 		}
 	}
-	snprintf(why, n, "unknown rejoin '%s'; expected %s", s, cfg_event_help[CFG_EVK_rejoin]);
+	snprintf(err, errlen, "unknown rejoin '%s'; expected %s", s,
+		 cfg_event_help[CFG_EVK_rejoin]);
 	return -EINVAL;
 }
 
@@ -170,7 +173,7 @@ static bool next_item(const char **s, char sep, char *item, size_t n, bool *bad)
 #define LINK_FORMS "A-B with worker ids or *, or S -> D with each side an id, a range A-B " \
 	"or * (as [link] sections name links), comma separated"
 
-static int parse_links(const char *s, struct cfg_event *e, char *why, size_t n)
+static int parse_links(const char *s, struct cfg_event *e, char *err, size_t errlen)
 {
 	char item[64], w[128];
 	bool bad = false;
@@ -180,35 +183,36 @@ static int parse_links(const char *s, struct cfg_event *e, char *why, size_t n)
 		struct cfg_ids a, b;
 
 		if (cfg_link_sides(item, &a, &b)) {
-			snprintf(why, n, "'%s' is not a link group; expected %s", item, LINK_FORMS);
+			snprintf(err, errlen, "'%s' is not a link group; expected %s", item,
+				 LINK_FORMS);
 			return -EINVAL;
 		}
 		if (cfg_ids_check(&a, w, sizeof(w)) || cfg_ids_check(&b, w, sizeof(w))) {
-			snprintf(why, n, "%s %s", item, w);
+			snprintf(err, errlen, "%s %s", item, w);
 			return -EINVAL;
 		}
 		if (!a.any && !b.any && a.first == a.last && b.first == b.last &&
 		    a.first == b.first) {
-			snprintf(why, n, "%s links worker %d to itself; expected two different "
-				 "workers", item, a.first);
+			snprintf(err, errlen, "%s links worker %d to itself; expected two "
+				 "different workers", item, a.first);
 			return -EINVAL;
 		}
 		if (e->nlinks == CFG_EVENT_LINKS) {
-			snprintf(why, n, "more than %d link groups; expected at most %d",
+			snprintf(err, errlen, "more than %d link groups; expected at most %d",
 				 CFG_EVENT_LINKS, CFG_EVENT_LINKS);
 			return -EINVAL;
 		}
 		e->links[e->nlinks++] = (struct cfg_event_link){ .src = a, .dst = b };
 	}
 	if (bad || !e->nlinks) {
-		snprintf(why, n, "an empty or overlong link group; expected %s", LINK_FORMS);
+		snprintf(err, errlen, "an empty or overlong link group; expected %s", LINK_FORMS);
 		return -EINVAL;
 	}
 	return 0;
 }
 
 /* Worker ids, ranges A-B and (any) '*', comma separated, into *mask. */
-static int parse_ids(const char *s, uint64_t *mask, bool *any, char *why, size_t n)
+static int parse_ids(const char *s, uint64_t *mask, bool *any, char *err, size_t errlen)
 {
 	const char *forms = any ? "ids, ranges A-B or *, comma separated" :
 			    "ids and ranges A-B, comma separated";
@@ -223,17 +227,18 @@ static int parse_ids(const char *s, uint64_t *mask, bool *any, char *why, size_t
 		const char *end = cfg_ids_parse(item, true, &ids);
 
 		if (!end || *end || (ids.any && !any)) {
-			snprintf(why, n, "'%s' is not a worker id or range; expected worker %s",
-				 item, forms);
+			snprintf(err, errlen, "'%s' is not a worker id or range; expected worker "
+				 "%s", item, forms);
 			return -EINVAL;
 		}
 		if (!ids.any && ids.first > ids.last) {
-			snprintf(why, n, "the range %s is empty; expected A-B with A <= B", item);
+			snprintf(err, errlen, "the range %s is empty; expected A-B with A <= B",
+				 item);
 			return -EINVAL;
 		}
 		if (!ids.any && ids.last >= CFG_MAX_WORKERS) {
-			snprintf(why, n, "worker %d is beyond any run; expected worker ids below %d",
-				 ids.last, CFG_MAX_WORKERS);
+			snprintf(err, errlen, "worker %d is beyond any run; expected worker ids "
+				 "below %d", ids.last, CFG_MAX_WORKERS);
 			return -EINVAL;
 		}
 		if (ids.any)
@@ -243,13 +248,13 @@ static int parse_ids(const char *s, uint64_t *mask, bool *any, char *why, size_t
 				*mask |= BIT(i);
 	}
 	if (bad || !(*mask || (any && *any))) {
-		snprintf(why, n, "an empty or overlong item; expected worker %s", forms);
+		snprintf(err, errlen, "an empty or overlong item; expected worker %s", forms);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int parse_groups(const char *s, struct cfg_event *e, char *why, size_t n)
+static int parse_groups(const char *s, struct cfg_event *e, char *err, size_t errlen)
 {
 	char group[CFG_STR];
 	bool bad = false;
@@ -257,23 +262,23 @@ static int parse_groups(const char *s, struct cfg_event *e, char *why, size_t n)
 	e->ngroups = 0;
 	while (next_item(&s, '|', group, sizeof(group), &bad)) {
 		if (e->ngroups == CFG_EVENT_GROUPS) {
-			snprintf(why, n, "more than %d groups; expected at most %d",
+			snprintf(err, errlen, "more than %d groups; expected at most %d",
 				 CFG_EVENT_GROUPS, CFG_EVENT_GROUPS);
 			return -EINVAL;
 		}
-		if (parse_ids(group, &e->groups[e->ngroups++], NULL, why, n))
+		if (parse_ids(group, &e->groups[e->ngroups++], NULL, err, errlen))
 			return -EINVAL;
 	}
 	if (bad || !e->ngroups) {
-		snprintf(why, n, "an empty or overlong group; expected groups of worker ids and ranges "
-			 "separated by |, such as 0-7 | 8-15");
+		snprintf(err, errlen, "an empty or overlong group; expected groups of worker ids "
+			 "and ranges separated by |, such as 0-7 | 8-15");
 		return -EINVAL;
 	}
 	return 0;
 }
 
 /* "key=value, key=value" of [net] keys, each checked by the key table. */
-static int parse_set(const char *s, struct cfg_event *e, char *why, size_t n)
+static int parse_set(const char *s, struct cfg_event *e, char *err, size_t errlen)
 {
 	const char *names[CFG_NNET], *near;
 	char item[CFG_STR], name[64], k_why[512];
@@ -289,80 +294,80 @@ static int parse_set(const char *s, struct cfg_event *e, char *why, size_t n)
 		int ki;
 
 		if (!eq || !trimmed(item, (size_t)(eq - item), name, sizeof(name)) || !*name) {
-			snprintf(why, n, "'%s' is not a setting; expected key=value of [net] keys, "
-				 "comma separated, such as loss_p=0.3, latency=2ms", item);
+			snprintf(err, errlen, "'%s' is not a setting; expected key=value of [net] "
+				 "keys, comma separated, such as loss_p=0.3, latency=2ms", item);
 			return -EINVAL;
 		}
 		k = cfg_key_find("net", name);
 		if (!k) {
 			near = cfg_suggest(name, names, CFG_NNET);
-			snprintf(why, n, "unknown [net] key '%s'%s%s%s", name,
+			snprintf(err, errlen, "unknown [net] key '%s'%s%s%s", name,
 				 near ? "; did you mean '" : "; expected a key of emu help net",
 				 near ? near : "", near ? "'?" : "");
 			return -EINVAL;
 		}
 		ki = (int)(k - cfg_keys);
 		if (ki == CFG_NETK_transport) {
-			snprintf(why, n, "an event cannot change transport: the ends of a link would "
-				 "disagree about the messages in flight; expected a [link] section "
-				 "for a link's transport");
+			snprintf(err, errlen, "an event cannot change transport: the ends "
+				 "of a link would disagree about the messages in flight; expected "
+				 "a [link] section for a link's transport");
 			return -EINVAL;
 		}
 		if (e->net_set & BIT(ki)) {
-			snprintf(why, n, "%s is set twice; expected each key once", name);
+			snprintf(err, errlen, "%s is set twice; expected each key once", name);
 			return -EINVAL;
 		}
 		if (cfg_key_parse(k, &e->net, skip_blanks(eq + 1), k_why, sizeof(k_why))) {
-			snprintf(why, n, "%s: %s", name, k_why);
+			snprintf(err, errlen, "%s: %s", name, k_why);
 			return -EINVAL;
 		}
 		e->net_set |= BIT(ki);
 	}
 	if (bad || !e->net_set) {
-		snprintf(why, n, "an empty or overlong setting; expected key=value of [net] keys, comma "
-			 "separated, such as loss_p=0.3, latency=2ms");
+		snprintf(err, errlen, "an empty or overlong setting; expected key=value of [net] "
+			 "keys, comma separated, such as loss_p=0.3, latency=2ms");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int parse_factor(const char *s, double *factor, char *why, size_t n)
+static int parse_factor(const char *s, double *factor, char *err, size_t errlen)
 {
 	struct cfg_worker_model m;
 
-	if (cfg_key_parse(&cfg_keys[CFG_WK0 + CFG_WK_slowdown], &m, s, why, n))
+	if (cfg_key_parse(&cfg_keys[CFG_WK0 + CFG_WK_slowdown], &m, s, err, errlen))
 		return -EINVAL;
 	*factor = m.slowdown;
 	return 0;
 }
 
-static int parse_key(struct cfg_event *e, int k, const char *value, char *why, size_t n)
+static int parse_key(struct cfg_event *e, int k, const char *value, char *err, size_t errlen)
 {
 	switch (k) {
 	case CFG_EVK_at:
-		return parse_when(value, &e->at, why, n);
+		return parse_when(value, &e->at, err, errlen);
 	case CFG_EVK_for:
-		if (parse_when(value, &e->len, why, n))
+		if (parse_when(value, &e->len, err, errlen))
 			return -EINVAL;
 		if ((e->len.unit == WHEN_EPOCH && e->len.epochs > 0) || e->len.n > 0)
 			return 0;
-		snprintf(why, n, "%s is no interval; expected a length above 0, or no for (to the "
-			 "end of the run)", value);
+		snprintf(err, errlen, "%s is no interval; expected a length above 0, or no for (to "
+			 "the end of the run)", value);
 		return -EINVAL;
 	case CFG_EVK_kind:
-		return parse_kind(value, &e->kind, why, n);
+		return parse_kind(value, &e->kind, err, errlen);
 	case CFG_EVK_links:
-		return parse_links(value, e, why, n);
+		return parse_links(value, e, err, errlen);
 	case CFG_EVK_workers:
-		return parse_ids(value, &e->workers, &e->workers_any, why, n);
+		return parse_ids(value, &e->workers, &e->workers_any, err, errlen);
 	case CFG_EVK_groups:
-		return parse_groups(value, e, why, n);
+		return parse_groups(value, e, err, errlen);
 	case CFG_EVK_set:
-		return parse_set(value, e, why, n);
+		return parse_set(value, e, err, errlen);
 	case CFG_EVK_rejoin:
-		return parse_rejoin(value, &e->rejoin, why, n);
+		return parse_rejoin(value, &e->rejoin, err, errlen);
 	default:
-		return parse_factor(value, &e->factor, why, n);
+		return parse_factor(value, &e->factor, err, errlen);
 	}
 }
 

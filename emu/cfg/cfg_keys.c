@@ -195,7 +195,7 @@ static bool out_of_range(const struct cfg_key *k, double v, const int64_t *iv)
 }
 
 static int check_range(const struct cfg_key *k, double v, const int64_t *iv, const char *text,
-		       char *why, size_t n)
+		       char *err, size_t errlen)
 {
 	char lo[UNITS_BUF], hi[UNITS_BUF], z[UNITS_BUF], zero[UNITS_BUF + 8] = "";
 
@@ -209,7 +209,7 @@ static int check_range(const struct cfg_key *k, double v, const int64_t *iv, con
 		cfg_key_fmt_bound(k, 0, z, sizeof(z));
 		snprintf(zero, sizeof(zero), ", or %s", z);
 	}
-	snprintf(why, n, "%s is out of range; expected %s %s and %s %s%s%s", text,
+	snprintf(err, errlen, "%s is out of range; expected %s %s and %s %s%s%s", text,
 		 (k->flags & CFG_GT_LO) ? "more than" : "at least", lo,
 		 (k->flags & CFG_LT_HI) ? "less than" : "at most", hi,
 		 (k->flags & CFG_POW2) ? ", a power of two" : "",
@@ -217,8 +217,8 @@ static int check_range(const struct cfg_key *k, double v, const int64_t *iv, con
 	return -EINVAL;
 }
 
-static int parse_choice(const struct cfg_key *k, const char *text, int *idx, char *why,
-			size_t n)
+static int parse_choice(const struct cfg_key *k, const char *text, int *idx, char *err,
+			size_t errlen)
 {
 	char all[512];
 	size_t cnt = 0;
@@ -231,14 +231,14 @@ static int parse_choice(const struct cfg_key *k, const char *text, int *idx, cha
 	}
 	cfg_join_names(k->names, SIZE_MAX, ", ", all, sizeof(all));
 	if (!*text)
-		snprintf(why, n, "missing value; expected one of %s", all);
+		snprintf(err, errlen, "missing value; expected one of %s", all);
 	else
-		snprintf(why, n, "unknown value '%s'; expected one of %s", text, all);
+		snprintf(err, errlen, "unknown value '%s'; expected one of %s", text, all);
 	return -EINVAL;
 }
 
-static int parse_list(const struct cfg_key *k, char *base, const char *text, char *why,
-		      size_t n)
+static int parse_list(const struct cfg_key *k, char *base, const char *text, char *err,
+		      size_t errlen)
 {
 	size_t cap = k->size / sizeof(double), cnt = 0;
 	double *v = (double *)(base + k->off);
@@ -255,22 +255,23 @@ static int parse_list(const struct cfg_key *k, char *base, const char *text, cha
 		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
 			len--;
 		if (cnt == cap) {
-			snprintf(why, n, "more than %zu values; expected at most %zu, comma separated",
-				 cap, cap);
+			snprintf(err, errlen, "more than %zu values; expected at most %zu, comma "
+				 "separated", cap, cap);
 			return -EINVAL;
 		}
 		if (len > UNITS_BUF) {
-			snprintf(why, n, "value %zu is too long; expected numbers, comma separated",
-				 cnt + 1);
+			snprintf(err, errlen, "value %zu is too long; expected numbers, comma "
+				 "separated", cnt + 1);
 			return -EINVAL;
 		}
 		memcpy(item, p, len);
 		item[len] = 0;
-		if (units_double(item, &v[cnt], why, n) || check_range(k, v[cnt], NULL, item, why, n))
+		if (units_double(item, &v[cnt], err, errlen) ||
+		    check_range(k, v[cnt], NULL, item, err, errlen))
 			return -EINVAL;
 		if ((k->flags & CFG_ASCENDING) && cnt > 0 && !(v[cnt] > v[cnt - 1])) {
-			snprintf(why, n, "%s does not follow %.17g; expected increasing numbers", item,
-				 v[cnt - 1]);
+			snprintf(err, errlen, "%s does not follow %.17g; expected increasing "
+				 "numbers", item, v[cnt - 1]);
 			return -EINVAL;
 		}
 		cnt++;
@@ -280,7 +281,7 @@ static int parse_list(const struct cfg_key *k, char *base, const char *text, cha
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!*p) {
-			snprintf(why, n, "trailing comma; expected numbers, comma separated");
+			snprintf(err, errlen, "trailing comma; expected numbers, comma separated");
 			return -EINVAL;
 		}
 	}
@@ -288,8 +289,8 @@ static int parse_list(const struct cfg_key *k, char *base, const char *text, cha
 	return 0;
 }
 
-static int parse_str(const struct cfg_key *k, char *dst, const char *text, char *why,
-		     size_t n)
+static int parse_str(const struct cfg_key *k, char *dst, const char *text, char *err,
+		     size_t errlen)
 {
 	size_t len = strlen(text);
 
@@ -301,17 +302,17 @@ static int parse_str(const struct cfg_key *k, char *dst, const char *text, char 
 	/* inih cuts values at " ;" and the reader at " #", whatever the quotes */
 	for (size_t i = 0; i < len; i++) {
 		if ((unsigned char)text[i] < 0x20 || text[i] == ';' || text[i] == '#') {
-			snprintf(why, n, "'%c' in a string; expected text without control "
+			snprintf(err, errlen, "'%c' in a string; expected text without control "
 				 "characters, ';' or '#'", (unsigned char)text[i] < 0x20 ? '?' : text[i]);
 			return -EINVAL;
 		}
 	}
 	if (len < (size_t)k->lo) {
-		snprintf(why, n, "empty value; expected a non-empty string");
+		snprintf(err, errlen, "empty value; expected a non-empty string");
 		return -EINVAL;
 	}
 	if (len > (size_t)k->hi || len >= k->size) {
-		snprintf(why, n, "string of %zu characters is too long; expected at most %.0f",
+		snprintf(err, errlen, "string of %zu characters is too long; expected at most %.0f",
 			 len, k->hi);
 		return -EINVAL;
 	}
@@ -320,8 +321,8 @@ static int parse_str(const struct cfg_key *k, char *dst, const char *text, char 
 	return 0;
 }
 
-int cfg_key_parse(const struct cfg_key *k, void *base_, const char *text, char *why,
-		  size_t n)
+int cfg_key_parse(const struct cfg_key *k, void *base_, const char *text, char *err,
+		  size_t errlen)
 {
 	char *base = base_, *dst = base + k->off;
 	int64_t i64 = 0;
@@ -332,45 +333,45 @@ int cfg_key_parse(const struct cfg_key *k, void *base_, const char *text, char *
 	switch (k->type) {
 	case CFG_T_INT:
 	case CFG_T_I64:
-		r = units_int(text, &i64, why, n);
+		r = units_int(text, &i64, err, errlen);
 		d = (double)i64;
 		break;
 	case CFG_T_U64:
-		return units_uint(text, (uint64_t *)dst, why, n);
+		return units_uint(text, (uint64_t *)dst, err, errlen);
 	case CFG_T_DOUBLE:
-		r = units_double(text, &d, why, n);
+		r = units_double(text, &d, err, errlen);
 		break;
 	case CFG_T_PROB:
-		r = units_prob(text, &d, why, n);
+		r = units_prob(text, &d, err, errlen);
 		break;
 	case CFG_T_DURATION:
-		r = units_duration(text, &i64, why, n);
+		r = units_duration(text, &i64, err, errlen);
 		d = (double)i64;
 		break;
 	case CFG_T_SIZE:
-		r = units_size(text, &i64, why, n);
+		r = units_size(text, &i64, err, errlen);
 		d = (double)i64;
 		break;
 	case CFG_T_RATE:
-		r = units_rate(text, &d, why, n);
+		r = units_rate(text, &d, err, errlen);
 		break;
 	case CFG_T_FLOPS:
-		r = units_flops(text, &d, why, n);
+		r = units_flops(text, &d, err, errlen);
 		break;
 	case CFG_T_STR:
-		return parse_str(k, dst, text, why, n);
+		return parse_str(k, dst, text, err, errlen);
 	case CFG_T_CHOICE:
-		if (parse_choice(k, text, &idx, why, n))
+		if (parse_choice(k, text, &idx, err, errlen))
 			return -EINVAL;
 		snprintf(dst, k->size, "%s", k->names[idx]);
 		return 0;
 	case CFG_T_ENUM:
-		if (parse_choice(k, text, &idx, why, n))
+		if (parse_choice(k, text, &idx, err, errlen))
 			return -EINVAL;
 		*(int *)dst = idx;
 		return 0;
 	case CFG_T_LIST:
-		return parse_list(k, base, text, why, n);
+		return parse_list(k, base, text, err, errlen);
 	default:
 		return -EINVAL;
 	}
@@ -378,10 +379,10 @@ int cfg_key_parse(const struct cfg_key *k, void *base_, const char *text, char *
 		return -EINVAL;
 	whole = k->type == CFG_T_INT || k->type == CFG_T_I64 || k->type == CFG_T_DURATION ||
 		k->type == CFG_T_SIZE;
-	if (check_range(k, d, whole ? &i64 : NULL, text, why, n))
+	if (check_range(k, d, whole ? &i64 : NULL, text, err, errlen))
 		return -EINVAL;
 	if ((k->flags & CFG_POW2) && (i64 & (i64 - 1))) {
-		snprintf(why, n, "%s is not a power of two; expected a power of two", text);
+		snprintf(err, errlen, "%s is not a power of two; expected a power of two", text);
 		return -EINVAL;
 	}
 	switch (k->type) {

@@ -319,8 +319,8 @@ extern const char *const cfg_bool_names[], *const cfg_device_names[], *const cfg
 const struct cfg_key *cfg_key_find(const char *section, const char *name);
 /* Parse text into the key's field of base (struct cfg, struct net_cfg for "net", struct
  * cfg_worker_model for "worker"; for LIST keys base must be a struct cfg).  Checks type,
- * unit and range.  On error returns -EINVAL and writes "PROBLEM; expected WHAT" into why. */
-int cfg_key_parse(const struct cfg_key *k, void *base, const char *text, char *why, size_t n);
+ * unit and range.  On error returns -EINVAL and writes "PROBLEM; expected WHAT" into err. */
+int cfg_key_parse(const struct cfg_key *k, void *base, const char *text, char *err, size_t errlen);
 /* The canonical text of the key's value in base, which cfg_key_parse reads back. */
 void cfg_key_format(const struct cfg_key *k, const void *base, char *buf, size_t n);
 /* A bound (lo or hi) of the key as its type is written: "1ms", "64KiB", "0.05". */

@@ -99,8 +99,8 @@ int cfg_check_event_model(struct loader *L, const char *label, int src, int dst,
  * caller).  The end of what was read, or NULL when s starts with neither. */
 const char *cfg_ids_parse(const char *s, bool range, struct cfg_ids *ids);
 /* 0 for ids a section may name, else -EINVAL with "names the empty range 5-3; expected
- * ..." or "names worker 70; expected worker ids below 64" in why. */
-int cfg_ids_check(const struct cfg_ids *ids, char *why, size_t n);
+ * ..." or "names worker 70; expected worker ids below 64" in err. */
+int cfg_ids_check(const struct cfg_ids *ids, char *err, size_t errlen);
 /* The sides of a link group, the whole of s: "A-B" (each an id or '*') or "S -> D" (each
  * an id, a range A-B or '*'), blanks around the arrow optional.  0 or -EINVAL. */
 int cfg_link_sides(const char *s, struct cfg_ids *src, struct cfg_ids *dst);

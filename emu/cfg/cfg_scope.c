@@ -39,17 +39,17 @@ const char *cfg_ids_parse(const char *s, bool range, struct cfg_ids *ids)
 	return e;
 }
 
-int cfg_ids_check(const struct cfg_ids *ids, char *why, size_t n)
+int cfg_ids_check(const struct cfg_ids *ids, char *err, size_t errlen)
 {
 	if (ids->any)
 		return 0;
 	if (ids->first > ids->last) {
-		snprintf(why, n, "names the empty range %d-%d; expected A-B with A <= B",
+		snprintf(err, errlen, "names the empty range %d-%d; expected A-B with A <= B",
 			 ids->first, ids->last);
 		return -EINVAL;
 	}
 	if (ids->last >= CFG_MAX_WORKERS) {
-		snprintf(why, n, "names worker %d; expected worker ids below %d", ids->last,
+		snprintf(err, errlen, "names worker %d; expected worker ids below %d", ids->last,
 			 CFG_MAX_WORKERS);
 		return -EINVAL;
 	}

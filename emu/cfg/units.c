@@ -105,83 +105,83 @@ static int dec_int(const struct dec *d, int exp, uint64_t mul, int64_t *out)
 
 /* Scans a number followed by a unit; *unit points at the (possibly empty) unit. */
 static int scan_num(const char *s, struct dec *d, const char **unit, const char *expect,
-		    char *why, size_t n)
+		    char *err, size_t errlen)
 {
 	int r;
 
 	if (!*s) {
-		snprintf(why, n, "missing value; expected %s", expect);
+		snprintf(err, errlen, "missing value; expected %s", expect);
 		return -EINVAL;
 	}
 	r = scan_dec(s, d, unit);
 	if (r == -ERANGE) {
-		snprintf(why, n, "'%s' has too many digits; expected %s", s, expect);
+		snprintf(err, errlen, "'%s' has too many digits; expected %s", s, expect);
 		return -EINVAL;
 	}
 	if (r) {
-		snprintf(why, n, "malformed number '%s'; expected %s", s, expect);
+		snprintf(err, errlen, "malformed number '%s'; expected %s", s, expect);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int units_int(const char *s, int64_t *v, char *why, size_t n)
+int units_int(const char *s, int64_t *v, char *err, size_t errlen)
 {
 	struct dec d;
 	const char *end;
 
-	if (scan_num(s, &d, &end, "an integer", why, n))
+	if (scan_num(s, &d, &end, "an integer", err, errlen))
 		return -EINVAL;
 	if (*end || strpbrk(s, ".eE")) {
-		snprintf(why, n, "malformed integer '%s'; expected an integer", s);
+		snprintf(err, errlen, "malformed integer '%s'; expected an integer", s);
 		return -EINVAL;
 	}
 	if (dec_int(&d, d.exp, 1, v)) {
-		snprintf(why, n, "'%s' is too large; expected an integer", s);
+		snprintf(err, errlen, "'%s' is too large; expected an integer", s);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int units_uint(const char *s, uint64_t *v, char *why, size_t n)
+int units_uint(const char *s, uint64_t *v, char *err, size_t errlen)
 {
 	char *end;
 
 	if (!*s || *s < '0' || *s > '9') {
-		snprintf(why, n, "%s '%s'; expected a non-negative integer",
+		snprintf(err, errlen, "%s '%s'; expected a non-negative integer",
 			 *s ? "malformed integer" : "missing value", s);
 		return -EINVAL;
 	}
 	errno = 0;
 	*v = strtoull(s, &end, 10);
 	if (*end || errno) {
-		snprintf(why, n, "%s '%s'; expected a non-negative integer below 2^64",
+		snprintf(err, errlen, "%s '%s'; expected a non-negative integer below 2^64",
 			 errno ? "too large" : "malformed integer", s);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int units_double(const char *s, double *v, char *why, size_t n)
+int units_double(const char *s, double *v, char *err, size_t errlen)
 {
 	struct dec d;
 	const char *end;
 
-	if (scan_num(s, &d, &end, "a number", why, n))
+	if (scan_num(s, &d, &end, "a number", err, errlen))
 		return -EINVAL;
 	if (*end) {
-		snprintf(why, n, "malformed number '%s'; expected a number", s);
+		snprintf(err, errlen, "malformed number '%s'; expected a number", s);
 		return -EINVAL;
 	}
 	*v = dec_double(&d, 0);
 	if (!isfinite(*v)) {
-		snprintf(why, n, "'%s' is too large; expected a number", s);
+		snprintf(err, errlen, "'%s' is too large; expected a number", s);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int units_bool(const char *s, bool *v, char *why, size_t n)
+int units_bool(const char *s, bool *v, char *err, size_t errlen)
 {
 	static const char *const t[] = { "true", "yes", "on", "1" };
 	static const char *const f[] = { "false", "no", "off", "0" };
@@ -192,20 +192,20 @@ int units_bool(const char *s, bool *v, char *why, size_t n)
 			return 0;
 		}
 	}
-	snprintf(why, n, "'%s' is not a boolean; expected true or false (also yes/no, on/off, 1/0)",
-		 s);
+	snprintf(err, errlen, "'%s' is not a boolean; expected true or false (also yes/no, on/off, "
+		 "1/0)", s);
 	return -EINVAL;
 }
 
-int units_prob(const char *s, double *v, char *why, size_t n)
+int units_prob(const char *s, double *v, char *err, size_t errlen)
 {
 	struct dec d;
 	const char *end;
 
-	if (scan_num(s, &d, &end, EXP_PROB, why, n))
+	if (scan_num(s, &d, &end, EXP_PROB, err, errlen))
 		return -EINVAL;
 	if (*end && strcmp(end, "%")) {
-		snprintf(why, n, "malformed probability '%s'; expected %s", s, EXP_PROB);
+		snprintf(err, errlen, "malformed probability '%s'; expected %s", s, EXP_PROB);
 		return -EINVAL;
 	}
 	*v = dec_double(&d, *end ? -2 : 0);
@@ -225,16 +225,16 @@ static const struct unit dur_units[] = {
 	{ "s", 9, 0 }, { "sec", 9, 0 }, { "secs", 9, 0 },
 };
 
-int units_duration(const char *s, int64_t *ns, char *why, size_t n)
+int units_duration(const char *s, int64_t *ns, char *err, size_t errlen)
 {
 	struct dec d;
 	const char *u;
 	int r;
 
-	if (scan_num(s, &d, &u, EXP_DURATION, why, n))
+	if (scan_num(s, &d, &u, EXP_DURATION, err, errlen))
 		return -EINVAL;
 	if (!*u) {
-		snprintf(why, n, "missing unit in '%s'; expected %s", s, EXP_DURATION);
+		snprintf(err, errlen, "missing unit in '%s'; expected %s", s, EXP_DURATION);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(dur_units) / sizeof(dur_units[0]); i++) {
@@ -242,13 +242,13 @@ int units_duration(const char *s, int64_t *ns, char *why, size_t n)
 			continue;
 		r = dec_int(&d, d.exp + dur_units[i].exp10, 1, ns);
 		if (r == -EDOM)
-			snprintf(why, n, "'%s' is not a whole number of nanoseconds; expected %s",
-				 s, EXP_DURATION);
+			snprintf(err, errlen, "'%s' is not a whole number of nanoseconds; expected "
+				 "%s", s, EXP_DURATION);
 		else if (r)
-			snprintf(why, n, "'%s' is too large; expected %s", s, EXP_DURATION);
+			snprintf(err, errlen, "'%s' is too large; expected %s", s, EXP_DURATION);
 		return r ? -EINVAL : 0;
 	}
-	snprintf(why, n, "unknown unit '%s' in '%s'; expected %s", u, s, EXP_DURATION);
+	snprintf(err, errlen, "unknown unit '%s' in '%s'; expected %s", u, s, EXP_DURATION);
 	return -EINVAL;
 }
 
@@ -256,16 +256,16 @@ static const struct unit rate_units[] = {
 	{ "bit", 0, 0 }, { "Kbit", 3, 0 }, { "Mbit", 6, 0 }, { "Gbit", 9, 0 }, { "Tbit", 12, 0 },
 };
 
-int units_rate(const char *s, double *bps, char *why, size_t n)
+int units_rate(const char *s, double *bps, char *err, size_t errlen)
 {
 	struct dec d;
 	const char *u;
 	size_t ul;
 
-	if (scan_num(s, &d, &u, EXP_RATE, why, n))
+	if (scan_num(s, &d, &u, EXP_RATE, err, errlen))
 		return -EINVAL;
 	if (!*u) {
-		snprintf(why, n, "missing unit in '%s'; expected %s", s, EXP_RATE);
+		snprintf(err, errlen, "missing unit in '%s'; expected %s", s, EXP_RATE);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++) {
@@ -273,16 +273,16 @@ int units_rate(const char *s, double *bps, char *why, size_t n)
 			*bps = dec_double(&d, rate_units[i].exp10);
 			if (isfinite(*bps))
 				return 0;
-			snprintf(why, n, "'%s' is too large; expected %s", s, EXP_RATE);
+			snprintf(err, errlen, "'%s' is too large; expected %s", s, EXP_RATE);
 			return -EINVAL;
 		}
 	}
 	ul = strlen(u);
 	if (ul >= 3 && !strcasecmp(u + ul - 3, "bps"))
-		snprintf(why, n, "ambiguous unit '%s' in '%s' (tc reads it as bytes per second); "
-			 "expected %s", u, s, EXP_RATE);
+		snprintf(err, errlen, "ambiguous unit '%s' in '%s' (tc reads it as bytes per "
+			 "second); expected %s", u, s, EXP_RATE);
 	else
-		snprintf(why, n, "unknown unit '%s' in '%s'; expected %s", u, s, EXP_RATE);
+		snprintf(err, errlen, "unknown unit '%s' in '%s'; expected %s", u, s, EXP_RATE);
 	return -EINVAL;
 }
 
@@ -290,16 +290,16 @@ static const struct unit size_units[] = {
 	{ "B", 0, 0 }, { "KiB", 0, 10 }, { "MiB", 0, 20 }, { "GiB", 0, 30 },
 };
 
-int units_size(const char *s, int64_t *bytes, char *why, size_t n)
+int units_size(const char *s, int64_t *bytes, char *err, size_t errlen)
 {
 	struct dec d;
 	const char *u;
 	int r;
 
-	if (scan_num(s, &d, &u, EXP_SIZE, why, n))
+	if (scan_num(s, &d, &u, EXP_SIZE, err, errlen))
 		return -EINVAL;
 	if (!*u) {
-		snprintf(why, n, "missing unit in '%s'; expected %s", s, EXP_SIZE);
+		snprintf(err, errlen, "missing unit in '%s'; expected %s", s, EXP_SIZE);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]); i++) {
@@ -307,13 +307,13 @@ int units_size(const char *s, int64_t *bytes, char *why, size_t n)
 			continue;
 		r = dec_int(&d, d.exp, (uint64_t)1 << size_units[i].shift, bytes);
 		if (r == -EDOM)
-			snprintf(why, n, "'%s' is not a whole number of bytes; expected %s", s,
+			snprintf(err, errlen, "'%s' is not a whole number of bytes; expected %s", s,
 				 EXP_SIZE);
 		else if (r)
-			snprintf(why, n, "'%s' is too large; expected %s", s, EXP_SIZE);
+			snprintf(err, errlen, "'%s' is too large; expected %s", s, EXP_SIZE);
 		return r ? -EINVAL : 0;
 	}
-	snprintf(why, n, "unknown unit '%s' in '%s'; expected %s", u, s, EXP_SIZE);
+	snprintf(err, errlen, "unknown unit '%s' in '%s'; expected %s", u, s, EXP_SIZE);
 	return -EINVAL;
 }
 
@@ -321,23 +321,23 @@ static const struct unit flops_units[] = {
 	{ "", 0, 0 }, { "k", 3, 0 }, { "K", 3, 0 }, { "M", 6, 0 }, { "G", 9, 0 }, { "T", 12, 0 },
 };
 
-int units_flops(const char *s, double *v, char *why, size_t n)
+int units_flops(const char *s, double *v, char *err, size_t errlen)
 {
 	struct dec d;
 	const char *u;
 
-	if (scan_num(s, &d, &u, EXP_FLOPS, why, n))
+	if (scan_num(s, &d, &u, EXP_FLOPS, err, errlen))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(flops_units) / sizeof(flops_units[0]); i++) {
 		if (!strcmp(u, flops_units[i].name)) {
 			*v = dec_double(&d, flops_units[i].exp10);
 			if (isfinite(*v))
 				return 0;
-			snprintf(why, n, "'%s' is too large; expected %s", s, EXP_FLOPS);
+			snprintf(err, errlen, "'%s' is too large; expected %s", s, EXP_FLOPS);
 			return -EINVAL;
 		}
 	}
-	snprintf(why, n, "unknown suffix '%s' in '%s'; expected %s", u, s, EXP_FLOPS);
+	snprintf(err, errlen, "unknown suffix '%s' in '%s'; expected %s", u, s, EXP_FLOPS);
 	return -EINVAL;
 }
 

@@ -1,7 +1,7 @@
 /* emu/cfg/units.h — numbers with units, as written in INI files and on the command line.
  *
  * Parsers take the whole text (no surrounding blanks), return 0 or -EINVAL and, on
- * error, write "PROBLEM; expected WHAT" into why (for messages like
+ * error, write "PROBLEM; expected WHAT" into err (for messages like
  * "x.ini:7: net.latency: missing unit; expected a duration like 5ms (ns, us, ms, s)").
  * Formatters write the canonical form that the matching parser reads back to the very
  * same value (the round trip of `emu check` relies on it).  No allocation, no state.
@@ -24,15 +24,15 @@
 
 #define UNITS_BUF 64	/* enough for any formatted value */
 
-int units_int(const char *s, int64_t *v, char *why, size_t n);
-int units_uint(const char *s, uint64_t *v, char *why, size_t n);
-int units_double(const char *s, double *v, char *why, size_t n);	/* finite only */
-int units_bool(const char *s, bool *v, char *why, size_t n);	/* true/false yes/no on/off 1/0 */
-int units_prob(const char *s, double *v, char *why, size_t n);	/* range left to caller */
-int units_duration(const char *s, int64_t *ns, char *why, size_t n);
-int units_rate(const char *s, double *bps, char *why, size_t n);
-int units_size(const char *s, int64_t *bytes, char *why, size_t n);
-int units_flops(const char *s, double *v, char *why, size_t n);
+int units_int(const char *s, int64_t *v, char *err, size_t errlen);
+int units_uint(const char *s, uint64_t *v, char *err, size_t errlen);
+int units_double(const char *s, double *v, char *err, size_t errlen);	/* finite only */
+int units_bool(const char *s, bool *v, char *err, size_t errlen);	/* true/false yes/no on/off 1/0 */
+int units_prob(const char *s, double *v, char *err, size_t errlen);	/* range left to caller */
+int units_duration(const char *s, int64_t *ns, char *err, size_t errlen);
+int units_rate(const char *s, double *bps, char *err, size_t errlen);
+int units_size(const char *s, int64_t *bytes, char *err, size_t errlen);
+int units_flops(const char *s, double *v, char *err, size_t errlen);
 
 /* Shortest "%.Ng" that strtod reads back to exactly v. */
 void units_fmt_double(double v, char *buf, size_t n);

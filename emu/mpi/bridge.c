@@ -609,7 +609,7 @@ int bridge_silent(struct bridge *b, double *secs)
 	return who;
 }
 
-bool bridge_failed(struct bridge *b, char *why, size_t len)
+bool bridge_failed(struct bridge *b, char *err, size_t errlen)
 {
 	uint64_t v;
 
@@ -618,7 +618,7 @@ bool bridge_failed(struct bridge *b, char *why, size_t len)
 	if (read(b->efd, &v, sizeof(v)) < 0) { /* nothing new: the flags below say */ }
 	if (!atomic_load(&b->failed))
 		return false;
-	snprintf(why, len, "%s", b->fail_msg);
+	snprintf(err, errlen, "%s", b->fail_msg);
 	return true;
 }
 

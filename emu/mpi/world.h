@@ -103,10 +103,10 @@ int world_place(struct world *w, int nworkers);
  * that rank's own message says why, but not where it ran. */
 int world_agree(struct world *w, int status);
 /* How the run ended, once the bridge has ended: the worst status of every rank (as
- * world_agree), and in why on rank 0 the reason of the lowest rank that has it (a stop
+ * world_agree), and in err on rank 0 the reason of the lowest rank that has it (a stop
  * signal may have reached one rank only: rank 0's status.json must say so).  status and
- * why are returned unchanged on one rank.  Every rank calls it at the same point. */
-int world_agree_end(struct world *w, int status, char *why, size_t len);
+ * err are returned unchanged on one rank.  Every rank calls it at the same point. */
+int world_agree_end(struct world *w, int status, char *err, size_t errlen);
 /* true when every rank passed the same hash (of the configuration and the data); else
  * rank 0 names each rank whose hash differs from its own, with both hosts. */
 bool world_same(struct world *w, uint64_t hash);
@@ -145,10 +145,10 @@ void bridge_finish(struct bridge *b);
 int bridge_fd(const struct bridge *b);
 bool bridge_ended(const struct bridge *b);
 /* Rank 0: true once another rank has sent why its run failed (bridge_fail), with
- * the reason in why; also takes the eventfd's count (bridge_fd is readable again only
+ * the reason in err; also takes the eventfd's count (bridge_fd is readable again only
  * for news). */
 #define BRIDGE_WHY 256
-bool bridge_failed(struct bridge *b, char *why, size_t len);
+bool bridge_failed(struct bridge *b, char *err, size_t errlen);
 /* The other rank heard from longest ago (a receive, a gather), and in secs how long
  * ago; -1 on one rank.  What a rank that stalls or is being killed can say about the
  * rank it waits for (a rank that died, the network to it down). */

@@ -102,23 +102,23 @@ int world_agree(struct world *w, int status)
  * receives completed or cancelled), and a small tag is valid in any MPI (MPI_TAG_UB). */
 #define END_TAG 2
 
-int world_agree_end(struct world *w, int status, char *why, size_t len)
+int world_agree_end(struct world *w, int status, char *err, size_t errlen)
 {
 	struct { int status, rank; } mine = { status, w->rank }, worst = mine;
 
-	if (w->size < 2 || len < 1 || len > INT32_MAX)
+	if (w->size < 2 || errlen < 1 || errlen > INT32_MAX)
 		return status;
 	/* MAXLOC takes the lowest rank among equals: rank 0 keeps its own reason then */
 	MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
 	if (worst.status == 0 || worst.rank == 0)
 		return worst.status;
 	if (w->rank == worst.rank) {
-		why[len - 1] = '\0';
-		MPI_Send(why, (int)strlen(why) + 1, MPI_CHAR, 0, END_TAG, MPI_COMM_WORLD);
+		err[errlen - 1] = '\0';
+		MPI_Send(err, (int)strlen(err) + 1, MPI_CHAR, 0, END_TAG, MPI_COMM_WORLD);
 	} else if (w->rank == 0) {
-		MPI_Recv(why, (int)len, MPI_CHAR, worst.rank, END_TAG, MPI_COMM_WORLD,
+		MPI_Recv(err, (int)errlen, MPI_CHAR, worst.rank, END_TAG, MPI_COMM_WORLD,
 			 MPI_STATUS_IGNORE);
-		why[len - 1] = '\0';
+		err[errlen - 1] = '\0';
 	}
 	return worst.status;
 }

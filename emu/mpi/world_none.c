@@ -25,7 +25,7 @@ int world_agree(struct world *w, int status)
 	return status;
 }
 
-int world_agree_end(struct world *w, int status, char *why, size_t len)
+int world_agree_end(struct world *w, int status, char *err, size_t errlen)
 {
 	return status;
 }
@@ -83,7 +83,7 @@ int bridge_silent(struct bridge *b, double *secs)
 	return -1;
 }
 
-bool bridge_failed(struct bridge *b, char *why, size_t len)
+bool bridge_failed(struct bridge *b, char *err, size_t errlen)
 {
 	return false;
 }

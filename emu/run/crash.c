@@ -29,7 +29,7 @@ static void where(const struct cfg *c, const struct cfg_event *e, char *buf, siz
 /* Refuses overlapping crashes of one worker (sorted), and any step with every worker
  * down: the latest start is enough to look at, since down sets only grow until a span
  * ends. */
-static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err, size_t n)
+static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err, size_t errlen)
 {
 	int nw = c->run.workers;
 	char at[CFG_STR + 32];
@@ -39,7 +39,7 @@ static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err
 
 		if (a->worker == b->worker && b->from < a->to) {
 			where(c, &c->events[b->event], at, sizeof(at));
-			snprintf(err, n, "%s: event %s crashes worker %d at step %lld, while "
+			snprintf(err, errlen, "%s: event %s crashes worker %d at step %lld, while "
 				 "event %s has it down; expected crashes of one worker that do not "
 				 "overlap", at, c->events[b->event].name, b->worker,
 				 (long long)b->from, c->events[a->event].name);
@@ -53,17 +53,17 @@ static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err
 		if (a->rejoin == REJOIN_MEAN && back &&
 		    !(crash_up_mask(p, nw, a->to) & ~back)) {
 			where(c, &c->events[a->event], at, sizeof(at));
-			snprintf(err, n, "%s: event %s.rejoin = mean at step %lld, but every worker "
-				 "running then comes back with it: no replica to take the mean of; "
-				 "expected rejoin = own or fresh", at, c->events[a->event].name,
-				 (long long)a->to);
+			snprintf(err, errlen, "%s: event %s.rejoin = mean at step %lld, but every "
+				 "worker running then comes back with it: no replica to take the "
+				 "mean of; expected rejoin = own or fresh", at,
+				 c->events[a->event].name, (long long)a->to);
 			return -1;
 		}
 		if (!crash_up_mask(p, nw, a->from)) {
 			where(c, &c->events[a->event], at, sizeof(at));
-			snprintf(err, n, "%s: event %s leaves no worker up at step %lld (every "
-				 "other is down then too); expected some worker left to run", at,
-				 c->events[a->event].name, (long long)a->from);
+			snprintf(err, errlen, "%s: event %s leaves no worker up at step %lld "
+				 "(every other is down then too); expected some worker left to run",
+				 at, c->events[a->event].name, (long long)a->from);
 			return -1;
 		}
 	}

@@ -196,7 +196,7 @@ static void comment(FILE *f, const char *text)
 	}
 }
 
-int events_check(const struct cfg *c, char *err, size_t n)
+int events_check(const struct cfg *c, char *err, size_t errlen)
 {
 	const char *what;
 	int64_t ns = nominal_samples(c, &what), spe, total;
@@ -205,7 +205,7 @@ int events_check(const struct cfg *c, char *err, size_t n)
 	if (ns <= 0)
 		return 0;	/* steps unknown until the data is read: emu run checks */
 	train_length(c, ns > INT32_MAX ? INT32_MAX : (int)ns, &spe, &total);
-	if (crash_plan_build(c, spe, &p, err, n) < 0)
+	if (crash_plan_build(c, spe, &p, err, errlen) < 0)
 		return -1;
 	crash_plan_free(&p);
 	return 0;

@@ -30,7 +30,7 @@ int events_write(const struct cfg *c, int64_t spe, int64_t total, const char *di
 
 /* For emu check: the crash events' plan (crash.h) at the nominal size of the data set,
  * as emu run checks it at the real one.  0, or -1 with "FILE:LINE: ..." in err. */
-int events_check(const struct cfg *c, char *err, size_t n);
+int events_check(const struct cfg *c, char *err, size_t errlen);
 
 /* For emu check: every event as resolved, as INI comments, its steps from the nominal
  * size of the data set (its files are not read). */

@@ -21,7 +21,7 @@ static int put(char *out, size_t n, size_t *used, const char *s, size_t len)
 /* The value of "section.key" (name, len bytes) in c, as emu check writes it but never
  * quoted, into val[n].  0, or -EINVAL with the reason. */
 static int value_of(const struct cfg *c, const char *name, size_t len, char *val, size_t n,
-		    char *why, size_t whylen)
+		    char *err, size_t errlen)
 {
 	char sect[CFG_STR], *key;
 	const struct cfg_key *k = NULL;
@@ -35,13 +35,13 @@ static int value_of(const struct cfg *c, const char *name, size_t len, char *val
 	if (s >= 0 && s != CFG_SECTION_LINK && s != CFG_SECTION_WORKER)
 		k = cfg_key_find(sect, key);
 	if (!k) {
-		snprintf(why, whylen, "unknown key '%.*s' in {%.*s}; expected {section.key} of a "
+		snprintf(err, errlen, "unknown key '%.*s' in {%.*s}; expected {section.key} of a "
 			 "key of emu help keys (not of [link A-B] or [worker A-B]), or {{ and }} "
 			 "for a brace", (int)len, name, (int)len, name);
 		return -EINVAL;
 	}
 	if (!strcmp(sect, "run") && !strcmp(key, "label")) {
-		snprintf(why, whylen, "{run.label} names the label itself; expected another key");
+		snprintf(err, errlen, "{run.label} names the label itself; expected another key");
 		return -EINVAL;
 	}
 	if (k->type == CFG_T_STR || k->type == CFG_T_CHOICE) {	/* the text, unquoted */
@@ -52,8 +52,8 @@ static int value_of(const struct cfg *c, const char *name, size_t len, char *val
 	return 0;
 }
 
-int label_format(const struct cfg *c, const char *tmpl, char *out, size_t n, char *why,
-		 size_t whylen)
+int label_format(const struct cfg *c, const char *tmpl, char *out, size_t n, char *err,
+		 size_t errlen)
 {
 	char val[CFG_STR + 64];
 	size_t used = 0;
@@ -77,11 +77,11 @@ int label_format(const struct cfg *c, const char *tmpl, char *out, size_t n, cha
 		}
 		len = strcspn(p + 1, "{}");
 		if (p[0] == '}' || p[1 + len] != '}') {
-			snprintf(why, whylen, "a '%c' without its pair at character %zu; expected "
+			snprintf(err, errlen, "a '%c' without its pair at character %zu; expected "
 				 "{section.key}, or {{ and }} for a brace", p[0], (size_t)(p - tmpl) + 1);
 			return -EINVAL;
 		}
-		rc = value_of(c, p + 1, len, val, sizeof(val), why, whylen);
+		rc = value_of(c, p + 1, len, val, sizeof(val), err, errlen);
 		if (rc < 0)
 			return rc;
 		if (put(out, n, &used, val, strlen(val)) < 0)
@@ -90,12 +90,12 @@ int label_format(const struct cfg *c, const char *tmpl, char *out, size_t n, cha
 	}
 	return 0;
 long_:
-	snprintf(why, whylen, "the label it makes is longer than %zu characters; expected a "
+	snprintf(err, errlen, "the label it makes is longer than %zu characters; expected a "
 		 "shorter template", n - 1);
 	return -ENAMETOOLONG;
 }
 
-int label_expand(struct cfg *c, char *err, size_t n)
+int label_expand(struct cfg *c, char *err, size_t errlen)
 {
 	char text[CFG_STR], doubled[CFG_STR], why[512], where[CFG_STR + 32];
 	static const char *const keys[] = { "run.label", NULL };
@@ -118,7 +118,7 @@ int label_expand(struct cfg *c, char *err, size_t n)
 	}
 	if (rc < 0) {
 		cfg_where(c, keys, where, sizeof(where));
-		snprintf(err, n, "%s: run.label = '%s': %s", where, c->run.label, why);
+		snprintf(err, errlen, "%s: run.label = '%s': %s", where, c->run.label, why);
 		return -EINVAL;
 	}
 	snprintf(c->run.label, sizeof(c->run.label), "%s", used ? doubled : "");

@@ -18,12 +18,12 @@
 
 /* The text tmpl expands to with c's values, its braces as they are read (not doubled),
  * into out[n].  0; -EINVAL for an unknown key, a key that has no single value or a brace
- * without its pair; -ENAMETOOLONG when the text does not fit; why says which. */
-int label_format(const struct cfg *c, const char *tmpl, char *out, size_t n, char *why,
-		 size_t whylen);
+ * without its pair; -ENAMETOOLONG when the text does not fit; err says which. */
+int label_format(const struct cfg *c, const char *tmpl, char *out, size_t n, char *err,
+		 size_t errlen);
 /* Replaces c->run.label by its expansion, literal braces doubled.  0, or -EINVAL with
  * "WHERE: run.label = 'TEMPLATE': what is wrong; expected ..." in err (WHERE is the file
  * and line, or the argument, that gave the label). */
-int label_expand(struct cfg *c, char *err, size_t n);
+int label_expand(struct cfg *c, char *err, size_t errlen);
 
 #endif

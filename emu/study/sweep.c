@@ -127,7 +127,7 @@ int sweep_run_done(const char *dir)
  * is the configuration run r resolves to (the INI file or emu may have changed since).
  * 0 when it is, 1 when it cannot be resolved now (it is rerun, and fails as it would),
  * 2 with the message when it is another configuration. */
-static int same_config(struct sweeper *w, long r, const char *dir, char *err, size_t n)
+static int same_config(struct sweeper *w, long r, const char *dir, char *err, size_t errlen)
 {
 	char path[CFG_STR + 16], *want = NULL, *have, msg[2048];
 	int nargs = sweep_run_args(&w->s, r, w->argv, w->store, sizeof(w->store)), rc = 1;
@@ -159,7 +159,7 @@ static int same_config(struct sweeper *w, long r, const char *dir, char *err, si
 			a--;
 		while (b > want && b[-1] != '\n')
 			b--;
-		snprintf(err, n, "emu sweep: %s holds a finished run of another "
+		snprintf(err, errlen, "emu sweep: %s holds a finished run of another "
 			 "configuration (config.ini:%d: '%.*s' where this sweep has '%.*s'); "
 			 "expected the same FILE.ini and overrides: remove the folder, or "
 			 "sweep into another run.name or run.output", dir, line,
@@ -222,7 +222,7 @@ static void child(struct sweeper *w, char **argv, int log, pid_t parent)
 }
 
 /* Starts run r in a free slot.  0, or -1 with the message in err (the run is failed). */
-static int start(struct sweeper *w, long r, char *err, size_t n)
+static int start(struct sweeper *w, long r, char *err, size_t errlen)
 {
 	char dir[CFG_STR], path[CFG_STR + 16], **argv = w->argv;
 	int nargs = sweep_run_args(&w->s, r, argv + 3, w->store, sizeof(w->store));
@@ -234,13 +234,13 @@ static int start(struct sweeper *w, long r, char *err, size_t n)
 	sweep_run_dir(&w->s, r, dir, sizeof(dir));
 	rc = nargs < 0 ? nargs : rundir_make_dirs(dir);
 	if (rc < 0) {
-		snprintf(err, n, "%s: %s", dir, strerror(-rc));
+		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/emu.log", dir);
 	log = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (log < 0) {
-		snprintf(err, n, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	argv[0] = (char *)w->s.argv0;
@@ -251,7 +251,7 @@ static int start(struct sweeper *w, long r, char *err, size_t n)
 		child(w, argv, log, parent);
 	close(log);
 	if (pid < 0) {
-		snprintf(err, n, "fork: %s", strerror(errno));
+		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
 	}
 	w->jobs[slot] = (struct job){ .pid = pid, .r = r, .t0 = now() };
@@ -364,7 +364,7 @@ static int run_all(struct sweeper *w)
  * each run gets its own values): an axis value its key refuses (train.lr=-1) or a
  * template that names no key stops the sweep before anything runs or is made, with the
  * run and the reason.  0 or 2. */
-static int check_runs(struct sweeper *w, char *err, size_t n)
+static int check_runs(struct sweeper *w, char *err, size_t errlen)
 {
 	for (long r = 0; r < w->s.nruns; r++) {
 		char dir[CFG_STR], msg[2048];
@@ -374,15 +374,15 @@ static int check_runs(struct sweeper *w, char *err, size_t n)
 		    !label_expand(w->cfg, msg, sizeof(msg)))
 			continue;
 		sweep_run_dir(&w->s, r, dir, sizeof(dir));
-		snprintf(err, n, "emu sweep: %s: %s", dir, nargs < 0 ? "its arguments do not fit" :
-			 msg);
+		snprintf(err, errlen, "emu sweep: %s: %s", dir, nargs < 0 ?
+			 "its arguments do not fit" : msg);
 		return 2;
 	}
 	return 0;
 }
 
 /* Marks the runs still to run; refuses (2) a finished run of another configuration. */
-static int plan(struct sweeper *w, char *err, size_t n)
+static int plan(struct sweeper *w, char *err, size_t errlen)
 {
 	for (long r = 0; r < w->s.nruns; r++) {
 		char dir[CFG_STR];
@@ -393,7 +393,7 @@ static int plan(struct sweeper *w, char *err, size_t n)
 		sweep_run_dir(&w->s, r, dir, sizeof(dir));
 		run_status(dir, &info);
 		if (info.state == RUNDIR_DONE)
-			rc = same_config(w, r, dir, err, n);
+			rc = same_config(w, r, dir, err, errlen);
 		if (rc == 2)
 			return 2;
 		if (info.state == RUNDIR_DIED) {
@@ -410,23 +410,23 @@ static int plan(struct sweeper *w, char *err, size_t n)
 
 /* The sweep's folder, created and locked for the sweep's life (a second sweep into it
  * would run the same runs): an fd, or -1 with the message. */
-static int lock_root(const char *root, char *err, size_t n)
+static int lock_root(const char *root, char *err, size_t errlen)
 {
 	int rc = rundir_make_dirs(root), fd;
 
 	if (rc < 0) {
-		snprintf(err, n, "emu sweep: %s: %s", root, strerror(-rc));
+		snprintf(err, errlen, "emu sweep: %s: %s", root, strerror(-rc));
 		return -1;
 	}
 	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, n, "emu sweep: %s: %s", root, strerror(errno));
+		snprintf(err, errlen, "emu sweep: %s: %s", root, strerror(errno));
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int busy = errno == EWOULDBLOCK;
 
-		snprintf(err, n, "emu sweep: %s %s%s", root,
+		snprintf(err, errlen, "emu sweep: %s %s%s", root,
 			 busy ? "is in use by another emu sweep or run" : "cannot be locked: ",
 			 busy ? "" : strerror(errno));
 		close(fd);

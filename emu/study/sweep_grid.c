@@ -27,9 +27,9 @@ static char *trim(char *s)
 }
 
 /* The key of "section.key=value" (trimmed, in key[n]); its table entry, or NULL with the
- * reason in why.  The section's kind is its first word: "link 0-*" is a link section. */
-static const struct cfg_key *find_key(const char *arg, char *key, size_t n, char *why,
-				      size_t whylen)
+ * reason in err.  The section's kind is its first word: "link 0-*" is a link section. */
+static const struct cfg_key *find_key(const char *arg, char *key, size_t n, char *err,
+				      size_t errlen)
 {
 	const char *names[CFG_KEY_SLOTS];
 	char sect[CFG_STR], *dot, *name, *kind;
@@ -40,7 +40,7 @@ static const struct cfg_key *find_key(const char *arg, char *key, size_t n, char
 	snprintf(sect, sizeof(sect), "%.*s", (int)strcspn(arg, "="), arg);
 	dot = strrchr(sect, '.');
 	if (!strchr(arg, '=') || !dot) {
-		snprintf(why, whylen, "not a setting; expected section.key=v1,v2,... or "
+		snprintf(err, errlen, "not a setting; expected section.key=v1,v2,... or "
 			 "section.key=value");
 		return NULL;
 	}
@@ -53,7 +53,7 @@ static const struct cfg_key *find_key(const char *arg, char *key, size_t n, char
 		char all[512];
 
 		cfg_section_list(" or ", all, sizeof(all));
-		snprintf(why, whylen, "unknown section '%.100s'; expected %.350s", kind, all);
+		snprintf(err, errlen, "unknown section '%.100s'; expected %.350s", kind, all);
 		return NULL;
 	}
 	k = cfg_key_find(kind, name);
@@ -63,7 +63,7 @@ static const struct cfg_key *find_key(const char *arg, char *key, size_t n, char
 		if (!strcmp(cfg_keys[i].section, strcmp(kind, "link") ? kind : "net"))
 			names[count++] = cfg_keys[i].name;
 	near = cfg_suggest(name, names, count);
-	snprintf(why, whylen, "no key '%s' in [%s]%s%s%s", name, kind,
+	snprintf(err, errlen, "no key '%s' in [%s]%s%s%s", name, kind,
 		 near ? "; did you mean '" : "; expected a key of emu help ",
 		 near ? near : kind, near ? "'?" : "");
 	return NULL;
@@ -223,7 +223,7 @@ static void renumber(const char *in, const int *argi, int nplain, char *out, siz
 	out[len] = 0;
 }
 
-static int parse_option(struct sweep *s, int argc, char **argv, int *i, char *err, size_t n)
+static int parse_option(struct sweep *s, int argc, char **argv, int *i, char *err, size_t errlen)
 {
 	const char *a = argv[*i], *v;
 	int target = !strncmp(a, "--target", 8), jobs = !strncmp(a, "--jobs", 6);
@@ -232,7 +232,7 @@ static int parse_option(struct sweep *s, int argc, char **argv, int *i, char *er
 	char *end;
 
 	if ((!target && !jobs) || (a[len] && a[len] != '=')) {
-		snprintf(err, n, "emu sweep: unknown option '%s'; expected --target ACC, "
+		snprintf(err, errlen, "emu sweep: unknown option '%s'; expected --target ACC, "
 			 "--jobs N or --help", a);
 		return 2;
 	}
@@ -241,14 +241,14 @@ static int parse_option(struct sweep *s, int argc, char **argv, int *i, char *er
 	} else if (*i + 1 < argc) {
 		v = argv[++*i];
 	} else {
-		snprintf(err, n, "emu sweep: %s needs a value", name);
+		snprintf(err, errlen, "emu sweep: %s needs a value", name);
 		return 2;
 	}
 	errno = 0;
 	if (target) {
 		s->target = strtod(v, &end);
 		if (!*v || *end || errno || !(s->target > 0 && s->target <= 1)) {
-			snprintf(err, n, "emu sweep: --target '%s'; expected a test accuracy "
+			snprintf(err, errlen, "emu sweep: --target '%s'; expected a test accuracy "
 				 "in (0, 1], such as 0.8", v);
 			return 2;
 		}
@@ -256,7 +256,7 @@ static int parse_option(struct sweep *s, int argc, char **argv, int *i, char *er
 		long j = strtol(v, &end, 10);
 
 		if (!*v || *end || errno || j < 1 || j > SWEEP_MAX_JOBS) {
-			snprintf(err, n, "emu sweep: --jobs '%s'; expected a whole number of "
+			snprintf(err, errlen, "emu sweep: --jobs '%s'; expected a whole number of "
 				 "runs at a time in [1, %d]", v, SWEEP_MAX_JOBS);
 			return 2;
 		}
@@ -267,7 +267,7 @@ static int parse_option(struct sweep *s, int argc, char **argv, int *i, char *er
 
 /* argv[i] "section.key=v1,v2,...": a new axis, or a plain override.  0 or 2. */
 static int parse_setting(struct sweep *s, int *argi, char **argv, int i, char *err,
-			 size_t n)
+			 size_t errlen)
 {
 	char key[CFG_STR], why[512];
 	const struct cfg_key *k = find_key(argv[i], key, sizeof(key), why, sizeof(why));
@@ -275,12 +275,12 @@ static int parse_setting(struct sweep *s, int *argi, char **argv, int i, char *e
 	int nvals = 1;
 
 	if (!k) {
-		snprintf(err, n, "emu sweep: argument %d (%s): %s", i, argv[i], why);
+		snprintf(err, errlen, "emu sweep: argument %d (%s): %s", i, argv[i], why);
 		return 2;
 	}
 	for (int a = 0; a < s->naxes; a++)
 		if (!strcmp(s->axis[a].key, key)) {
-			snprintf(err, n, "emu sweep: argument %d (%s): %s is swept already "
+			snprintf(err, errlen, "emu sweep: argument %d (%s): %s is swept already "
 				 "(argument %d); expected each key once", i, argv[i], key,
 				 s->axis[a].arg);
 			return 2;
@@ -294,13 +294,13 @@ static int parse_setting(struct sweep *s, int *argi, char **argv, int i, char *e
 	}
 	if (!strcmp(k->section, "run") && (!strcmp(k->name, "name") ||
 	    !strcmp(k->name, "output") || !strcmp(k->name, "overwrite"))) {
-		snprintf(err, n, "emu sweep: argument %d (%s): run.%s cannot be swept: the "
+		snprintf(err, errlen, "emu sweep: argument %d (%s): run.%s cannot be swept: the "
 			 "sweep chooses each run's folder under run.output, else runs/NAME; "
 			 "expected one value", i, argv[i], k->name);
 		return 2;
 	}
 	if (s->naxes == SWEEP_MAX_AXES) {
-		snprintf(err, n, "emu sweep: argument %d (%s): more than %d swept keys", i,
+		snprintf(err, errlen, "emu sweep: argument %d (%s): more than %d swept keys", i,
 			 argv[i], SWEEP_MAX_AXES);
 		return 2;
 	}
@@ -320,7 +320,7 @@ static int parse_setting(struct sweep *s, int *argi, char **argv, int i, char *e
 	for (int v = 0; v < nvals; v++) {
 		ax->vals[v] = trim(ax->vals[v]);
 		if (!*ax->vals[v]) {
-			snprintf(err, n, "emu sweep: argument %d (%s): value %d is empty; "
+			snprintf(err, errlen, "emu sweep: argument %d (%s): value %d is empty; "
 				 "expected v1,v2,... without empty values", i, argv[i], v + 1);
 			return 2;
 		}
@@ -331,7 +331,7 @@ static int parse_setting(struct sweep *s, int *argi, char **argv, int i, char *e
 			if (spell(ax->vals[v], a, sizeof(a), &la) ||
 			    spell(ax->vals[w], b, sizeof(b), &lb) || strcmp(a, b))
 				continue;
-			snprintf(err, n, "emu sweep: argument %d (%s): values %d and %d are "
+			snprintf(err, errlen, "emu sweep: argument %d (%s): values %d and %d are "
 				 "the same folder name '%s'; expected different values", i,
 				 argv[i], w + 1, v + 1, a);
 			return 2;
@@ -343,7 +343,7 @@ static int parse_setting(struct sweep *s, int *argi, char **argv, int i, char *e
 }
 
 /* The folder `emu run` would use for FILE.ini and the plain overrides. */
-static int find_root(struct sweep *s, const int *argi, char *err, size_t n)
+static int find_root(struct sweep *s, const int *argi, char *err, size_t errlen)
 {
 	struct cfg *c = malloc(sizeof(*c));
 	char msg[2048];
@@ -352,7 +352,7 @@ static int find_root(struct sweep *s, const int *argi, char *err, size_t n)
 	if (!c)
 		return -ENOMEM;
 	if (cfg_load_args(c, s->file, s->nplain, s->plain, ARGBASE, msg, sizeof(msg))) {
-		renumber(msg, argi, s->nplain, err, n);
+		renumber(msg, argi, s->nplain, err, errlen);
 		rc = 2;
 	} else {
 		renumber(c->warnings, argi, s->nplain, msg, sizeof(msg));
@@ -363,7 +363,7 @@ static int find_root(struct sweep *s, const int *argi, char *err, size_t n)
 	return rc;
 }
 
-int sweep_parse(struct sweep *s, int argc, char **argv, char *err, size_t n)
+int sweep_parse(struct sweep *s, int argc, char **argv, char *err, size_t errlen)
 {
 	int *argi = calloc((size_t)argc, sizeof(int));
 	int rc = 0;
@@ -376,19 +376,19 @@ int sweep_parse(struct sweep *s, int argc, char **argv, char *err, size_t n)
 	}
 	for (int i = 2; i < argc && !rc; i++) {
 		if (argv[i][0] == '-' && argv[i][1])
-			rc = parse_option(s, argc, argv, &i, err, n);
+			rc = parse_option(s, argc, argv, &i, err, errlen);
 		else if (!s->file)
 			s->file = argv[i];
 		else
-			rc = parse_setting(s, argi, argv, i, err, n);
+			rc = parse_setting(s, argi, argv, i, err, errlen);
 	}
 	if (!rc && !s->file) {
-		snprintf(err, n, "emu sweep: missing FILE.ini; expected emu sweep FILE.ini "
+		snprintf(err, errlen, "emu sweep: missing FILE.ini; expected emu sweep FILE.ini "
 			 "section.key=v1,v2,... [--target ACC] [--jobs N] (emu help sweep)");
 		rc = 2;
 	}
 	if (!rc && !s->naxes) {
-		snprintf(err, n, "emu sweep: nothing to sweep; expected at least one "
+		snprintf(err, errlen, "emu sweep: nothing to sweep; expected at least one "
 			 "section.key=v1,v2,... with two or more values (emu run runs one "
 			 "configuration)");
 		rc = 2;
@@ -399,7 +399,7 @@ int sweep_parse(struct sweep *s, int argc, char **argv, char *err, size_t n)
 		if (a != s->seed_axis)
 			s->nconfigs *= s->axis[a].nvals;
 		if (s->nruns > SWEEP_MAX_RUNS) {
-			snprintf(err, n, "emu sweep: more than %d runs in the grid",
+			snprintf(err, errlen, "emu sweep: more than %d runs in the grid",
 				 SWEEP_MAX_RUNS);
 			rc = 2;
 		}
@@ -411,20 +411,20 @@ int sweep_parse(struct sweep *s, int argc, char **argv, char *err, size_t n)
 			continue;
 		for (int a = 0; a < s->naxes; a++)
 			if (!strcmp(s->axis[a].key, key)) {
-				snprintf(err, n, "emu sweep: argument %d (%s): %s is swept by "
+				snprintf(err, errlen, "emu sweep: argument %d (%s): %s is swept by "
 					 "argument %d; expected each key once", argi[i],
 					 s->plain[i], key, s->axis[a].arg);
 				rc = 2;
 			}
 	}
 	if (!rc)
-		rc = find_root(s, argi, err, n);
+		rc = find_root(s, argi, err, errlen);
 	for (long r = 0; r < s->nruns && !rc; r++) {
 		char dir[CFG_STR];
 
 		if (sweep_run_dir(s, r, dir, sizeof(dir)) || strlen(dir) > CFG_STR_MAX) {
 			sweep_run_name(s, r, dir, sizeof(dir));
-			snprintf(err, n, "emu sweep: %s/%s is longer than run.output takes "
+			snprintf(err, errlen, "emu sweep: %s/%s is longer than run.output takes "
 				 "(%d characters); expected a shorter run.name, run.output or "
 				 "values", s->root, dir, CFG_STR_MAX);
 			rc = 2;

@@ -37,20 +37,20 @@ static const char *const ecol_names[NECOLS] = {
 
 /* A run's file refused (missing, not a regular file, over CSV_MAX_BYTES, malformed, a
  * column missing): the message in err, -EINVAL. */
-static int say(char *err, size_t n, const char *fmt, const char *path, const char *what)
+static int say(char *err, size_t errlen, const char *fmt, const char *path, const char *what)
 {
-	snprintf(err, n, fmt, path, what);
+	snprintf(err, errlen, fmt, path, what);
 	return -EINVAL;
 }
 
 /* A write that failed: the message in err, -EIO. */
-static int say_io(char *err, size_t n, const char *path, int e)
+static int say_io(char *err, size_t errlen, const char *path, int e)
 {
-	snprintf(err, n, "%s: %s", path, strerror(e));
+	snprintf(err, errlen, "%s: %s", path, strerror(e));
 	return -EIO;
 }
 
-static int load(const char *dir, const char *name, struct csv *c, char *err, size_t n)
+static int load(const char *dir, const char *name, struct csv *c, char *err, size_t errlen)
 {
 	char path[CFG_STR + 16], why[64];
 	int rc;
@@ -60,29 +60,29 @@ static int load(const char *dir, const char *name, struct csv *c, char *err, siz
 	if (rc == -EPROTO) {
 		snprintf(why, sizeof(why), "line %d is cut short or has a wrong field count",
 			 c->bad_line);
-		return say(err, n, "%s: %s", path, why);
+		return say(err, errlen, "%s: %s", path, why);
 	}
 	if (rc < 0) {
-		snprintf(err, n, "%s", c->err);
+		snprintf(err, errlen, "%s", c->err);
 		return -EINVAL;
 	}
 	if (!c->nrows) {
 		csv_free(c);
-		return say(err, n, "%s: %s", path, "no rows");
+		return say(err, errlen, "%s: %s", path, "no rows");
 	}
 	return 0;
 }
 
 /* The value of column name in row of c, which must be a number. */
 static int cell(const struct csv *c, size_t row, const char *name, const char *path,
-		double *out, char *err, size_t n)
+		double *out, char *err, size_t errlen)
 {
 	int col = csv_col(c, name);
 
 	if (col < 0)
-		return say(err, n, "%s: no column %s", path, name);
+		return say(err, errlen, "%s: no column %s", path, name);
 	if (csv_double(c, row, col, out) < 0)
-		return say(err, n, "%s: column %s is not a number", path, name);
+		return say(err, errlen, "%s: column %s is not a number", path, name);
 	return 0;
 }
 
@@ -90,14 +90,14 @@ static int cell(const struct csv *c, size_t row, const char *name, const char *p
  * between it and the evaluation before (scripts/tta-grid's rule); the first evaluation's
  * time when that one reaches it; NAN when none does. */
 static int time_to_target(const struct csv *e, double target, const char *path, double *out,
-			  char *err, size_t n)
+			  char *err, size_t errlen)
 {
 	double t, a, pt = 0, pa = 0;
 
 	*out = NAN;
 	for (size_t i = 0; i < e->nrows; i++) {
-		if (cell(e, i, "vtime_s", path, &t, err, n) < 0 ||
-		    cell(e, i, "test_acc", path, &a, err, n) < 0)
+		if (cell(e, i, "vtime_s", path, &t, err, errlen) < 0 ||
+		    cell(e, i, "test_acc", path, &a, err, errlen) < 0)
 			return -EINVAL;
 		if (a >= target) {
 			*out = i ? pt + (target - pa) / (a - pa) * (t - pt) : t;
@@ -111,33 +111,34 @@ static int time_to_target(const struct csv *e, double target, const char *path, 
 
 /* Reads run dir's numbers; keeps its eval.csv in r->eval.  0, or -EINVAL with the
  * message. */
-static int read_run(const char *dir, double target, struct seed_run *r, char *err, size_t n)
+static int read_run(const char *dir, double target, struct seed_run *r, char *err, size_t errlen)
 {
 	char path[CFG_STR + 16];
 	struct csv train;
 	size_t last;
 	int rc;
 
-	if (load(dir, "eval.csv", &r->eval, err, n) < 0)
+	if (load(dir, "eval.csv", &r->eval, err, errlen) < 0)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/eval.csv", dir);
 	last = r->eval.nrows - 1;
 	for (int i = 0; i < NECOLS; i++)
 		if (csv_col(&r->eval, ecol_names[i]) < 0) {
 			csv_free(&r->eval);
-			return say(err, n, "%s: no column %s", path, ecol_names[i]);
+			return say(err, errlen, "%s: no column %s", path, ecol_names[i]);
 		}
-	if (cell(&r->eval, last, "test_acc", path, &r->m[M_ACC], err, n) < 0 ||
-	    cell(&r->eval, last, "bytes_sent", path, &r->m[M_BYTES], err, n) < 0 ||
-	    time_to_target(&r->eval, target, path, &r->m[M_TTA], err, n) < 0 ||
-	    load(dir, "train.csv", &train, err, n) < 0) {
+	if (cell(&r->eval, last, "test_acc", path, &r->m[M_ACC], err, errlen) < 0 ||
+	    cell(&r->eval, last, "bytes_sent", path, &r->m[M_BYTES], err, errlen) < 0 ||
+	    time_to_target(&r->eval, target, path, &r->m[M_TTA], err, errlen) < 0 ||
+	    load(dir, "train.csv", &train, err, errlen) < 0) {
 		csv_free(&r->eval);
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "%s/train.csv", dir);
 	last = train.nrows - 1;
-	rc = cell(&train, last, "loss", path, &r->m[M_LOSS], err, n) < 0 ||
-	     cell(&train, last, "consensus", path, &r->m[M_CONSENSUS], err, n) < 0 ? -EINVAL : 0;
+	rc = cell(&train, last, "loss", path, &r->m[M_LOSS], err, errlen) < 0 ||
+	     cell(&train, last, "consensus", path, &r->m[M_CONSENSUS], err,
+		  errlen) < 0 ? -EINVAL : 0;
 	csv_free(&train);
 	if (rc < 0)
 		csv_free(&r->eval);
@@ -219,7 +220,7 @@ static void tmp_of(const char *path, char *tmp, size_t n)
 /* Writes path's temporary with write_fn (0, or < 0 with its message in err) and adds
  * path to st.  0, or -errno with the message. */
 static int stage(struct staged *st, const char *path, int (*write_fn)(FILE *f, void *arg),
-		 void *arg, char *err, size_t n)
+		 void *arg, char *err, size_t errlen)
 {
 	char tmp[CFG_STR * 2 + 64];
 	FILE *f;
@@ -230,7 +231,7 @@ static int stage(struct staged *st, const char *path, int (*write_fn)(FILE *f, v
 		char **p = realloc(st->path, cap * sizeof(*p));
 
 		if (!p)
-			return say_io(err, n, path, ENOMEM);
+			return say_io(err, errlen, path, ENOMEM);
 		st->path = p;
 		st->cap = cap;
 	}
@@ -238,7 +239,7 @@ static int stage(struct staged *st, const char *path, int (*write_fn)(FILE *f, v
 	/* O_NOFOLLOW: a link planted at the temporary's name is not written through */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		rc = say_io(err, n, tmp, errno);
+		rc = say_io(err, errlen, tmp, errno);
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
@@ -248,7 +249,7 @@ static int stage(struct staged *st, const char *path, int (*write_fn)(FILE *f, v
 	if (!(st->path[st->n] = strdup(path))) {
 		fclose(f);
 		unlink(tmp);
-		return say_io(err, n, path, ENOMEM);
+		return say_io(err, errlen, path, ENOMEM);
 	}
 	st->n++;		/* from here on, the temporary is unstage()'s to remove */
 	rc = write_fn(f, arg);
@@ -261,19 +262,19 @@ static int stage(struct staged *st, const char *path, int (*write_fn)(FILE *f, v
 		rc = -(errno ? errno : EIO);
 	if (fclose(f) && !rc)
 		rc = -(errno ? errno : EIO);
-	return rc ? say_io(err, n, tmp, -rc) : 0;
+	return rc ? say_io(err, errlen, tmp, -rc) : 0;
 }
 
 /* Renames every temporary of st over its file, in the order staged.  0, or -EIO with
  * the message (the files renamed before it are new, the rest old). */
-static int commit(struct staged *st, char *err, size_t n)
+static int commit(struct staged *st, char *err, size_t errlen)
 {
 	char tmp[CFG_STR * 2 + 64];
 
 	for (size_t i = 0; i < st->n; i++) {
 		tmp_of(st->path[i], tmp, sizeof(tmp));
 		if (rename(tmp, st->path[i]) < 0)
-			return say_io(err, n, st->path[i], errno);
+			return say_io(err, errlen, st->path[i], errno);
 	}
 	return 0;
 }
@@ -389,7 +390,7 @@ static int write_curve(FILE *f, void *arg)
 }
 
 /* Reads configuration k's finished runs into c. */
-static int read_config(struct config *c, char *err, size_t n)
+static int read_config(struct config *c, char *err, size_t errlen)
 {
 	c->n = 0;
 	sweep_config_name(c->s, c->k, c->name, sizeof(c->name));
@@ -399,7 +400,7 @@ static int read_config(struct config *c, char *err, size_t n)
 		sweep_run_dir(c->s, sweep_run_of(c->s, c->k, j), dir, sizeof(dir));
 		if (!sweep_run_done(dir))
 			continue;
-		if (read_run(dir, c->s->target, &c->run[c->n], err, n) < 0)
+		if (read_run(dir, c->s->target, &c->run[c->n], err, errlen) < 0)
 			return -EINVAL;
 		c->n++;
 	}
@@ -471,7 +472,7 @@ static int write_configs(FILE *f, void *arg)
 
 /* ROOT/NAME, if it is there, is of the type want (S_IFREG, S_IFDIR), not a link:
  * 0, or -EINVAL with the message. */
-static int own_entry(const char *root, const char *name, unsigned want, char *err, size_t n)
+static int own_entry(const char *root, const char *name, unsigned want, char *err, size_t errlen)
 {
 	char path[CFG_STR + 32];
 	struct stat st;
@@ -479,51 +480,51 @@ static int own_entry(const char *root, const char *name, unsigned want, char *er
 	snprintf(path, sizeof(path), "%s/%s", root, name);
 	if (lstat(path, &st) < 0 || (st.st_mode & S_IFMT) == want)
 		return 0;
-	snprintf(err, n, "emu sweep: %s: %s, where the sweep writes its %s; expected %s (emu "
+	snprintf(err, errlen, "emu sweep: %s: %s, where the sweep writes its %s; expected %s (emu "
 		 "never writes through a link): remove it, or sweep into another run.output",
 		 path, infile_kind(st.st_mode), want == S_IFDIR ? "curves" : "summary",
 		 want == S_IFDIR ? "a folder" : "a regular file");
 	return -EINVAL;
 }
 
-int sweep_summary_check(const struct sweep *s, char *err, size_t n)
+int sweep_summary_check(const struct sweep *s, char *err, size_t errlen)
 {
-	int rc = own_entry(s->root, "summary.csv", S_IFREG, err, n);
+	int rc = own_entry(s->root, "summary.csv", S_IFREG, err, errlen);
 
-	return rc ? rc : own_entry(s->root, "curves", S_IFDIR, err, n);
+	return rc ? rc : own_entry(s->root, "curves", S_IFDIR, err, errlen);
 }
 
 /* As sweep.h says; the value is -EINVAL when a finished run's file is refused (bad
  * input: missing, not a regular file, over CSV_MAX_BYTES, malformed, a column missing),
  * -EIO when a write failed. */
-int sweep_summary(const struct sweep *s, char *err, size_t n)
+int sweep_summary(const struct sweep *s, char *err, size_t errlen)
 {
 	struct staged st = { 0 };
-	struct summary u = { .s = s, .c = { .s = s }, .st = &st, .err = err, .errlen = n };
+	struct summary u = { .s = s, .c = { .s = s }, .st = &st, .err = err, .errlen = errlen };
 	char curves[CFG_STR + 32], path[CFG_STR + 64];
 	int rc;
 
 	snprintf(curves, sizeof(curves), "%s/curves", s->root);
-	if ((rc = sweep_summary_check(s, err, n)) < 0)	/* again: the sweep took its time */
+	if ((rc = sweep_summary_check(s, err, errlen)) < 0)	/* again: the sweep took its time */
 		return rc;
 	u.c.run = calloc((size_t)sweep_nseeds(s), sizeof(*u.c.run));
 	u.c.x = calloc((size_t)sweep_nseeds(s), sizeof(*u.c.x));
 	if (!u.c.run || !u.c.x) {
-		rc = say_io(err, n, s->root, ENOMEM);
+		rc = say_io(err, errlen, s->root, ENOMEM);
 		goto out;
 	}
 	if (mkdir(curves, 0777) < 0 && errno != EEXIST) {
-		rc = say_io(err, n, curves, errno);
+		rc = say_io(err, errlen, curves, errno);
 		goto out;
 	}
 	/* summary.csv is staged first, as its rows are read, and so renamed last: once it
 	 * is there, the curves it lists are too.  Its temporary is written while the curves'
 	 * are made: the order of st is the order of the renames, not of the writes */
 	snprintf(path, sizeof(path), "%s/summary.csv", s->root);
-	rc = stage(&st, path, write_summary, &u, err, n);
+	rc = stage(&st, path, write_summary, &u, err, errlen);
 	snprintf(path, sizeof(path), "%s/configs.txt", curves);
 	if (!rc)
-		rc = stage(&st, path, write_configs, (void *)s, err, n);
+		rc = stage(&st, path, write_configs, (void *)s, err, errlen);
 	if (!rc && st.n > 1) {
 		/* summary.csv last */
 		char *first = st.path[0];
@@ -532,7 +533,7 @@ int sweep_summary(const struct sweep *s, char *err, size_t n)
 		st.path[st.n - 1] = first;
 	}
 	if (!rc)
-		rc = commit(&st, err, n);
+		rc = commit(&st, err, errlen);
 out:
 	unstage(&st);
 	free(u.c.run);

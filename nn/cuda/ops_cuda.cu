@@ -79,17 +79,17 @@ static bool mps_running(void)
 	return access(path, F_OK) == 0;
 }
 
-static int cuda_devices(int procs, char *why, size_t len)
+static int cuda_devices(int procs, char *err, size_t errlen)
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 
 	if (e != cudaSuccess) {
-		snprintf(why, len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+		snprintf(err, errlen, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
 		return -ENODEV;
 	}
 	if (n < 1) {
-		snprintf(why, len, "cudaGetDeviceCount found no GPU");
+		snprintf(err, errlen, "cudaGetDeviceCount found no GPU");
 		return -ENODEV;
 	}
 	for (int d = 0; d < n; d++) {
@@ -97,22 +97,23 @@ static int cuda_devices(int procs, char *why, size_t len)
 
 		e = cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d);
 		if (e != cudaSuccess) {
-			snprintf(why, len, "GPU %d: cudaDeviceGetAttribute: %s (%s)", d,
+			snprintf(err, errlen, "GPU %d: cudaDeviceGetAttribute: %s (%s)", d,
 				 cudaGetErrorName(e), cudaGetErrorString(e));
 			return -ENODEV;
 		}
 		if (mode == cudaComputeModeProhibited) {
-			snprintf(why, len, "GPU %d is in prohibited compute mode (nvidia-smi -c)", d);
+			snprintf(err, errlen, "GPU %d is in prohibited compute mode "
+				 "(nvidia-smi -c)", d);
 			return -ENODEV;
 		}
 		/* workers of a GPU: procs / n, rounded up */
 		if (mode == cudaComputeModeExclusiveProcess && (procs + n - 1) / n > 1 &&
 		    !mps_running()) {
-			snprintf(why, len, "GPU %d is in exclusive-process mode, so one process at a "
-				 "time can use it, and %d workers would share %d GPU%s: start MPS "
-				 "(nvidia-cuda-mps-control -d), set the default compute mode "
-				 "(nvidia-smi -c DEFAULT), or run at most %d workers", d, procs, n,
-				 n > 1 ? "s" : "", n);
+			snprintf(err, errlen, "GPU %d is in exclusive-process mode, so one process "
+				 "at a time can use it, and %d workers would share %d GPU%s: "
+				 "start MPS (nvidia-cuda-mps-control -d), set the default compute "
+				 "mode (nvidia-smi -c DEFAULT), or run at most %d workers",
+				 d, procs, n, n > 1 ? "s" : "", n);
 			return -EBUSY;
 		}
 	}
