@@ -371,8 +371,14 @@ static int cmd_help(int argc, char **argv)
 		cmd->help(stdout);
 		return 0;
 	}
-	if (!strcmp(topic, "presets"))
-		return preset_list(stdout) < 0;
+	if (!strcmp(topic, "presets")) {
+		char err[PATH_MAX * 2 + 128];
+		int rc = preset_list(stdout, err, sizeof(err));
+
+		if (err[0])	/* a note when rc is 0, else the error */
+			fprintf(stderr, "emu: %s\n", err);
+		return rc < 0;
+	}
 	if (!strcmp(topic, "keys"))
 		cfg_help(stdout, NULL);
 	else if (cfg_help(stdout, topic)) {

@@ -214,20 +214,21 @@ static int add_dir(const char *path, int dir, struct preset **list, size_t *n, s
 	return 0;
 }
 
-int preset_list(FILE *f)
+int preset_list(FILE *f, char *err, size_t errlen)
 {
 	char dirs[PRESET_NDIRS][PATH_MAX], bin[PATH_MAX];
 	struct preset *list = NULL;
 	size_t count = 0, cap = 0;
 	int n = preset_dirs(dirs, bin), r = 0;
 
+	err[0] = '\0';
 	if (!n)
-		fprintf(stderr, "emu: no presets folder beside the binary (%s/%s or %s/%s)\n",
-			bin[0] ? bin : "BIN", where[0], bin[0] ? bin : "BIN", where[1]);
+		snprintf(err, errlen, "no presets folder beside the binary (%s/%s or %s/%s)",
+			 bin[0] ? bin : "BIN", where[0], bin[0] ? bin : "BIN", where[1]);
 	for (int i = 0; i < n && !r; i++)
 		r = add_dir(dirs[i], i, &list, &count, &cap);
 	if (r) {
-		fprintf(stderr, "emu: listing the presets: %s\n", strerror(-r));
+		snprintf(err, errlen, "listing the presets: %s", strerror(-r));
 		free(list);
 		return r;
 	}

@@ -29,8 +29,10 @@ int preset_dirs(char dirs[PRESET_NDIRS][PATH_MAX], char bin[PATH_MAX]);
 int preset_path_find(const char *arg, char path[PATH_MAX], char *err, size_t errlen);
 
 /* emu help presets: "NAME.ini PATH" for every preset that `emu run NAME.ini` finds
- * (the first folder's where two hold one name), sorted by name; a note on stderr where
- * no presets folder exists.  Returns 0 or -EIO. */
-int preset_list(FILE *f);
+ * (the first folder's where two hold one name), sorted by name.  Returns 0 (with the
+ * note "no presets folder beside the binary (...)" in err where none exists, else err
+ * empty), -EIO, or the -errno of a folder that cannot be read with "listing the
+ * presets: ..." in err. */
+int preset_list(FILE *f, char *err, size_t errlen);
 
 #endif
