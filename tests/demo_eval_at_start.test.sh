@@ -6,8 +6,6 @@
 # does); the accuracy at step 0 is the untrained model's.  A run extended by emu resume
 # has the one row of step 0, as the run that went on from the start.
 . "$SRCDIR/tests/lib.sh"
-"$EMU" help keys --names | grep -qx train.eval_at_start ||
-	skip "this emu's key table has no train.eval_at_start"
 small_ini "$T/s.ini"
 lossy="net.loss=bernoulli net.loss_p=0.2 train.max_steps=16 train.eval_every=8"
 # shellcheck disable=SC2086

@@ -169,6 +169,7 @@ struct cfg {
 		double weight_decay;
 		int log_every;		/* steps between train.csv lines */
 		int eval_every;		/* steps between evaluations; 0 = each epoch */
+		int eval_at_start;	/* 1: the initial model evaluated too (step 0) */
 		enum cfg_compute compute;
 		double device_flops;	/* FLOP/s of the modelled device (compute = flops) */
 		double compute_scale;	/* factor on measured time (compute = measured) */

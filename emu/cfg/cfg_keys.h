@@ -151,6 +151,9 @@
 	X(train, log_every, INT, 0, "10", 1, 1000000000, 0, "steps between train.csv lines") \
 	X(train, eval_every, INT, 0, "0", 0, 1000000000, 0, \
 	  "steps between evaluations; 0 = once per epoch") \
+	X(train, eval_at_start, ENUM, cfg_bool_names, "false", 0, 0, 0, \
+	  "true: evaluate the initial model too, before the first step (eval.csv's row of " \
+	  "step 0; not on resume)") \
 	X(train, compute, ENUM, cfg_compute_names, "flops", 0, 0, 0, \
 	  "virtual compute time: flops / device_flops, or measured CPU time * compute_scale") \
 	X(train, device_flops, FLOPS, 0, "10T", 0, 1e18, CFG_GT_LO, \

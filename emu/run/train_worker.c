@@ -23,7 +23,6 @@
 #include <time.h>
 #include <cblas.h>
 #include "emu/algo/algo.h"
-#include "emu/cfg/cfg_keys.h"
 #include "emu/run/ckpt_worker.h"
 #include "emu/run/compute.h"
 #include "emu/run/plan.h"
@@ -436,19 +435,6 @@ static int log_eval(struct worker *w, struct scratch *s, const struct progress *
 	return eval_record(w, s, p, done, (double)done / (double)p->spe);
 }
 
-/* train.eval_at_start: whether a run evaluates its initial model before step 0 (off by
- * default: a run's logs are the same as without the key).  Read through the key table
- * by name; false where the table has no such key. */
-static bool eval_at_start(const struct cfg *c)
-{
-	const struct cfg_key *k = cfg_key_find("train", "eval_at_start");
-	int on = 0;
-
-	if (k && k->type == CFG_T_ENUM && k->size == sizeof(on))
-		memcpy(&on, (const char *)c + k->off, sizeof(on));
-	return on != 0;
-}
-
 /* The evaluation of the initial model, before step 0: eval.csv's row and net.csv's block
  * of step 0 (epoch 0, nothing sent yet); train.csv has no row there (no step has a loss
  * yet).  The workers up then are those of the supervisor's row of step 0.  0, or < 0
@@ -575,7 +561,7 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 		p.loss_n = (int)acc.loss_n;
 		p.compute_ns = acc.compute_ns;
 	}
-	if (first == 0 && eval_at_start(c) && log_eval_start(w, t, s, &p) < 0)
+	if (first == 0 && c->train.eval_at_start && log_eval_start(w, t, s, &p) < 0)
 		return -1;
 	for (w->step = first; w->step < p.total; w->step++) {
 		w->epoch = (int)(w->step / p.spe);
