@@ -136,6 +136,8 @@ printf 'X' | dd of="$p" bs=1 seek=200 conv=notrunc 2>/dev/null
 refused r "worker-1.bin: corrupt"
 head -c 300 "$T/w1" >"$p"
 refused r "worker-1.bin: truncated"
+{ cat "$T/w1"; printf 'XXXX'; } >"$p"
+refused r "worker-1.bin: bytes after its end: [0-9]* bytes of payload, the head says"
 python3 - "$T/w1" "$p" <<'PY'
 import sys, zlib, struct
 b = bytearray(open(sys.argv[1], 'rb').read())

@@ -829,10 +829,15 @@ static int random_sections(uint64_t *s, int workers, char (*text)[300], char **o
 	int w1 = (int)(test_rng(s) % (nw - 1)), w2 = w1 + 1 + (int)(test_rng(s) % 7);
 
 	snprintf(star, sizeof(star), test_rng(s) & 1 ? "link %d-*" : "link *-%d", a);
-	snprintf(arrow, sizeof(arrow), "link %d-%d -> %d-%d", s1, s2 < workers ? s2 : workers - 1,
-		 d1, d2 < workers ? d2 : workers - 1);
-	if (s1 == d1 && (s2 == s1 || s1 == workers - 1) && (d2 == d1 || d1 == workers - 1))
-		snprintf(arrow, sizeof(arrow), "%s", star);	/* not a link to itself */
+	s2 = s2 < workers ? s2 : workers - 1;
+	d2 = d2 < workers ? d2 : workers - 1;
+	snprintf(arrow, sizeof(arrow), "link %d-%d -> %d-%d", s1, s2, d1, d2);
+	/* its links, less those to itself: one link would tie with the plain one (0-0 -> 0-1
+	 * is the link 0 -> 1), none is no link at all */
+	int shared = (s2 < d2 ? s2 : d2) - (s1 > d1 ? s1 : d1) + 1;
+
+	if ((s2 - s1 + 1) * (d2 - d1 + 1) - (shared > 0 ? shared : 0) < 2)
+		snprintf(arrow, sizeof(arrow), "%s", star);
 	snprintf(wrange, sizeof(wrange), "worker %d-%d", w1, w2 < workers ? w2 : workers - 1);
 	snprintf(wone, sizeof(wone), "worker %d", (int)(test_rng(s) % (uint64_t)workers));
 	for (int l = 0, nl = (int)(test_rng(s) % 7); l < nl; l++) {

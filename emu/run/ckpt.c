@@ -143,7 +143,8 @@ int ckpt_parse(const void *buf, size_t len, uint32_t kind, struct ckpt_head *h,
 		return -1;
 	}
 	if (len - sizeof(*h) != h->payload) {
-		snprintf(err, errlen, "truncated: %zu bytes of payload, the head says %llu",
+		snprintf(err, errlen, "%s: %zu bytes of payload, the head says %llu",
+			 len - sizeof(*h) < h->payload ? "truncated" : "bytes after its end",
 			 len - sizeof(*h), (unsigned long long)h->payload);
 		return -1;
 	}
