@@ -45,6 +45,24 @@ if (run_env) {
 run_arg(i) = run_env ? sprintf("\"$EMU_PLOT_RUN%d\"", i) : shq(RUN[i])
 run_args = ""
 do for [i = 1:nruns] { run_args = run_args . " " . run_arg(i) }
+# is_file(W, NAME): whether NAME (a literal of these scripts) in the folder whose shell
+# word is W (run_arg, sweep_arg) is a regular file.  awk's getline and gnuplot's plot
+# would wait for ever on a FIFO and never end on /dev/zero: a run folder's file that is
+# neither a regular file nor a link to one is not read, as if it were not there.
+is_file(w, name) = system(sprintf("[ -f %s/%s ] && printf 1 || printf 0", w, name)) eq "1"
+# run_files: per run, three flags, 1 where its config.ini, train.csv, events.csv is a
+# regular file: the awks below open only those (digits only: a -v value, never code)
+run_files = ""
+do for [i = 1:nruns] {
+	run_files = run_files . (is_file(run_arg(i), "config.ini") ? "1" : "0") . \
+		(is_file(run_arg(i), "train.csv") ? "1" : "0") . \
+		(is_file(run_arg(i), "events.csv") ? "1" : "0")
+}
+run_files = run_files . "0"	# never an empty -v value
+# run_csv(i, NAME): run i's NAME (a literal) to plot; where it is no regular file, a name
+# that cannot exist and says why, so that gnuplot warns that it cannot open it and goes on
+run_csv(i, name) = gp_file(RUN[i] . "/" . name . \
+	(is_file(run_arg(i), name) ? "" : " (not a regular file: not read)"))
 out_ext = strlen(out) > 4 ? out[strlen(out) - 3:strlen(out)] : ""
 if (out_ext eq ".pdf" || out_ext eq ".PDF") {
 	set terminal pdfcairo size (fig_w / 72.0), (fig_h / 72.0) font ",11" fontscale 1
@@ -80,14 +98,15 @@ set linetype cycle 8
 # (what emu wrote there), else its folder's name.  Where another run of `runs` would get
 # the same label (two sweeps' seed=1, two copies of quickstart), the folder's path below
 # runs/ instead: runs/sweep/x -> sweep/x, /data/runs/a/b -> a/b (a path without runs/ as
-# given).  One awk reads the config.ini files (getline: a folder without one is no error);
+# given).  A label's {{ and }} (config.ini's literal braces, docs/experiments.md) show as
+# { and }.  One awk reads the config.ini files (getline: a folder without one is no error);
 # the folders are its arguments (ARGV, read in BEGIN: never files to open, never
 # assignments), me the index of the run to label.  Legends print it as it is (noenhanced:
 # an _ is not a subscript); a label is a string value, never parsed.
 label_awk = 'BEGIN { n = ARGC - 1; for (j = 1; j <= n; j++) dir[j] = ARGV[j]; m = me + 0; \
 	for (j = 1; j <= n; j++) { \
 		d = dir[j]; sub(/\/+$/, "", d); f = d "/config.ini"; s = ""; lab = ""; nam = ""; \
-		while ((getline line < f) > 0) { \
+		while (substr(ok, 3 * j - 2, 1) == "1" && (getline line < f) > 0) { \
 			if (line ~ /^\[/) { s = line; continue } \
 			if (s != "[run]" || !(i = index(line, " = "))) continue; \
 			k = substr(line, 1, i - 1); v = substr(line, i + 3); \
@@ -95,6 +114,7 @@ label_awk = 'BEGIN { n = ARGC - 1; for (j = 1; j <= n; j++) dir[j] = ARGV[j]; m 
 			if (k == "label") lab = v; else if (k == "name") nam = v \
 		} \
 		close(f); \
+		gsub(/\{\{/, "{", lab); gsub(/\}\}/, "}", lab); \
 		if (lab == "") lab = nam; \
 		if (lab == "") { lab = d; sub(/.*\//, "", lab) } \
 		L[j] = lab \
@@ -108,7 +128,8 @@ label_awk = 'BEGIN { n = ARGC - 1; for (j = 1; j <= n; j++) dir[j] = ARGV[j]; m 
 # LABEL[i]: run i's label (the awk's "." keeps what system() would trim, then goes)
 array LABEL[nruns > 0 ? nruns : 1]
 do for [i = 1:nruns] {
-	LABEL[i] = system(sprintf("awk -v me=%d '%s'%s </dev/null", i, label_awk, run_args))
+	LABEL[i] = system(sprintf("awk -v me=%d -v ok=%s '%s'%s </dev/null", i, run_files, \
+		label_awk, run_args))
 	LABEL[i] = LABEL[i][1:strlen(LABEL[i]) - 1]
 }
 label(i) = LABEL[i]
@@ -116,9 +137,9 @@ label(i) = LABEL[i]
 # epoch, and against the bytes all workers put on the wire (eval.csv's bytes_sent:
 # headers, lost units and resends included, as a link carries them; bytes_delivered is
 # what arrived in time).
-acc_by_epoch = 'for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using "epoch":(100*column("test_acc")) with linespoints title label(i) noenhanced'
+acc_by_epoch = 'for [i = 1:nruns] run_csv(i, "eval.csv") using "epoch":(100*column("test_acc")) with linespoints title label(i) noenhanced'
 bytes_label = "bytes sent by all workers, on the wire (MiB)"
-acc_by_bytes = 'for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(i) noenhanced'
+acc_by_bytes = 'for [i = 1:nruns] run_csv(i, "eval.csv") using (column("bytes_sent")/1048576.0):(100*column("test_acc")) with linespoints title label(i) noenhanced'
 # Each run's scheduled events (its events.csv, where there is one: docs/events.md) as
 # shaded intervals [start, end) of the x axis, labelled with their names:
 # `eval shade_events("epoch")` before `plot` (x: "epoch", "step" or "vtime_s").  An
@@ -159,7 +180,8 @@ events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
 		fill["partition"] = "#f1b8b2"; fill["link_down"] = "#f1b8b2"; \
 		fill["net"] = "#fbdc8e"; fill["slowdown"] = "#b3cdf7"; \
 		for (j = 1; j <= n; j++) { d = dir[j]; sub(/\/+$/, "", d); \
-			nt = load(d "/train.csv", T); ne = load(d "/events.csv", E); \
+			nt = substr(ok, 3 * j - 1, 1) == "1" ? load(d "/train.csv", T) : 0; \
+			ne = substr(ok, 3 * j, 1) == "1" ? load(d "/events.csv", E) : 0; \
 			if (!nt || !ne) continue; \
 			spe = tc(nt, "epoch") > 0 ? tc(nt, "step") / tc(nt, "epoch") : 0; \
 			last = tc(nt, x); ns = 0; delete S; delete X1; delete K; \
@@ -178,5 +200,6 @@ events_awk = 'function load(f, a,   line, n, i, h) { n = 0; delete a; \
 				printf "set label %d \"%s\" at %s, graph 0.97 left offset 0.4, 0 font \",9\" textcolor rgb \"#606060\" noenhanced; ", \
 					obj, text(nm), a } } }'
 shade_events(x) = (x eq "epoch" || x eq "step" || x eq "vtime_s") ? \
-	system(sprintf("awk -v x=%s '%s'%s </dev/null", x, events_awk, run_args)) : \
+	system(sprintf("awk -v x=%s -v ok=%s '%s'%s </dev/null", x, run_files, events_awk, \
+		run_args)) : \
 	"exit error 'shade_events: the axis is one of epoch, step, vtime_s'"

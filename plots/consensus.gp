@@ -10,4 +10,4 @@ set ylabel "(1/N) Σ_i |x_i − x_{mean}|^2"
 set logscale y
 set format y "10^{%T}"
 eval shade_events("epoch")
-plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(i) noenhanced
+plot for [i = 1:nruns] run_csv(i, "train.csv") using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(i) noenhanced

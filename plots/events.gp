@@ -18,7 +18,7 @@ plot @acc_by_epoch
 set ylabel "consensus (1/N) Σ_i |x_i − x_{mean}|^2"
 set logscale y
 set format y "10^{%T}"
-plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(i) noenhanced
+plot for [i = 1:nruns] run_csv(i, "train.csv") using "epoch":(column("consensus") > 0 ? column("consensus") : NaN) with lines title label(i) noenhanced
 unset logscale y
 set format y "%g"
 unset object
@@ -27,5 +27,5 @@ set xlabel "virtual time (s)"
 set ylabel "test accuracy (%)"
 set logscale x
 eval shade_events("vtime_s")
-plot for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using "vtime_s":(100*column("test_acc")) with linespoints title label(i) noenhanced
+plot for [i = 1:nruns] run_csv(i, "eval.csv") using "vtime_s":(100*column("test_acc")) with linespoints title label(i) noenhanced
 unset multiplot

@@ -9,4 +9,4 @@ set xlabel "epoch"
 set ylabel "training loss"
 set logscale y
 eval shade_events("epoch")
-plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "epoch":"loss" with lines title label(i) noenhanced
+plot for [i = 1:nruns] run_csv(i, "train.csv") using "epoch":"loss" with lines title label(i) noenhanced

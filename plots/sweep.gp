@@ -27,7 +27,7 @@ sweep_arg = sweep_env ? '"$EMU_PLOT_SWEEP"' : shq(sweep)
 configs_awk = 'BEGIN { f = ARGV[1] "/curves/configs.txt"; while ((getline l < f) > 0) L[++n] = l; \
 	if (i + 0 == 0) printf "%d", n; else printf "%s.", L[i + 0] }'
 configs_line(i) = system(sprintf("awk -v i=%d '%s' %s </dev/null", i, configs_awk, sweep_arg))
-nconfigs = int(real("0" . configs_line(0)))
+nconfigs = is_file(sweep_arg, "curves/configs.txt") ? int(real("0" . configs_line(0))) : 0
 if (nconfigs < 1) {
 	print "plots/sweep.gp: no configurations in ".list." (run emu sweep first)"
 	exit status 1
@@ -35,7 +35,9 @@ if (nconfigs < 1) {
 array CONFIG[nconfigs]
 do for [i = 1:nconfigs] { CONFIG[i] = configs_line(i); CONFIG[i] = CONFIG[i][1:strlen(CONFIG[i]) - 1] }
 config(i) = CONFIG[i]
-curve(i) = gp_file(sweep."/curves/".config(i).".csv")
+curve(i) = gp_file(sweep . "/curves/" . config(i) . ".csv" . \
+	(is_file(sweep_arg, "curves/" . shq(config(i) . ".csv")) ? "" : \
+	 " (not a regular file: not read)"))
 dash(i) = (i - 1) / 8 + 1	# solid, then dashed: colours repeat after eight
 xscale = xcol eq "bytes_sent" ? 1048576.0 : 1
 set xlabel (xcol eq "vtime_s" ? "virtual time (s), mean over the seeds" : \

@@ -27,12 +27,13 @@ tta_awk = 'BEGIN { f = ARGV[1]; sub(/\/+$/, "", f); f = f "/eval.csv"; \
 	  if (a >= target) { r = (nr > 2 && pa < target ? pt + (target - pa) / (a - pa) * (t - pt) : t); \
 	    if (r == r && r - r == 0) printf("%.17g", r); exit } \
 	  pt = t; pa = a } }'
-tta(i) = system(sprintf("awk -v target=%.17g '%s' %s </dev/null", target, tta_awk, run_arg(i)))
+tta(i) = is_file(run_arg(i), "eval.csv") ? \
+	system(sprintf("awk -v target=%.17g '%s' %s </dev/null", target, tta_awk, run_arg(i))) : ""
 array T[nruns > 0 ? nruns : 1]
 do for [i = 1:nruns] { T[i] = tta(i) }
 tta_title(i) = label(i) . (T[i] eq "" ? sprintf(": never %g%%", target) : \
 	sprintf(": %g%% at %.3g s", target, real(T[i])))
-plot for [i = 1:nruns] gp_file(RUN[i]."/eval.csv") using "vtime_s":(100*column("test_acc")) \
+plot for [i = 1:nruns] run_csv(i, "eval.csv") using "vtime_s":(100*column("test_acc")) \
 		with linespoints lc i pt 7 ps 0.6 title tta_title(i) noenhanced, \
 	for [i = 1:nruns] '+' using (T[i] eq "" ? NaN : real(T[i])):(target) every ::0::0 \
 		with points lc i pt 7 ps 1.8 notitle

@@ -9,4 +9,4 @@ set xlabel "virtual time (s)"
 set ylabel "training loss"
 set logscale y
 eval shade_events("vtime_s")
-plot for [i = 1:nruns] gp_file(RUN[i]."/train.csv") using "vtime_s":"loss" with lines title label(i) noenhanced
+plot for [i = 1:nruns] run_csv(i, "train.csv") using "vtime_s":"loss" with lines title label(i) noenhanced

@@ -14,6 +14,15 @@ go one train.max_steps=3 'run.label={train.algorithm} p={net.loss_p} {{x}} w={ru
 # config.ini reads back to the same label (emu check of it, and its round trip)
 "$EMU" check "$T/one/config.ini" >"$T/again.ini" 2>"$T/err" || fail "emu check config.ini: $(cat "$T/err")"
 [ "$(label "$T/again.ini")" = "rps p=0 {{x}} w=4" ] || fail "config.ini read back: $(label "$T/again.ini")"
+# the figures show config.ini's literal braces single, as the label reads
+if command -v gnuplot >/dev/null; then
+	EMU_PLOT_OUT="$T/one.svg" EMU_PLOT_NRUNS=1 EMU_PLOT_RUN1="$T/one" \
+		gnuplot "$SRCDIR/plots/accuracy.gp" 2>/dev/null || fail "accuracy.gp of one"
+	grep -qF '<title>rps p=0 {x} w=4</title>' "$T/one.svg" ||
+		fail "the legend: $(grep -o '<title>[^<]*</title>' "$T/one.svg" | sed -n 2p)"
+else
+	echo "SKIP: the legend's braces: gnuplot is not installed"
+fi
 # emu resume: the label of config.ini kept as it is, one given on the command line expanded
 go res train.max_steps=3 run.checkpoint_every=3 'run.label={train.algorithm} {{y}}'
 "$EMU" resume "$T/res" train.max_steps=4 >/dev/null 2>"$T/err" || fail "resume: $(cat "$T/err")"

@@ -3,7 +3,8 @@
 # scripts/plots skips and says), each with an events.csv and a config.ini run.label that
 # carry gnuplot and shell injections, drawn by scripts/plots and by the scripts directly.
 # Each figure is still drawn (a non-empty PNG, the label in the SVG legend) and no MARK
-# file appears anywhere.
+# file appears anywhere.  A run folder's config.ini, events.csv or train.csv that is a
+# FIFO or a link to /dev/zero is not read (the figures are drawn, nothing hangs).
 . "$SRCDIR/tests/lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (scripts/install-deps test installs it)"
 small_ini "$T/s.ini"
@@ -100,4 +101,33 @@ EMU_PLOT_SWEEP="$W/sw'x" EMU_PLOT_OUT="$T/sw.svg" gnuplot "$SRCDIR/plots/sweep.g
 	{ cat "$T/gp.err"; fail "sweep.gp of a folder with a quote"; }
 legend "$T/sw.svg" | grep -q 'train.lr=0.01' || fail "sweep.gp: no configuration in the legend: $(legend "$T/sw.svg" | paste -sd,)"
 [ -z "$(marks)" ] || fail "sweep.gp ran an injection: $(marks)"
-echo "$(grep -c . "$T/plots.out") figures of hostile runs, no injection ran"
+
+# --- files that are no regular files (a FIFO would block a reader for ever, /dev/zero
+# never end): not read, as if they were not there; the figures are drawn all the same
+F=$W/fifo && mkdir -p "$F/runs"
+cp -r "$T/base" "$F/runs/a" && cp -r "$T/base" "$F/runs/b" && cp -r "$T/base" "$F/runs/c"
+rm "$F/runs/a/config.ini" && mkfifo "$F/runs/a/config.ini"
+ln -s /dev/zero "$F/runs/b/events.csv"
+rm "$F/runs/c/train.csv" && mkfifo "$F/runs/c/train.csv"
+rc=0; RUNS=$F/runs timeout 60 "$SRCDIR/scripts/plots" >"$T/f.out" 2>"$T/f.err" || rc=$?
+[ $rc -ne 124 ] || fail "scripts/plots hung on a FIFO or /dev/zero in a run folder"
+for r in a b c; do
+	[ -s "$F/runs/figures/$r-accuracy.png" ] || fail "scripts/plots drew no $r-accuracy.png ($(cat "$T/f.err"))"
+done
+for s in accuracy loss consensus events vtime tta; do
+	rc=0
+	(export EMU_PLOT_OUT="$T/f-$s.png" EMU_PLOT_NRUNS=3 EMU_PLOT_RUN1="$F/runs/a" \
+		EMU_PLOT_RUN2="$F/runs/b" EMU_PLOT_RUN3="$F/runs/c"
+	 timeout 30 gnuplot "$SRCDIR/plots/$s.gp") 2>"$T/gp.err" || rc=$?
+	[ $rc -ne 124 ] || fail "$s.gp hung on a FIFO or /dev/zero in a run folder"
+	[ -s "$T/f-$s.png" ] || { cat "$T/gp.err"; fail "$s.gp drew nothing beside a FIFO"; }
+	cat "$T/gp.err" >>"$T/gp-all.err"
+done
+grep -q "train.csv (not a regular file: not read)" "$T/gp-all.err" ||
+	{ cat "$T/gp-all.err"; fail "the FIFO train.csv not named as not read"; }
+rm "$W/sw'x/curves/configs.txt" && mkfifo "$W/sw'x/curves/configs.txt"
+rc=0; EMU_PLOT_SWEEP="$W/sw'x" EMU_PLOT_OUT="$T/swf.svg" timeout 30 gnuplot "$SRCDIR/plots/sweep.gp" \
+	>/dev/null 2>"$T/gp.err" || rc=$?
+[ $rc -ne 124 ] || fail "sweep.gp hung on a FIFO as configs.txt"
+grep -q "no configurations in" "$T/gp.err" || { cat "$T/gp.err"; fail "sweep.gp: a FIFO configs.txt not refused"; }
+echo "$(grep -c . "$T/plots.out") figures of hostile runs, no injection ran; FIFOs and devices not read"
