@@ -2,8 +2,7 @@
 # make demo's pipeline (scripts/demo, DEMO_QUICK=1: 8 steps a run) in a scratch folder,
 # then what the README has a user type next there, `emu run ini/quickstart.ini` (cut to
 # a few steps): both exit 0.  The demo's runs are RUNS/demo/rps and RUNS/demo/allreduce,
-# RPS's and all-reduce's, evaluated every 2 steps (and at step 0 where emu has
-# train.eval_at_start); its figure is a PNG.  Run again, the demo replaces its own runs
+# RPS's and all-reduce's, evaluated at step 0 and every 2 steps; its figure is a PNG.  Run again, the demo replaces its own runs
 # and leaves runs/quickstart as the user's run made it.
 . "$SRCDIR/tests/lib.sh"
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (scripts/install-deps test installs it)"
@@ -19,8 +18,7 @@ demo
 	{ rc=$?; cat "$T/qs.err"; fail "emu run ini/quickstart.ini after the demo: exit $rc"; }
 [ "$(cat "$T/demo.out")" = runs/figures/demo.png ] || fail "scripts/demo printed: $(cat "$T/demo.out")"
 [ "$(head -c 4 runs/figures/demo.png | od -An -c | tr -d ' \n')" = 211PNG ] || fail "no PNG figure"
-want="2 4 6 8"
-! "$EMU" help keys --names | grep -qx train.eval_at_start || want="0 $want"
+want="0 2 4 6 8"
 for r in rps allreduce; do
 	grep -qx "algorithm = $r" "runs/demo/$r/config.ini" || fail "runs/demo/$r is not $r's run"
 	[ "$(col "runs/demo/$r/eval.csv" step | paste -sd' ')" = "$want" ] ||
