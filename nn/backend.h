@@ -1,7 +1,7 @@
 /* nn/backend.h — a backend: its op table (nn/ops.h) and its state in this process, found
  * by name.
  *
- * The registry (nn/backend.c) has "ref" (the oracle), "cpu" (OpenBLAS) and, in a build
+ * The registry (nn/backend.c) has "cpu" (OpenBLAS), "ref" (the oracle) and, in a build
  * with CUDA=1, "cuda".  A process opens one backend and passes the handle to everything
  * that computes (a worker opens its own after fork: CUDA must never be initialised
  * before a fork):
@@ -32,8 +32,15 @@ struct nn_backend {
 /* The table of the backend called name, or NULL. */
 const struct nn_ops *nn_backend_find(const char *name);
 /* The names of this build's backends as the registry lists them, space separated:
- * "ref cpu" or "ref cpu cuda". */
+ * "cpu ref" or "cpu ref cuda". */
 const char *nn_backend_names(void);
+/* The names a configuration may give, in the registry's order, NULL-terminated: this
+ * build's backends and those another build of this source has ("cuda" in a build
+ * without CUDA=1). */
+const char *const *nn_backend_known(void);
+/* Why this build has no backend name although another build has it ("this emu is built
+ * without CUDA (make CUDA=1 builds build-cuda/emu)"), or NULL. */
+const char *nn_backend_absent(const char *name);
 
 /* Bind be to backend name on device (an index; the host backends take 0).  0, or
  * -ENOENT (no such backend in this build) or the backend's own error; be->msg says why.

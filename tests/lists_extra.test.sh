@@ -3,7 +3,7 @@
 # (-D'CFG_SECTIONS_EXTRA(X)=...', emu/cfg/cfg_keys.h) and a backend (-D'NN_BACKENDS_EXTRA(X)
 # =...', nn/backend.c, with tests/lists_backend.c) finds them in emu help, emu help keys
 # and its Markdown, emu check, the messages that list the sections, and the backends'
-# names, with no other edit.  The build recompiles the files that read the tables (their
+# names (run.device's values, emu bench nn's usage), with no other edit.  The build recompiles the files that read the tables (their
 # dependency files say which) and links them before $BUILD/libemu.a.
 . "$SRCDIR/tests/lib.sh"
 case "$BUILD" in *mpi* | *cuda* | *san*)
@@ -41,11 +41,27 @@ printf '[toy]\n' >"$T/toy.ini"
 "$E" check "$T/toy.ini" >/dev/null 2>"$T/out" || fail "[toy] refused: $(cat "$T/out")"
 # the backends: the registry's names, in the messages that list them, and found by name
 "$E" bench nn --device bogus >/dev/null 2>"$T/out" || true
-has "emu bench nn --device bogus" "there are: ref cpu toy)" "$T/out"
+has "emu bench nn --device bogus" "there are: cpu ref toy)" "$T/out"
 "$E" bench nn --device toy >/dev/null 2>"$T/out" || true
 has "emu bench nn --device toy" "toy: device 0: No such device" "$T/out"
+"$E" bench nn --bogus >/dev/null 2>"$T/out" || true
+has "emu bench nn's usage" "--device auto|cpu|ref|cuda|toy]" "$T/out"
+# run.device: the registry's names and auto, a backend another build has (cuda) included
+"$E" help keys >"$T/out"
+awk '/^\[run\]$/ { r = 1 } r && /^  device / { d = 1 } d { print } d && /auto$/ { exit }' \
+	"$T/out" | tr -s ' \n' ' ' >"$T/dev"
+has "emu help keys' run.device values" "Values: cpu ref cuda toy auto" "$T/dev"
+"$E" check /dev/null run.device=toy >"$T/out" 2>"$T/err" ||
+	fail "run.device = toy refused: $(cat "$T/err")"
+has "emu check run.device=toy" "^device = toy$" "$T/out"
+"$E" check /dev/null run.device=cuda >/dev/null 2>"$T/err" ||
+	fail "run.device = cuda refused by a build without it: $(cat "$T/err")"
+"$E" check /dev/null run.device=bogus >/dev/null 2>"$T/out" && fail "run.device = bogus accepted"
+has "run.device = bogus" "unknown value 'bogus'; expected one of cpu, ref, cuda, toy, auto$" "$T/out"
 # and the plain build has neither
 "$EMU" help bogus 2>"$T/out" || true; grep -q toy "$T/out" && fail "the plain build names toy"
 "$EMU" bench nn --device bogus >/dev/null 2>"$T/out" || true
-grep -q "there are: ref cpu\( cuda\)\{0,1\})" "$T/out" || fail "plain: $(cat "$T/out")"
+grep -q "there are: cpu ref\( cuda\)\{0,1\})" "$T/out" || fail "plain: $(cat "$T/out")"
+"$EMU" check /dev/null run.device=toy >/dev/null 2>"$T/out" && fail "the plain build takes run.device = toy"
+has "the plain build's unknown device" "expected one of cpu, ref, cuda, auto$" "$T/out"
 echo "an added section and backend are in every list ($(echo $srcs | wc -w) files rebuilt)"

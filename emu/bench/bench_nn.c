@@ -29,6 +29,7 @@
 
 #include "emu/bench/bench.h"
 #include "emu/commands.h"
+#include "nn/backend.h"
 #include "nn/model.h"
 #include "nn/optim.h"
 
@@ -363,8 +364,9 @@ static int torch_step(const char *peers, const char *model, bool gpu, double *ms
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
-static const char usage[] =
-	"usage: emu bench nn [--device auto|cpu|ref|cuda] [--csv FILE]\n"
+/* after the devices: auto and the registry's names (usage_text) */
+static const char usage_rest[] =
+	"] [--csv FILE]\n"
 	"                    [--models mlp,lenet,resnet20,resnet56,lstm] [--steps N] [--rounds R]\n"
 	"  median step time (forward, backward, SGD; batch " STR(BATCH) "; one thread on the CPU),\n"
 	"  the median of R (5, at most " STR(MAX_ROUNDS) ") rounds taken in turn with PyTorch's,\n"
@@ -372,6 +374,20 @@ static const char usage[] =
 	"  against OpenBLAS sgemm and the core's FMA peak), and on a GPU the time of the\n"
 	"  step's two copies.\n"
 	"  CSV default: bench-nn.csv\n";
+
+/* The usage: --device's values are auto and the backends of the registry. */
+static const char *usage_text(void)
+{
+	static char text[sizeof(usage_rest) + 512];
+	const char *const *known = nn_backend_known();
+	int len = snprintf(text, sizeof(text), "usage: emu bench nn [--device auto");
+
+	for (size_t i = 0; known[i] && len < (int)sizeof(text); i++)
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "|%s", known[i]);
+	if (len < (int)sizeof(text))
+		snprintf(text + len, sizeof(text) - (size_t)len, "%s", usage_rest);
+	return text;
+}
 
 struct opts {
 	const char *csv_path, *device;
@@ -397,7 +413,7 @@ static int parse(struct opts *o, int argc, char **argv)
 			 (o->rounds = atoi(argv[++i])) > 0 && o->rounds <= MAX_ROUNDS)
 			continue;
 		else	/* 1 + the exit code: 0 means run */
-			return bench_usage("nn", argv[i], usage) + 1;
+			return bench_usage("nn", argv[i], usage_text()) + 1;
 	}
 	return 0;
 }

@@ -38,6 +38,7 @@
 #include "emu/commands.h"
 #include "emu/run/plan.h"
 #include "emu/run/train.h"
+#include "nn/backend.h"
 #include "nn/model.h"
 #include "nn/optim.h"
 
@@ -293,7 +294,9 @@ static int read_usage(const char *path, struct per_step *u)
 static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, double goal,
 		      FILE *csv, int argc, char **argv, double *verdict)
 {
-	if (c->run.device != DEV_CPU && c->run.device != DEV_REF) {
+	const struct nn_ops *ops = nn_backend_find(c->run.device);
+
+	if (!ops || !ops->host) {
 		fprintf(stderr, "emu: bench train measures the harness on the CPU: run.device = cpu "
 			"or ref\n");
 		return 2;
@@ -306,7 +309,7 @@ static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, 
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;
 	}
-	if (nn_backend_open(&be, cfg_device_names[c->run.device], 0) < 0) {
+	if (nn_backend_open(&be, c->run.device, 0) < 0) {
 		fprintf(stderr, "emu: %s\n", be.msg);
 		data_free(&train);
 		data_free(&test);

@@ -34,7 +34,7 @@ static inline uint64_t cfg_workers_mask(int n)
 #define CFG_EVENT_LINKS 16	/* link groups in one event's links */
 #define CFG_EVENT_GROUPS 16	/* groups of one partition */
 
-enum cfg_device { DEV_CPU, DEV_REF, DEV_CUDA, DEV_AUTO };
+#define CFG_DEVICE 32	/* bytes of run.device, its NUL included */
 enum cfg_compute { COMPUTE_FLOPS, COMPUTE_MEASURED };
 
 /* Worker ids as a section names them: one id (first == last), a range first-last, or '*'
@@ -136,7 +136,7 @@ struct cfg {
 		int workers;		/* 1..64, default 16 */
 		uint64_t seed;
 		char output[CFG_STR];	/* run directory; default runs/NAME */
-		enum cfg_device device;
+		char device[CFG_DEVICE];	/* a backend's name (nn/backend.h) or "auto" */
 		enum notify_mode notify;
 		int threads;		/* BLAS threads per worker */
 		int64_t ring_size;	/* bytes per directed ring */

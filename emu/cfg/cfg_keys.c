@@ -10,10 +10,22 @@
 #include <string.h>
 
 #include "emu/cfg/units.h"
+#include "nn/backend.h"
 
 const char *const cfg_bool_names[] = { "false", "true", NULL };
-const char *const cfg_device_names[] = { [DEV_CPU] = "cpu", [DEV_REF] = "ref",
-	[DEV_CUDA] = "cuda", [DEV_AUTO] = "auto", NULL };
+#define CFG_MAX_DEVICES 16
+const char *cfg_device_names[CFG_MAX_DEVICES + 2];
+/* The registry is constant data, so its names can be copied before main, before any
+ * configuration is parsed; backends past CFG_MAX_DEVICES are not offered. */
+__attribute__((constructor)) static void device_names_init(void)
+{
+	const char *const *known = nn_backend_known();
+	size_t n = 0;
+
+	for (; known[n] && n < CFG_MAX_DEVICES; n++)
+		cfg_device_names[n] = known[n];
+	cfg_device_names[n] = "auto";
+}
 const char *const cfg_notify_names[] = { [NOTIFY_AUTO] = "auto",
 	[NOTIFY_IO_URING] = "io_uring", [NOTIFY_FUTEX] = "futex", NULL };
 const char *const cfg_compute_names[] = { [COMPUTE_FLOPS] = "flops",

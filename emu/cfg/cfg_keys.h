@@ -102,7 +102,7 @@
 	X(run, workers, INT, 0, "16", 1, CFG_MAX_WORKERS, 0, "emulated GPUs, one process each") \
 	X(run, seed, U64, 0, "1", 0, 0, 0, "seed of every random decision (same seed, same numbers)") \
 	X(run, output, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, "run directory; empty = runs/NAME") \
-	X(run, device, ENUM, cfg_device_names, "cpu", 0, 0, 0, \
+	X(run, device, CHOICE, cfg_device_names, "cpu", 0, 0, 0, \
 	  "where workers compute: cpu (OpenBLAS), ref (plain loops, the test oracle: slow), " \
 	  "cuda (worker i on GPU i mod GPUs), auto = cuda when a usable GPU is present, else cpu") \
 	X(run, notify, ENUM, cfg_notify_names, "auto", 0, 0, 0, \
@@ -309,13 +309,16 @@ int cfg_section_index(const char *name);
 void cfg_section_list(const char *last, char *buf, size_t n);
 
 /* Value names of each enum, indexed by the enum, NULL-terminated. */
-extern const char *const cfg_bool_names[], *const cfg_device_names[], *const cfg_notify_names[],
+extern const char *const cfg_bool_names[], *const cfg_notify_names[],
 	*const cfg_compute_names[], *const cfg_loss_names[], *const cfg_unit_names[],
 	*const cfg_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
 	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
 	*const cfg_lr_scaling_names[], *const cfg_model_names[],
 	*const cfg_corrupt_detect_names[];
+/* run.device's values: the backends a configuration may name (nn_backend_known, in the
+ * registry's order), then "auto"; filled before main. */
+extern const char *cfg_device_names[];
 
 /* The key named name in section ("link" for [link A-B], "worker" for [worker A-B]), or
  * NULL. */

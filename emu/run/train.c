@@ -1,5 +1,6 @@
 /* emu/run/train.c — `emu run`: load the data once, open the logs, supervise the workers. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "emu/run/runlog.h"
 #include "emu/run/supervisor.h"
 #include "emu/run/train.h"
+#include "nn/backend.h"
 #include "nn/model.h"
 
 int train_load_data(const struct cfg *c, struct nn_dataset *train, struct nn_dataset *test,
@@ -124,7 +126,16 @@ static int on_end(void *ctx, int status, const char *why)
 	return status;
 }
 
-#define NO_CUDA "this emu is built without CUDA (make CUDA=1 builds build-cuda/emu)"
+/* The backend run.device = auto takes when it finds a usable device, else "cpu". */
+#define AUTO_BACKEND "cuda"
+
+/* Why backend name has no device here: this build lacks it, or the probe's reason. */
+static const char *no_device(const char *name, int rc, const char *why)
+{
+	const char *absent = nn_backend_absent(name);
+
+	return rc == -ENOENT && absent ? absent : why;
+}
 
 /* The backend every worker opens after fork, from run.device.  A GPU is looked for in
  * a short-lived child (nn_backend_devices): the supervisor itself never initialises a
@@ -132,26 +143,24 @@ static int on_end(void *ctx, int status, const char *why)
 static int choose_backend(const struct cfg *c, struct train_run *t)
 {
 	char why[256] = "";
+	bool automatic = !strcmp(c->run.device, "auto");
+	const struct nn_ops *ops;
+
 	t->ndevices = 1;
-	switch (c->run.device) {
-	case DEV_CPU:
-	case DEV_REF:
-		t->backend = cfg_device_names[c->run.device];
+	t->backend = automatic ? AUTO_BACKEND : c->run.device;
+	ops = nn_backend_find(t->backend);
+	if (ops && ops->host)
 		return 0;
-	case DEV_CUDA:
-	case DEV_AUTO:
-		t->backend = "cuda";
-		/* the devices of this host are shared by its workers, not by every rank's */
-		t->ndevices = nn_backend_devices("cuda", t->nlocal, why, sizeof(why));
-		if (t->ndevices > 0)
-			break;
-		if (c->run.device == DEV_CUDA) {
-			fprintf(stderr, "emu: %s: run.device = cuda, but %s\n", c->path,
-				t->ndevices == -ENOENT ? NO_CUDA : why);
-			return 2;
-		}
+	/* the devices of this host are shared by its workers, not by every rank's */
+	t->ndevices = nn_backend_devices(t->backend, t->nlocal, why, sizeof(why));
+	if (t->ndevices <= 0 && !automatic) {
+		fprintf(stderr, "emu: %s: run.device = %s, but %s\n", c->path, t->backend,
+			no_device(t->backend, t->ndevices, why));
+		return 2;
+	}
+	if (t->ndevices <= 0) {
 		fprintf(stderr, "emu: run.device = auto, and %s: the workers compute on the CPU\n",
-			t->ndevices == -ENOENT ? NO_CUDA : why);
+			no_device(t->backend, t->ndevices, why));
 		t->backend = "cpu";
 		t->ndevices = 1;
 		return 0;
