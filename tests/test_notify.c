@@ -286,6 +286,16 @@ static void *foreign_waits(void *arg)
 	return NULL;
 }
 
+/* The notices said through a notify's say (notify.h), instead of printed by notify. */
+static char said[256];
+static int nsaid;
+
+static void say(const char *line)
+{
+	snprintf(said, sizeof(said), "%s", line);
+	nsaid++;
+}
+
 static void test_foreign_thread_waits_end(void **state)
 {
 	enum notify_mode mode = *(enum notify_mode *)*state;
@@ -295,6 +305,8 @@ static void test_foreign_thread_waits_end(void **state)
 	pthread_t th;
 
 	assert_int_equal(notify_init(&n, mode), 0);
+	n.say = say;
+	nsaid = 0;
 	assert_int_equal(pthread_create(&th, NULL, foreign_waits, &f), 0);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 20;
@@ -314,8 +326,16 @@ static void test_foreign_thread_waits_end(void **state)
 		assert_true(f.uring_rc < 0);
 		assert_int_equal(n.mode, NOTIFY_FUTEX);
 		assert_int_equal(n.fallbacks, 1);
+		/* the fallback notice, said once through the owner's say, and kept */
+		assert_int_equal(nsaid, 1);
+		assert_string_equal(said, n.notice);
+		assert_non_null(strstr(said, ": io_uring notifications failed ("));
+		assert_non_null(strstr(said, "): the futex syscalls from now on"));
+		assert_true(strncmp(said, "pid ", 4) == 0);
 	} else {
 		assert_int_equal(n.fallbacks, 0);
+		assert_int_equal(nsaid, 0);
+		assert_string_equal(n.notice, "");
 	}
 	notify_free(&n);
 }

@@ -267,9 +267,10 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		nt.spin_ns = sc->spin_ns;
 	struct xchg_links links;
 	cfg_xchg_links(&sc->c, id, &links);
-	rc = xchg_init(&x, &links, rg, &nt, id, (maxb + 8) * sizeof(float));
+	char err[256];
+	rc = xchg_init(&x, &links, rg, &nt, id, (maxb + 8) * sizeof(float), err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "worker %d: xchg_init: %s\n", id, strerror(-rc));
+		fprintf(stderr, "worker %d: xchg_init: %s (%s)\n", id, strerror(-rc), err);
 		return 5;
 	}
 	size_t cap;
@@ -289,7 +290,8 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 		xchg_compute(&x, id * sc->compute_per_id);
 		rc = xchg_run(&x, s, &t_ops, &w, step_flags(id, s), &fo);
 		if (rc) {
-			fprintf(stderr, "worker %d step %d: xchg_run: %s\n", id, s, strerror(-rc));
+			fprintf(stderr, "worker %d step %d: xchg_run: %s (%s)\n", id, s,
+				strerror(-rc), x.err);
 			return 6;
 		}
 		r->clock = x.clock;
@@ -908,6 +910,68 @@ static void test_clock_give_up(void **state)
 	unrun(&sc, r);
 }
 
+/* The exchange returns its messages, never prints them: an invalid network model of a
+ * link is said in xchg_init's err, a message over max_msg in x.err, each naming the worker
+ * and the link or step. */
+static size_t big_len;
+
+static int big_encode(void *ctx, int server, struct xchg_iov iov[])
+{
+	static const uint8_t zeros[64];
+
+	(void)ctx;
+	(void)server;
+	iov[0] = (struct xchg_iov){ zeros, big_len };
+	return 1;
+}
+
+static size_t big_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
+			 size_t cap)
+{
+	(void)ctx, (void)server, (void)in, (void)reply, (void)cap;
+	return 0;
+}
+
+static void big_apply(void *ctx, int server, const struct xmsg *reply)
+{
+	(void)ctx, (void)server, (void)reply;
+}
+
+static void test_errors_returned(void **state)
+{
+	(void)state;
+	struct region_params rp = { .nworkers = 2, .ring_size = 1 << 16,
+				    .log_ring_size = 4096 };
+	struct region *rg;
+	struct notify nt;
+	struct xchg x;
+	struct cfg c;
+	struct xchg_links links;
+	char err[256] = "unset";
+
+	assert_int_equal(region_create(&rg, &rp), 0);
+	assert_int_equal(notify_init(&nt, NOTIFY_FUTEX), 0);
+	cfg_defaults(&c);
+	c.run.workers = 2;
+	cfg_xchg_links(&c, 0, &links);
+	links.to[1].latency = -1;
+	assert_int_equal(xchg_init(&x, &links, rg, &nt, 0, 64, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "worker 0: invalid network model for link 0 -> 1");
+
+	cfg_xchg_links(&c, 0, &links);
+	assert_int_equal(xchg_init(&x, &links, rg, &nt, 0, 64, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(x.err, "");
+	static const struct xchg_ops big_ops = { big_encode, big_reduce, big_apply };
+	big_len = 65;
+	assert_int_equal(xchg_run(&x, 3, &big_ops, NULL, 0, NULL), -EMSGSIZE);
+	assert_string_equal(x.err, "worker 0: xchg step 3: message for server 0 is 65 bytes, "
+			    "more than max_msg 64");
+	xchg_free(&x);
+	notify_free(&nt);
+	region_destroy(rg);
+}
+
 int main(int argc, char **argv)
 {
 	the_mode = test_notify_mode(argc, argv);
@@ -924,6 +988,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_corrupt_delivery),
 		cmocka_unit_test(test_loss_masks_determinism),
 		cmocka_unit_test(test_by_reference),
+		cmocka_unit_test(test_errors_returned),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,31 @@ struct bh_shared {
 	int ok[BH_WORKERS];
 };
 
+/* xchg_run, with what the exchange could say of a failure printed (xchg.h: err). */
+static int bench_xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
+			  uint32_t flags, uint32_t *flags_out)
+{
+	int rc = xchg_run(x, step, ops, ctx, flags, flags_out);
+
+	if (rc && x->err[0])
+		fprintf(stderr, "emu: %s\n", x->err);
+	return rc;
+}
+
+/* notify_init, with the notify's notice (notify.h: say) printed when it happens. */
+static void bench_notify_say(const char *line)
+{
+	fprintf(stderr, "emu: %s\n", line);
+}
+
+static int bench_notify_init(struct notify *nt, enum notify_mode mode)
+{
+	int rc = notify_init(nt, mode);
+
+	nt->say = bench_notify_say;
+	return rc;
+}
+
 /* Worker id: a warm-up exchange, the barrier pair (across ranks the bridge's gather
  * lines the ranks up), then iters timed exchanges. */
 static int bh_child(const struct cfg *c, struct region *rg, int id, int iters,
@@ -51,20 +76,24 @@ static int bh_child(const struct cfg *c, struct region *rg, int id, int iters,
 
 	if (bench_mean_init(&w, BH_WORKERS, BH_FLOATS, id) < 0)
 		return 1;
-	rc = notify_init(&nt, c->run.notify);
+	rc = bench_notify_init(&nt, c->run.notify);
 	if (rc)
 		goto out_v;
 	cfg_xchg_links(c, id, &links);
-	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float));
-	if (rc)
+	char err[160];
+	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float), err, sizeof(err));
+	if (rc) {
+		if (err[0])
+			fprintf(stderr, "emu: %s\n", err);
 		goto out_nt;
-	rc = xchg_run(&x, 0, &bench_mean_ops, &w, 0, NULL);
+	}
+	rc = bench_xchg_run(&x, 0, &bench_mean_ops, &w, 0, NULL);
 	barrier_wait(region_barrier(rg), region_barrier_parties(rg), &nt);
 	barrier_wait(region_barrier(rg), region_barrier_parties(rg), &nt);
 	for (int it = 1; it <= iters && !rc; it++) {
 		int64_t t = notify_now_ns();
 
-		rc = xchg_run(&x, it, &bench_mean_ops, &w, 0, NULL);
+		rc = bench_xchg_run(&x, it, &bench_mean_ops, &w, 0, NULL);
 		if (id == 0)
 			sh->it_ns[it - 1] = notify_now_ns() - t;
 	}
@@ -105,7 +134,7 @@ static int64_t bh_run(const struct cfg *c, struct world *w, int lo, int hi, int 
 		if (pid[i] == 0)
 			_exit(bh_child(c, rg, i, iters, sh));
 	}
-	if (across && bridge_start(&br, rg, w, c->run.notify) < 0)
+	if (across && bridge_start(&br, rg, w, c->run.notify, bench_notify_say) < 0)
 		world_abort(w, 1);	/* the other rank's workers would wait for ever */
 	for (int i = lo; i < hi; i++) {
 		int st;
@@ -151,8 +180,12 @@ int bench_hosts(FILE *csv, struct world *w, int quick)
 	if (w->rank == 0)
 		shm = bh_run(&c, NULL, 0, BH_WORKERS, iters);
 	world_wait(w);
-	if (world_place(w, BH_WORKERS) < 0)
+	char err[WORLD_ERRLEN];
+	if (world_place(w, BH_WORKERS, err, sizeof(err)) < 0) {
+		if (err[0])
+			fprintf(stderr, "emu: %s\n", err);
 		return -EINVAL;
+	}
 	mpi = bh_run(&c, w, w->lo, w->hi, iters);
 	world_wait(w);
 	gbps = world_pingpong(w, BH_PING_BYTES, ping_iters);

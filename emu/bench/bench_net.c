@@ -146,6 +146,20 @@ out:
 	return gbps;
 }
 
+/* notify_init, with the notify's notice (notify.h: say) printed when it happens. */
+static void bench_notify_say(const char *line)
+{
+	fprintf(stderr, "emu: %s\n", line);
+}
+
+static int bench_notify_init(struct notify *nt, enum notify_mode mode)
+{
+	int rc = notify_init(nt, mode);
+
+	nt->say = bench_notify_say;
+	return rc;
+}
+
 static double ring_gbps(size_t size, size_t total, size_t ring_size)
 {
 	struct region_params p = { .nworkers = 2, .ring_size = ring_size, .log_ring_size = 64 };
@@ -172,7 +186,7 @@ static double ring_gbps(size_t size, size_t total, size_t ring_size)
 	if (pid == 0) {
 		pin_to(1);	/* as the cross-core copy: the two sides on two cores */
 		region_prefault(rg, 1);
-		if (notify_init(&nt, NOTIFY_AUTO) < 0)
+		if (bench_notify_init(&nt, NOTIFY_AUTO) < 0)
 			_exit(1);
 		ring_write_all(ack, &token, 1, &nt);	/* ready, buffers touched */
 		for (size_t done = 0; done < total; done += size)
@@ -185,7 +199,7 @@ static double ring_gbps(size_t size, size_t total, size_t ring_size)
 
 	pin_to(0);
 	region_prefault(rg, 0);
-	if (notify_init(&nt, NOTIFY_AUTO) == 0) {
+	if (bench_notify_init(&nt, NOTIFY_AUTO) == 0) {
 		ring_read_all(ack, &token, 1, &nt);
 		t0 = notify_now_ns();
 		for (size_t done = 0; done < total; done += size)
@@ -262,7 +276,7 @@ static double ring_rtt(enum notify_mode mode, int64_t spin_ns, int n, int warm)
 	double med = 0;
 	pid_t pid;
 
-	if (notify_init(&nt, mode) < 0)
+	if (bench_notify_init(&nt, mode) < 0)
 		return 0;
 	notify_free(&nt);
 	region_create(&rg, &p);
@@ -276,7 +290,7 @@ static double ring_rtt(enum notify_mode mode, int64_t spin_ns, int n, int warm)
 	if (pid < 0)
 		goto out;
 	if (pid == 0) {
-		if (notify_init(&nt, mode) < 0)
+		if (bench_notify_init(&nt, mode) < 0)
 			_exit(1);
 		nt.spin_ns = spin_ns;
 		for (int i = 0; i < n + warm; i++) {
@@ -285,7 +299,7 @@ static double ring_rtt(enum notify_mode mode, int64_t spin_ns, int n, int warm)
 		}
 		_exit(0);
 	}
-	notify_init(&nt, mode);
+	bench_notify_init(&nt, mode);
 	nt.spin_ns = spin_ns;
 	for (int i = 0; i < n + warm; i++) {
 		int64_t t0 = notify_now_ns();
@@ -463,7 +477,7 @@ static double idle_waiter_pct(int64_t ns)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		if (notify_init(&nt, NOTIFY_AUTO) < 0)
+		if (bench_notify_init(&nt, NOTIFY_AUTO) < 0)
 			_exit(1);
 		ring_read_all(region_ring(rg, 0, 1), &byte, 1, &nt);
 		_exit(0);
@@ -473,7 +487,7 @@ static double idle_waiter_pct(int64_t ns)
 		struct timespec ts = { ns / 1000000000, ns % 1000000000 };
 
 		nanosleep(&ts, NULL);
-		if (notify_init(&nt, NOTIFY_AUTO) == 0) {
+		if (bench_notify_init(&nt, NOTIFY_AUTO) == 0) {
 			ring_write(region_ring(rg, 0, 1), &byte, 1, &nt);	/* + the wake */
 			notify_free(&nt);
 		} else {
@@ -514,7 +528,10 @@ int bench_net(int argc, char **argv)
 	/* Under mpirun (the MPI build), rank 0 measures (a)-(c) alone while the others wait,
 	 * then every rank takes part in (d). */
 	sigemptyset(&none);
-	if (world_init(&w, &none) < 0) {
+	char err[WORLD_ERRLEN];
+	if (world_init(&w, &none, err, sizeof(err)) < 0) {
+		if (err[0])
+			fprintf(stderr, "emu: %s\n", err);
 		world_finalize(&w);	/* MPI_Init may have run (-ENOTSUP): every rank leaves */
 		return 1;
 	}

@@ -109,6 +109,31 @@ int bench_mean_init(struct bench_mean *w, int n, size_t floats, int id)
 	return 0;
 }
 
+/* xchg_run, with what the exchange could say of a failure printed (xchg.h: err). */
+static int bench_xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
+			  uint32_t flags, uint32_t *flags_out)
+{
+	int rc = xchg_run(x, step, ops, ctx, flags, flags_out);
+
+	if (rc && x->err[0])
+		fprintf(stderr, "emu: %s\n", x->err);
+	return rc;
+}
+
+/* notify_init, with the notify's notice (notify.h: say) printed when it happens. */
+static void bench_notify_say(const char *line)
+{
+	fprintf(stderr, "emu: %s\n", line);
+}
+
+static int bench_notify_init(struct notify *nt, enum notify_mode mode)
+{
+	int rc = notify_init(nt, mode);
+
+	nt->say = bench_notify_say;
+	return rc;
+}
+
 static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 		    struct bx_shared *sh)
 {
@@ -119,7 +144,7 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 
 	if (bench_mean_init(&w, BX_WORKERS, BX_FLOATS, id) < 0)
 		return 1;
-	rc = notify_init(&nt, c->run.notify);
+	rc = bench_notify_init(&nt, c->run.notify);
 	if (rc)
 		goto out_v;
 	/* as a run's worker does with more workers than cores (train_worker.c): no spin
@@ -131,10 +156,14 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 	}
 	struct xchg_links links;
 	cfg_xchg_links(c, id, &links);
-	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float));
-	if (rc)
+	char err[160];
+	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float), err, sizeof(err));
+	if (rc) {
+		if (err[0])
+			fprintf(stderr, "emu: %s\n", err);
 		goto out_nt;
-	rc = xchg_run(&x, 0, &bench_mean_ops, &w, 0, NULL);	/* warm: page faults, caches */
+	}
+	rc = bench_xchg_run(&x, 0, &bench_mean_ops, &w, 0, NULL);	/* warm: page faults, caches */
 	barrier_wait(region_barrier(rg), BX_WORKERS, &nt);
 	uint64_t w0 = nt.waits, k0 = nt.wakes;
 	int64_t t0 = notify_now_ns();
@@ -142,7 +171,7 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 	for (int it = 1; it <= iters && !rc; it++) {
 		int64_t t = notify_now_ns();
 
-		rc = xchg_run(&x, it, &bench_mean_ops, &w, 0, NULL);
+		rc = bench_xchg_run(&x, it, &bench_mean_ops, &w, 0, NULL);
 		if (id == 0)
 			sh->it_ns[it - 1] = notify_now_ns() - t;
 	}

@@ -105,6 +105,7 @@ struct bridge {
 	 * the thread that sleeps and wakes through one creates it; bridge_start waits on
 	 * inited for init_rc */
 	enum notify_mode mode;
+	void (*say)(const char *line);	/* for nt (notify.h), from bridge_start */
 	int init_rc;
 	sem_t inited;
 };
@@ -427,6 +428,7 @@ static int bridge_notify_init(struct bridge *b)
 {
 	int rc = notify_init(&b->nt, b->mode);
 
+	b->nt.say = b->say;
 	b->init_rc = rc;
 	sem_post(&b->inited);
 	return rc;
@@ -532,7 +534,8 @@ static int bridge_setup(struct bridge *b)
 	return 0;
 }
 
-int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum notify_mode mode)
+int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum notify_mode mode,
+		 void (*say)(const char *line))
 {
 	struct bridge *b = calloc(1, sizeof(*b));
 	cpu_set_t cpus;
@@ -550,6 +553,7 @@ int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum n
 	b->freq = b->fail_sreq = b->greq = MPI_REQUEST_NULL;
 	b->sleep_ns = SLEEP_MIN_NS;
 	b->mode = mode;
+	b->say = say;
 	sem_init(&b->inited, 0, 0);
 	/* Spinning takes a core from a worker unless there is one to spare (the workers
 	 * spin the same way: train_worker.c). */

@@ -68,8 +68,14 @@ static inline int world_first(int n, int size, int r)
  * otherwise, and in a build without MPI, the world is one rank.  Call it before any
  * thread or child exists: it blocks the signals of block first, in every thread MPI
  * starts too, so that they wait for the supervisor's signalfd (supervisor.h).  Returns
- * 0, or -errno with the reason printed. */
-int world_init(struct world *w, const sigset_t *block);
+ * 0, or -errno with the reason in err.
+ *
+ * err, errlen of world_init, world_place, world_agree and world_same: what the caller
+ * prints to stderr, each of its lines after "emu: ": no line, one, or (world_agree,
+ * world_same: one a rank) several separated by newlines; a line that does not fit whole
+ * is left out.  WORLD_ERRLEN bytes hold a line of each rank. */
+#define WORLD_ERRLEN 16384
+int world_init(struct world *w, const sigset_t *block, char *err, size_t errlen);
 
 /* The world of one rank on this host, world_init's start in either build (the MPI
  * build's when no launcher started it). */
@@ -95,21 +101,22 @@ static inline bool world_one_host(const struct world *w)
 			return false;
 	return true;
 }
-/* This rank's share of nworkers: 0, or -EINVAL (printed) with more ranks than workers. */
-int world_place(struct world *w, int nworkers);
+/* This rank's share of nworkers: 0, or -EINVAL with more ranks than workers (the reason
+ * in err on rank 0). */
+int world_place(struct world *w, int nworkers, char *err, size_t errlen);
 /* The worst of every rank's status (the largest exit code); status itself on one
  * rank.  Every rank calls it at the same point.  Where rank 0 did not fail, it names
- * each rank that did, with its host ("emu: rank 1 of 2 on node2 failed (exit 2): ..."):
+ * each rank that did, with its host, in err ("rank 1 of 2 on node2 failed (exit 2): ..."):
  * that rank's own message says why, but not where it ran. */
-int world_agree(struct world *w, int status);
+int world_agree(struct world *w, int status, char *err, size_t errlen);
 /* How the run ended, once the bridge has ended: the worst status of every rank (as
  * world_agree), and in err on rank 0 the reason of the lowest rank that has it (a stop
  * signal may have reached one rank only: rank 0's status.json must say so).  status and
  * err are returned unchanged on one rank.  Every rank calls it at the same point. */
 int world_agree_end(struct world *w, int status, char *err, size_t errlen);
 /* true when every rank passed the same hash (of the configuration and the data); else
- * rank 0 names each rank whose hash differs from its own, with both hosts. */
-bool world_same(struct world *w, uint64_t hash);
+ * rank 0 names in err each rank whose hash differs from its own, with both hosts. */
+bool world_same(struct world *w, uint64_t hash, char *err, size_t errlen);
 /* Every rank meets here, without spinning (a rank that waits sleeps 1 ms at a time,
  * leaving the cores to one that measures). */
 void world_wait(struct world *w);
@@ -135,10 +142,11 @@ void world_finalize(struct world *w);
 struct bridge;
 
 /* Starts the bridge of rank w over rg, after the workers were forked (region_params'
- * barrier_parties: the local workers + 1); mode: how it sleeps (run.notify).  Returns 0
- * or -errno (-ENOSYS in a build without MPI). */
+ * barrier_parties: the local workers + 1); mode: how it sleeps (run.notify); say: who
+ * says its thread's notify notice (notify.h), NULL for nobody.  Returns 0 or -errno
+ * (-ENOSYS in a build without MPI). */
 int bridge_start(struct bridge **out, struct region *rg, struct world *w,
-		 enum notify_mode mode);
+		 enum notify_mode mode, void (*say)(const char *line));
 /* The local workers have all exited: send what is left, close every link. */
 void bridge_finish(struct bridge *b);
 /* Readable (an eventfd) once the bridge has ended: every link closed both ways. */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,27 +28,48 @@ static bool launched(void)
 	return false;
 }
 
-int world_init(struct world *w, const sigset_t *block)
+/* Appends a line to the lines of err (world.h: the caller prints them), separated by a
+ * newline; a line that does not fit whole is left out. */
+static void add_line(char *err, size_t errlen, const char *fmt, ...)
+{
+	size_t at = errlen ? strnlen(err, errlen) : 0;
+	va_list ap;
+	int k;
+
+	if (at + 2 > errlen)
+		return;
+	if (at)
+		err[at++] = '\n';
+	va_start(ap, fmt);
+	k = vsnprintf(err + at, errlen - at, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= errlen - at)
+		err[at ? at - 1 : 0] = '\0';
+}
+
+int world_init(struct world *w, const sigset_t *block, char *err, size_t errlen)
 {
 	int provided;
 
 	world_one_rank(w);
+	if (errlen)
+		err[0] = '\0';
 	if (!launched())
 		return 0;
 	pthread_sigmask(SIG_BLOCK, block, NULL);	/* MPI's threads inherit it */
 	/* SERIALIZED: the bridge thread makes the calls while the workers run, the main
 	 * thread before and after it (and MPI_Abort under the bridge's lock). */
 	if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
-		fprintf(stderr, "emu: %s: MPI_Init_thread failed\n", w->host);
+		add_line(err, errlen, "%s: MPI_Init_thread failed", w->host);
 		return -EPROTO;
 	}
 	w->mpi = true;
 	MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &w->size);
 	if (provided < MPI_THREAD_SERIALIZED && w->size > 1) {
-		fprintf(stderr, "emu: %s (rank %d): this MPI library gives thread level %d, emu's "
-			"bridge needs MPI_THREAD_SERIALIZED (%d)\n", w->host, w->rank, provided,
-			MPI_THREAD_SERIALIZED);
+		add_line(err, errlen, "%s (rank %d): this MPI library gives thread level %d, "
+			 "emu's bridge needs MPI_THREAD_SERIALIZED (%d)", w->host, w->rank,
+			 provided, MPI_THREAD_SERIALIZED);
 		return -ENOTSUP;
 	}
 	w->launcher = getppid();
@@ -60,13 +82,15 @@ int world_init(struct world *w, const sigset_t *block)
 	return 0;
 }
 
-int world_place(struct world *w, int nworkers)
+int world_place(struct world *w, int nworkers, char *err, size_t errlen)
 {
+	if (errlen)
+		err[0] = '\0';
 	w->nworkers = nworkers;
 	if (w->size > nworkers) {
 		if (w->rank == 0)
-			fprintf(stderr, "emu: %d MPI ranks for %d workers (run.workers); expected at "
-				"most one rank per worker\n", w->size, nworkers);
+			add_line(err, errlen, "%d MPI ranks for %d workers (run.workers); "
+				 "expected at most one rank per worker", w->size, nworkers);
 		return -EINVAL;
 	}
 	w->lo = world_first(nworkers, w->size, w->rank);
@@ -74,10 +98,12 @@ int world_place(struct world *w, int nworkers)
 	return 0;
 }
 
-int world_agree(struct world *w, int status)
+int world_agree(struct world *w, int status, char *err, size_t errlen)
 {
 	int all = status, *each;
 
+	if (errlen)
+		err[0] = '\0';
 	if (w->size < 2)
 		return status;
 	each = calloc((size_t)w->size, sizeof(*each));
@@ -91,8 +117,8 @@ int world_agree(struct world *w, int status)
 			all = each[r];
 		/* where rank 0 failed too, its own message is the one to read first */
 		if (w->rank == 0 && r > 0 && each[r] && !each[0])
-			fprintf(stderr, "emu: rank %d of %d on %s failed (exit %d): its own message "
-				"says why\n", r, w->size, world_host(w, r), each[r]);
+			add_line(err, errlen, "rank %d of %d on %s failed (exit %d): its own "
+				 "message says why", r, w->size, world_host(w, r), each[r]);
 	}
 	free(each);
 	return all;
@@ -123,10 +149,12 @@ int world_agree_end(struct world *w, int status, char *err, size_t errlen)
 	return worst.status;
 }
 
-bool world_same(struct world *w, uint64_t hash)
+bool world_same(struct world *w, uint64_t hash, char *err, size_t errlen)
 {
 	unsigned long long mine = hash, lo = hash, hi = hash, *each;
 
+	if (errlen)
+		err[0] = '\0';
 	if (w->size < 2)
 		return true;
 	each = calloc((size_t)w->size, sizeof(*each));
@@ -142,9 +170,9 @@ bool world_same(struct world *w, uint64_t hash)
 			continue;
 		lo = 0, hi = 1;
 		if (w->rank == 0)
-			fprintf(stderr, "emu: rank %d of %d on %s differs from rank 0 on %s in emu's "
-				"build, the resolved configuration or the data\n", r, w->size,
-				world_host(w, r), world_host(w, 0));
+			add_line(err, errlen, "rank %d of %d on %s differs from rank 0 on %s in "
+				 "emu's build, the resolved configuration or the data", r, w->size,
+				 world_host(w, r), world_host(w, 0));
 	}
 	free(each);
 	return lo == hi;

@@ -6,22 +6,28 @@
 #include <string.h>
 #include <unistd.h>
 
-int world_init(struct world *w, const sigset_t *block)
+int world_init(struct world *w, const sigset_t *block, char *err, size_t errlen)
 {
+	if (errlen)
+		err[0] = '\0';
 	world_one_rank(w);
 	return 0;
 }
 
-int world_place(struct world *w, int nworkers)
+int world_place(struct world *w, int nworkers, char *err, size_t errlen)
 {
+	if (errlen)
+		err[0] = '\0';
 	w->nworkers = nworkers;
 	w->lo = 0;
 	w->hi = nworkers;
 	return 0;
 }
 
-int world_agree(struct world *w, int status)
+int world_agree(struct world *w, int status, char *err, size_t errlen)
 {
+	if (errlen)
+		err[0] = '\0';
 	return status;
 }
 
@@ -30,8 +36,10 @@ int world_agree_end(struct world *w, int status, char *err, size_t errlen)
 	return status;
 }
 
-bool world_same(struct world *w, uint64_t hash)
+bool world_same(struct world *w, uint64_t hash, char *err, size_t errlen)
 {
+	if (errlen)
+		err[0] = '\0';
 	return true;
 }
 
@@ -57,7 +65,8 @@ void world_finalize(struct world *w)
 {
 }
 
-int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum notify_mode mode)
+int bridge_start(struct bridge **out, struct region *rg, struct world *w, enum notify_mode mode,
+		 void (*say)(const char *line))
 {
 	*out = NULL;
 	return -ENOSYS;

@@ -64,9 +64,9 @@ static int encode_all(struct xchg *x, int64_t step, const struct xchg_ops *ops, 
 		p->niov[j] = k;
 		len[j] = iov_total(iov, k);
 		if (len[j] > p->max_msg) {
-			fprintf(stderr, "emu: worker %d: xchg step %lld: message for server %d "
-				"is %zu bytes, more than max_msg %zu\n", x->id, (long long)step, j,
-				len[j], p->max_msg);
+			snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: message "
+				 "for server %d is %zu bytes, more than max_msg %zu", x->id,
+				 (long long)step, j, len[j], p->max_msg);
 			return -EMSGSIZE;
 		}
 	}
@@ -190,7 +190,10 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	struct xpriv *p = x->priv;
 	size_t len[NET_MAX_WORKERS], rlen[NET_MAX_WORKERS];
 	uint32_t or_flags = flags;
-	int rc = encode_all(x, step, ops, ctx, len);
+	int rc;
+
+	x->err[0] = 0;
+	rc = encode_all(x, step, ops, ctx, len);
 
 	if (rc)
 		return rc;

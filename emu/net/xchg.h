@@ -109,6 +109,10 @@ struct xchg {
 	uint64_t bytes_delivered;	/* reached this worker in time, cumulative */
 	uint64_t units_late;	/* units this worker received after its deadline */
 	uint64_t by_ref;	/* messages it sent by reference (xchg_wire.c: by_reference) */
+	/* Why the last xchg_run failed, when it can say more than its -errno (a message
+	 * over max_msg, a bad header, a network model that failed), without "emu: " and
+	 * newline: the caller prints it; "" otherwise. */
+	char err[320];
 	void *priv;		/* net links, buffers: one allocation */
 };
 
@@ -143,14 +147,17 @@ struct xchg_absence {
 	int64_t from, to;
 };
 
-/* max_msg: the largest message or reply any algorithm will send. Returns 0 or -errno. */
+/* max_msg: the largest message or reply any algorithm will send. Returns 0 or -errno;
+ * an invalid network model of a link is said in err (errlen bytes, without "emu: " and
+ * newline; "" when there is nothing more to say than the -errno). */
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
-	      struct notify *nt, int id, size_t max_msg);
+	      struct notify *nt, int id, size_t max_msg, char *err, size_t errlen);
 void xchg_free(struct xchg *x);
 
 /* One collective for `step`.  flags are OR-ed over all workers (every worker learns
  * every other's flags, lost messages included: markers carry them); the OR is returned
- * through flags_out.  Used to agree on stopping.  Returns 0 or -errno. */
+ * through flags_out.  Used to agree on stopping.  Returns 0 or -errno (x->err says more
+ * where it can). */
 int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
 	     uint32_t flags, uint32_t *flags_out);
 

@@ -161,12 +161,14 @@ static void xchg_free_priv(struct xpriv *p)
 }
 
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
-	      struct notify *nt, int id, size_t max_msg)
+	      struct notify *nt, int id, size_t max_msg, char *err, size_t errlen)
 {
 	int n = region_nworkers(rg), rc;
 	struct xpriv *p;
 
 	memset(x, 0, sizeof(*x));
+	if (errlen)
+		err[0] = 0;
 	if (n < 1 || n > NET_MAX_WORKERS || id < 0 || id >= n)
 		return -EINVAL;
 	if (2 * (n - 1) > NOTIFY_MAX_WORDS)
@@ -228,8 +230,8 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		if (!rc)
 			rc = net_link_schedule(&p->link[j], p->win + p->win_out[j], p->nwin_out[j]);
 		if (rc) {
-			fprintf(stderr, "emu: worker %d: invalid network model for link %d -> %d\n",
-				id, id, j);
+			snprintf(err, errlen, "worker %d: invalid network model for link %d -> %d",
+				 id, id, j);
 			goto err;
 		}
 		p->timeout_in[j] = l->from[j].transport == TRANSPORT_RELIABLE ? -1 : l->from[j].timeout;

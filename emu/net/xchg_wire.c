@@ -188,19 +188,19 @@ bool xchg_out_progress(struct xflow *f, struct notify *nt)
 	return moved;
 }
 
-static int bad_header(const struct xchg *x, const struct xflow *f, int64_t step, int phase,
+static int bad_header(struct xchg *x, const struct xflow *f, int64_t step, int phase,
 		      const char *what)
 {
-	fprintf(stderr,
-		"emu: worker %d: xchg step %lld phase %d: bad message from worker %d: %s "
-		"(src %u phase %u magic %#x step %lld len %llu unit %llu nunits %d narrived %d)\n",
-		x->id, (long long)step, phase, f->peer, what, f->h.src, f->h.phase, f->h.magic,
-		(long long)f->h.step, (unsigned long long)f->h.len,
-		(unsigned long long)f->h.unit, f->h.nunits, f->h.narrived);
+	snprintf(x->err, sizeof(x->err),
+		 "worker %d: xchg step %lld phase %d: bad message from worker %d: %s "
+		 "(src %u phase %u magic %#x step %lld len %llu unit %llu nunits %d narrived %d)",
+		 x->id, (long long)step, phase, f->peer, what, f->h.src, f->h.phase, f->h.magic,
+		 (long long)f->h.step, (unsigned long long)f->h.len,
+		 (unsigned long long)f->h.unit, f->h.nunits, f->h.narrived);
 	return -EPROTO;
 }
 
-static int check_header(const struct xchg *x, const struct xflow *f, int64_t step, int phase)
+static int check_header(struct xchg *x, const struct xflow *f, int64_t step, int phase)
 {
 	const struct xpriv *p = x->priv;
 	const struct xhdr_expect e = { .peer = f->peer, .phase = phase, .step = step,
@@ -406,9 +406,9 @@ int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flag
 			  p->flip, &m);
 
 	if (rc < 0 || m.nunits > p->max_units) {
-		fprintf(stderr, "emu: worker %d: xchg step %lld: the network model of link %d -> %d "
-			"could not send %zu bytes (%s)\n", x->id, (long long)step, x->id, j, len,
-			rc < 0 ? strerror(-rc) : "more units than sized for");
+		snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: the network model "
+			 "of link %d -> %d could not send %zu bytes (%s)", x->id, (long long)step,
+			 x->id, j, len, rc < 0 ? strerror(-rc) : "more units than sized for");
 		return -EPROTO;
 	}
 	for (int u = 0; u < m.nunits; u++)
@@ -421,10 +421,10 @@ int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flag
 			      .unit = m.unit, .nunits = m.nunits, .narrived = m.narrived,
 			      .depart = m.depart, .arrive = m.last_arrival };
 	if (m.nunits == 1 && f->times[0] != (m.narrived ? m.last_arrival : -1)) {
-		fprintf(stderr, "emu: worker %d: xchg step %lld: the network model of link %d -> "
-			"%d gave one unit arriving at %lld, the message at %lld\n", x->id,
-			(long long)step, x->id, j, (long long)f->times[0],
-			(long long)m.last_arrival);
+		snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: the network model "
+			 "of link %d -> %d gave one unit arriving at %lld, the message at %lld",
+			 x->id, (long long)step, x->id, j, (long long)f->times[0],
+			 (long long)m.last_arrival);
 		return -EPROTO;	/* one_unit would not give the receiver its time */
 	}
 	f->bitbytes = xhdr_bitmap_bytes(&f->h);

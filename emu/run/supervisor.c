@@ -679,6 +679,12 @@ static int watch(struct sup *s)
 	}
 }
 
+/* A notify's notice (notify.h: say), printed when it happens. */
+static void notify_say(const char *line)
+{
+	fprintf(stderr, "emu: %s\n", line);
+}
+
 static int setup_watchers(struct sup *s, enum notify_mode mode)
 {
 	sigset_t set;
@@ -687,6 +693,7 @@ static int setup_watchers(struct sup *s, enum notify_mode mode)
 	ret = notify_init(&s->nt, mode);
 	if (ret < 0)
 		return ret;
+	s->nt.say = notify_say;
 	supervisor_stop_signals(&set);
 	s->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sfd < 0)
@@ -797,7 +804,7 @@ int supervise(const struct cfg *c, const struct region_params *p,
  * or fds).  A failure is reported and ends the run. */
 static void start_bridge(struct sup *s, enum notify_mode mode)
 {
-	int rc = bridge_start(&s->br, s->rg, s->world, mode);
+	int rc = bridge_start(&s->br, s->rg, s->world, mode, notify_say);
 
 	if (rc < 0) {
 		failure(s, "cannot start the bridge to the other MPI ranks%s: %s", s->where,

@@ -284,15 +284,39 @@ static size_t ring_bytes(const struct cfg *c, const struct train_run *t)
 			      ((size_t)t->nlayers + 31) / 32 * sizeof(uint32_t));
 }
 
+/* The lines of a world call's err (world.h), each after "emu: ". */
+static void print_world_err(const char *err)
+{
+	while (*err) {
+		size_t k = strcspn(err, "\n");
+
+		fprintf(stderr, "emu: %.*s\n", (int)k, err);
+		err += k + (err[k] == '\n');
+	}
+}
+
+/* world_agree, with the failed ranks it names printed. */
+static int agree(struct world *w, int status)
+{
+	char err[WORLD_ERRLEN];
+
+	status = world_agree(w, status, err, sizeof(err));
+	print_world_err(err);
+	return status;
+}
+
 /* Across hosts, every rank prepares on its own and they agree: any rank's failure
  * (printed there) ends them all with its exit code, and so do hosts that differ in
  * build, configuration or data.  Returns 0 or the exit code. */
 static int agree_prepared(const struct cfg *c, struct train_run *t, struct world *w, int status)
 {
-	status = world_agree(w, status);
+	char err[WORLD_ERRLEN];
+
+	status = agree(w, status);
 	if (status || w->size == 1)
 		return status;
-	if (!world_same(w, run_hash(c, t))) {
+	if (!world_same(w, run_hash(c, t), err, sizeof(err))) {
+		print_world_err(err);
 		if (w->rank == 0)
 			fprintf(stderr, "emu: %s: the %d MPI ranks differ in emu's build, the "
 				"resolved configuration or the data; expected the same emu, INI file "
@@ -321,7 +345,7 @@ static int open_logs(const struct cfg *c, struct train_run *t, struct world *w,
 			t->log = NULL;
 		}
 	}
-	return world_agree(w, t->log || w->rank != 0 ? 0 : status);
+	return agree(w, t->log || w->rank != 0 ? 0 : status);
 }
 
 int cmd_run(const struct cfg *c, int argc, char *const argv[])
@@ -340,13 +364,16 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 	struct world w;
 	sigset_t stops;
 	int status;
+	char werr[WORLD_ERRLEN];
 
 	supervisor_stop_signals(&stops);
-	if (world_init(&w, &stops) < 0) {
+	if (world_init(&w, &stops, werr, sizeof(werr)) < 0) {
+		print_world_err(werr);
 		world_finalize(&w);	/* MPI_Init may have run (-ENOTSUP): every rank leaves */
 		return 1;
 	}
-	status = world_place(&w, c->run.workers) < 0 ? 2 : 0;
+	status = world_place(&w, c->run.workers, werr, sizeof(werr)) < 0 ? 2 : 0;
+	print_world_err(werr);
 	t.lo = w.lo;	/* run_prepare shares this host's devices among its own workers */
 	t.nlocal = w.hi - w.lo;
 	if (!status && w.size > 1 && (resume || c->run.checkpoint_every > 0 ||

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -361,6 +362,8 @@ static int train_step(struct worker *w, const struct algo *a, void *state, struc
 	uint32_t flags = (word & 1 ? FLAG_STOP : 0) | (word & 2 ? FLAG_CKPT : 0);
 	rc = a->step(w, state, flags, all);
 	if (rc < 0) {
+		if (w->x.err[0])	/* what the exchange could say (xchg.h) */
+			fprintf(stderr, "emu: %s\n", w->x.err);
 		fail(w, "exchange", rc);
 		return rc;
 	}
@@ -631,6 +634,12 @@ static int absences(const struct crash_plan *p, struct xchg_links *l)
 	return 0;
 }
 
+/* A notify's notice (notify.h: say), printed when it happens. */
+static void notify_say(const char *line)
+{
+	fprintf(stderr, "emu: %s\n", line);
+}
+
 /* Everything a worker holds, built in order; each failure is reported (fail) and undone
  * by worker_free. */
 static int worker_init(struct worker *w, const struct train_run *t, struct region *rg, int id,
@@ -650,6 +659,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 		fail(w, "notifications", rc);
 		return rc;
 	}
+	w->nt.say = notify_say;
 	/* More workers on this host than cores: a peer being waited for needs this very
 	 * core, so spinning before sleeping only burns the time it needs.  The workers of
 	 * other ranks run on other hosts' cores (the bridge counts the same way). */
@@ -683,17 +693,21 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	}
 	struct xchg_links links;
 	int64_t spe, total;
+	char err[160] = "";
 	cfg_xchg_links(c, id, &links);
 	train_length(c, t->train.n, &spe, &total);
 	rc = cfg_xchg_windows(c, spe, id, &links);	/* the links' schedules ([event]) */
 	if (rc == 0)
 		rc = absences(&t->crashes, &links);
 	if (rc == 0)
-		rc = xchg_init(&w->x, &links, rg, &w->nt, id, max_msg);
+		rc = xchg_init(&w->x, &links, rg, &w->nt, id, max_msg, err, sizeof(err));
 	free((void *)links.win);
 	free((void *)links.absent);
-	if (rc < 0)
+	if (rc < 0) {
+		if (err[0])
+			fprintf(stderr, "emu: %s\n", err);
 		fail(w, "exchange", rc);
+	}
 	return rc;
 }
 

@@ -66,7 +66,7 @@ const char *notify_mode_name(enum notify_mode mode)
 }
 
 /* The ring failed (its wakes were done by the syscall already): the syscalls from now on,
- * said once.  A ring that failed is not used again: what failed (another thread's
+ * said once (notice, through the owner's say).  A ring that failed is not used again: what failed (another thread's
  * submissions, which a single-issuer ring refuses; the kernel's resources) would fail
  * again, and its queue may hold a refused wait's entry, which points into a stack frame
  * long gone. */
@@ -76,11 +76,16 @@ static void uring_failed(struct notify *n, int err)
 	if (n->mode != NOTIFY_IO_URING)
 		return;
 	n->mode = NOTIFY_FUTEX;
-	fprintf(stderr, "emu: pid %d: io_uring notifications failed (%s): the futex syscalls "
-		"from now on\n", (int)getpid(), err == -EEXIST ? "the ring refuses this "
-		"thread: it was created by another, a bug" : strerror(-err));
+	snprintf(n->notice, sizeof(n->notice), "pid %d: io_uring notifications failed (%s): "
+		 "the futex syscalls from now on", (int)getpid(), err == -EEXIST ? "the ring "
+		 "refuses this thread: it was created by another, a bug" : strerror(-err));
+	if (n->say)
+		n->say(n->notice);
 }
 
+/* A futex syscall that fails has been given a bad word address: a bug, and no way on.
+ * Its last words are written here, to stderr, just before abort(): the wait and wake
+ * calls return nothing to a caller that could print them. */
 static void futex_wake_sys(_Atomic uint32_t *word, int nwake)
 {
 	if (syscall(SYS_futex, word, FUTEX_WAKE, nwake, NULL, NULL, 0) < 0) {
@@ -169,6 +174,7 @@ int notify_wait_raw(struct notify *n, int count, _Atomic uint32_t *const words[]
 	ret = futex_waitv_sys(v, count, timeout_ns);
 	if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR)
 		return ret;
+	/* the last words before abort() (futex_wake_sys says why they are written here) */
 	fprintf(stderr, "emu: futex_waitv on %d words: %s\n", count, strerror(-ret));
 	abort();
 }

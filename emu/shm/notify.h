@@ -46,6 +46,12 @@ struct notify {
 	int hold;			/* notify_hold depth */
 	int nheld;
 	struct notify_held held[NOTIFY_MAX_HELD];	/* wakes to send with the next sleep */
+	/* The notice, once, that the io_uring ring failed and the futex syscalls take over
+	 * (without "emu: " and newline; "" before), and who says it to the user when it is
+	 * written: set by the notify's owner after notify_init, in the layer that prints
+	 * (NULL: it stays in notice only). */
+	char notice[192];
+	void (*say)(const char *line);
 };
 
 #define NOTIFY_SPIN_NS 5000
