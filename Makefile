@@ -138,12 +138,17 @@ $(BUILD)/obj/cudahost/shim.o: tests/cudahost/shim.cc Makefile
 	@mkdir -p $(@D)
 	$(HOSTCXX) $(CUHOST_CXXFLAGS) -MMD -MP -c -o $@ $<
 
+# the registry with "cuda" in it: its tables and its names
 $(BUILD)/obj/cudahost/backend.o: nn/backend.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DEMU_CUDA=1 -MMD -MP -c -o $@ $<
 
+$(BUILD)/obj/cudahost/backend_names.o: nn/backend_names.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DEMU_CUDA=1 -MMD -MP -c -o $@ $<
+
 $(BUILD)/tests/emu-cudahost: $(BUILD)/obj/emu/main.o $(BUILD)/obj/cudahost/backend.o \
-		$(CUHOST_OBJ) $(BUILD)/libemu.a
+		$(BUILD)/obj/cudahost/backend_names.o $(CUHOST_OBJ) $(BUILD)/libemu.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lstdc++
 

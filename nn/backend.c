@@ -7,69 +7,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "nn/backend_impl.h"
-
-/* The registry: X(table, name) for each backend of this build, name being the table's
- * .name, and ABSENT(name, why) for one that another build of this source has (a
- * configuration may name it; a run says why it cannot).  Adding a backend is one line
- * here (and its folder); every list of backends (nn_backend_names, run.device's values,
- * the messages) is read from it. */
-#ifdef EMU_CUDA
-#define NN_BACKEND_CUDA(X, ABSENT) X(nn_ops_cuda, "cuda")
-#else
-#define NN_BACKEND_CUDA(X, ABSENT) \
-	ABSENT("cuda", "this emu is built without CUDA (make CUDA=1 builds build-cuda/emu)")
-#endif
-#define NN_BACKENDS(X, ABSENT) X(nn_ops_cpu, "cpu") X(nn_ops_ref, "ref") \
-	NN_BACKEND_CUDA(X, ABSENT) NN_BACKENDS_EXTRA(X)
-
-/* A build may add backends with -D'NN_BACKENDS_EXTRA(X)=X(table, "name")' and a file
- * that defines the table: the test of the lists (tests/lists_extra.test.sh) adds one. */
-#ifndef NN_BACKENDS_EXTRA
-#define NN_BACKENDS_EXTRA(X)
-#endif
+#include "nn/backend_list.h"
 
 #define BACKEND_DECLARE(table, name) extern const struct nn_ops table;
 #define BACKEND_TABLE(table, name) &table,
-#define BACKEND_NAME(table, name) " " name
-#define BACKEND_KNOWN(table, name) name,
 #define ABSENT_NONE(name, why)
-#define ABSENT_KNOWN(name, why) name,
-#define ABSENT_ENTRY(name, why) { name, why },
-#define BACKEND_NONE(table, name)
 NN_BACKENDS(BACKEND_DECLARE, ABSENT_NONE)
+/* the op tables of this build's backends (nn/backend_list.h; their names and the
+ * backends of other builds: nn/backend_names.c) */
 static const struct nn_ops *const registry[] = { NN_BACKENDS(BACKEND_TABLE, ABSENT_NONE) };
 #define NREGISTRY (sizeof(registry) / sizeof(registry[0]))
-/* " cpu ref cuda": the names, each after a blank */
-static const char registry_names[] = NN_BACKENDS(BACKEND_NAME, ABSENT_NONE);
-static const char *const known[] = { NN_BACKENDS(BACKEND_KNOWN, ABSENT_KNOWN) NULL };
-/* one entry more than the absent ones, so that the array is never empty */
-static const struct {
-	const char *name, *why;
-} absent[] = { NN_BACKENDS(BACKEND_NONE, ABSENT_ENTRY) { NULL, NULL } };
 
 const struct nn_ops *nn_backend_find(const char *name)
 {
 	for (size_t i = 0; name && i < NREGISTRY; i++)
 		if (strcmp(registry[i]->name, name) == 0)
 			return registry[i];
-	return NULL;
-}
-
-const char *nn_backend_names(void)
-{
-	return registry_names + 1;
-}
-
-const char *const *nn_backend_known(void)
-{
-	return known;
-}
-
-const char *nn_backend_absent(const char *name)
-{
-	for (size_t i = 0; name && absent[i].name; i++)
-		if (strcmp(absent[i].name, name) == 0)
-			return absent[i].why;
 	return NULL;
 }
 

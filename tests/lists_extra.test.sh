@@ -15,7 +15,7 @@ srcs=$(grep -l 'emu/cfg/cfg_keys\.h' $(find "$BUILD/obj/emu" -name '*.d') |
 	sed "s|^$BUILD/obj/||; s|\.d\$|.c|")
 echo "$srcs" | grep -qx emu/main.c || fail "no dependency files name cfg_keys.h: $srcs"
 mkdir -p "$T/obj"
-for f in $srcs nn/backend.c tests/lists_backend.c; do
+for f in $srcs nn/backend.c nn/backend_names.c tests/lists_backend.c; do
 	cc -std=c11 -D_GNU_SOURCE -O0 -w -I. $(pkg-config --cflags openblas 2>/dev/null) \
 		-DEMU_VERSION="\"$(cat VERSION)\"" \
 		'-DCFG_SECTIONS_EXTRA(X)=X(TOY, "toy", "toy", "a section a build of the lists test adds")' \

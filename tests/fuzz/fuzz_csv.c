@@ -126,8 +126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rf == 0)
 		csv_free(&f);
 out:
-	free(c.names);
-	free(c.cells);
+	if (rc == 0)
+		csv_free(&c);	/* its index; the text is ours */
 	free(text);
 	return 0;
 }
