@@ -61,6 +61,11 @@ command -v flock >/dev/null || skip "no flock(1) to hold the folder's lock"
 (exec 9<"$T/b"; flock -n 9; exec sleep 60) & holder=$!
 sleep 0.3
 refused b "in use by another emu run" train.max_steps=20
+# (a run that is starting holds the lock before it writes config.ini: "in use", not a
+# missing config.ini)
+mv "$T/b/config.ini" "$T/b.config.ini"
+refused b "in use by another emu run" train.max_steps=20
+mv "$T/b.config.ini" "$T/b/config.ini"
 kill $holder; wait $holder 2>/dev/null || true
 # after all these, the run extended by train.max_steps is the longer run
 fresh b

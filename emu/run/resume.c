@@ -159,6 +159,21 @@ static void say_earlier(const char *run, int64_t step)
 		(long long)step);
 }
 
+/* The folder is one a run can take, and no run holds it now (a run that is starting has
+ * no config.ini yet: "in use" is the message, not "no config.ini").  Only probed: the
+ * run takes the lock itself.  0, or 2 with the reason printed. */
+static int check_free(const char *run)
+{
+	char err[CFG_STR + 256];
+	struct rundir d;
+	int rc = rundir_lock(&d, run, 0, err, sizeof(err));
+
+	rundir_close(&d);
+	if (rc)
+		fprintf(stderr, "emu resume: %s\n", err);
+	return rc ? 2 : 0;
+}
+
 int cmd_resume(int argc, char **argv)
 {
 	char err[2048], ini[CFG_STR + 16], run[CFG_STR];
@@ -182,7 +197,7 @@ int cmd_resume(int argc, char **argv)
 		fprintf(stderr, "emu: out of memory\n");
 		return 1;
 	}
-	if (check_overrides(run, argc, argv)) {
+	if (check_overrides(run, argc, argv) || check_free(run)) {
 		free(c);
 		return 2;
 	}
