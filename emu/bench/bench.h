@@ -11,11 +11,21 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "emu/shm/notify.h"
 
 /* emu/bench/bench_common.c: the answer to an argument the benchmark NAME does not take:
  * its usage text on stdout and 0 for --help or -h, else what is wrong and the text on
  * stderr, and 2 (the exit code). */
 int bench_usage(const char *name, const char *arg, const char *text);
+/* notify_init, with the notify's notice (notify.h: say) printed when it happens, as
+ * "emu: ..." on stderr; bench_notify_say is that printer (for bridge_start). */
+void bench_notify_say(const char *line);
+int bench_notify_init(struct notify *nt, enum notify_mode mode);
+/* xchg_run, with what the exchange says of a failure (xchg.h: err) printed. */
+struct xchg;
+struct xchg_ops;
+int bench_xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
+		   uint32_t flags, uint32_t *flags_out);
 /* One CSV line with those columns (nothing if csv is NULL), and the qsort comparator of
  * int64_t timings. */
 void bench_csv_line(FILE *csv, const char *test, const char *variant, size_t bytes,

@@ -38,30 +38,6 @@ struct bh_shared {
 	int ok[BH_WORKERS];
 };
 
-/* xchg_run, with what the exchange could say of a failure printed (xchg.h: err). */
-static int bench_xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
-			  uint32_t flags, uint32_t *flags_out)
-{
-	int rc = xchg_run(x, step, ops, ctx, flags, flags_out);
-
-	if (rc && x->err[0])
-		fprintf(stderr, "emu: %s\n", x->err);
-	return rc;
-}
-
-/* notify_init, with the notify's notice (notify.h: say) printed when it happens. */
-static void bench_notify_say(const char *line)
-{
-	fprintf(stderr, "emu: %s\n", line);
-}
-
-static int bench_notify_init(struct notify *nt, enum notify_mode mode)
-{
-	int rc = notify_init(nt, mode);
-
-	nt->say = bench_notify_say;
-	return rc;
-}
 
 /* Worker id: a warm-up exchange, the barrier pair (across ranks the bridge's gather
  * lines the ranks up), then iters timed exchanges. */

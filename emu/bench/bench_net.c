@@ -146,19 +146,6 @@ out:
 	return gbps;
 }
 
-/* notify_init, with the notify's notice (notify.h: say) printed when it happens. */
-static void bench_notify_say(const char *line)
-{
-	fprintf(stderr, "emu: %s\n", line);
-}
-
-static int bench_notify_init(struct notify *nt, enum notify_mode mode)
-{
-	int rc = notify_init(nt, mode);
-
-	nt->say = bench_notify_say;
-	return rc;
-}
 
 static double ring_gbps(size_t size, size_t total, size_t ring_size)
 {
