@@ -193,7 +193,7 @@ cmp 0 --ignore src "$T/a" "$T/b"	# a column of net.csv only
 # What is not a regular file is refused at once, naming it and what it is: a device
 # (/dev/zero never ends: the reader grew without bound), a FIFO (an open waits for a
 # writer for ever), a folder where a run's file should be.  A guard of 20 s and 1 GiB.
-guarded() { (ulimit -v 1048576; timeout 20 "$EMU" compare "$@") >"$T/out" 2>"$T/err"; }
+guarded() { (mem_limit 1048576; timeout 20 "$EMU" compare "$@") >"$T/out" 2>"$T/err"; }
 rc=0; guarded /dev/zero "$T/a/train.csv" || rc=$?
 [ $rc -eq 2 ] || fail "emu compare /dev/zero: exit $rc, expected 2 ($(cat "$T/err"))"
 err_has "emu compare: /dev/zero: not a regular file (a character device)"

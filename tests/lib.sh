@@ -7,6 +7,11 @@ T=$(mktemp -d)
 trap 'rc=$?; [ -e "$T/missing" ] && { cat "$T/missing" >&2; rc=1; }; rm -rf "$T"; exit $rc' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# mem_limit KB: ulimit -v KB in the (sub)shell that calls it, where emu can start under
+# such a bound.  A build under AddressSanitizer cannot (its shadow memory takes terabytes
+# of address space): there the commands run unbounded, their timeout still catching a
+# hang, and the build without sanitizers checks the bound.
+mem_limit() { if (ulimit -v "$1" && "$EMU" --version) >/dev/null 2>&1; then ulimit -v "$1"; fi; }
 skip() { echo "skip: $*"; exit 77; }
 
 # A small synthetic experiment: 4 workers, Gaussian mixture, an MLP, a few hundred steps.

@@ -15,7 +15,7 @@ sw=$T/sw
 sweep() {
 	rc=0
 	# shellcheck disable=SC2086
-	(ulimit -v 2097152; timeout 60 "$EMU" sweep "$T/s.ini" $grid "$@" run.output="$sw") \
+	(mem_limit 2097152; timeout 60 "$EMU" sweep "$T/s.ini" $grid "$@" run.output="$sw") \
 		>"$T/out" 2>"$T/err" || rc=$?
 }
 # the summary's files: inode, size and name of each, and their bytes

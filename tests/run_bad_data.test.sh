@@ -18,7 +18,7 @@ expect() {	# WHAT PATTERN -- ARGS: emu run ARGS exits 2 and says PATTERN
 # What is no regular file under data.dir is refused at once, named with its kind: a FIFO
 # (an open waits for a writer for ever: the run's watchdog does not cover loading) and a
 # link to a device (never ends).  A guard of 60 s and 2 GiB.
-guarded() { (ulimit -v 2097152; timeout 60 "$EMU" run "$T/s.ini" "$@"); }
+guarded() { (mem_limit 2097152; timeout 60 "$EMU" run "$T/s.ini" "$@"); }
 mkdir "$T/c10"
 mkfifo "$T/c10/data_batch_1.bin"
 c10="run.output=$T/out data.dataset=cifar10 data.dir=$T/c10 train.model=resnet20"

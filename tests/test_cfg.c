@@ -1215,7 +1215,9 @@ static void test_error_list(void **state)
 		write_file(path, sizeof(path), "");
 		f = fopen(path, "w");
 		assert_non_null(f);
-		fwrite("[net]\nla\0x = 1\nlatency = 5\n", 1, 29, f);
+		static const char text[] = "[net]\nla\0x = 1\nlatency = 5\n";
+
+		fwrite(text, 1, sizeof(text) - 1, f);
 		assert_int_equal(fclose(f), 0);
 		assert_int_equal(cfg_load(c, path, 0, NULL, err, sizeof(err)), -EINVAL);
 		unlink(path);

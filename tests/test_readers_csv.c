@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "tests/asan.h"
 #include "emu/study/csv_read.h"
 
 /* csv_parse of a copy of s (it writes into its text): the return value */
@@ -96,6 +97,10 @@ static void test_refusals_name_their_line(void **state)
  * of 1 GiB the first would fail with -ENOMEM. */
 static void test_index_bounded_by_the_fields(void **state)
 {
+	if (TEST_ASAN) {
+		print_message("%s\n", TEST_ASAN_NO_RLIMIT);
+		skip();
+	}
 	size_t w = 1000000, lines = 1000000, len = 2 * w + 2 * lines;
 	char *t = malloc(len + 1), *p = t;
 	struct csv c;

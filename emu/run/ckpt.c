@@ -142,6 +142,13 @@ int ckpt_parse(const void *buf, size_t len, uint32_t kind, struct ckpt_head *h,
 			 kind == CKPT_WORKER ? "worker's part" : "manifest");
 		return -1;
 	}
+	/* a manifest is the supervisor's (worker -1), a part one worker's of nworkers */
+	if (h->nworkers < 1 || h->nworkers > CFG_MAX_WORKERS ||
+	    (kind == CKPT_MANIFEST ? h->worker != -1 : h->worker < 0 || h->worker >= h->nworkers)) {
+		snprintf(err, errlen, "corrupt: a %s of worker %d of %d", kind == CKPT_WORKER ?
+			 "worker's part" : "manifest", h->worker, h->nworkers);
+		return -1;
+	}
 	if (len - sizeof(*h) != h->payload) {
 		snprintf(err, errlen, "%s: %zu bytes of payload, the head says %llu",
 			 len - sizeof(*h) < h->payload ? "truncated" : "bytes after its end",
