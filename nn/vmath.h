@@ -3,7 +3,7 @@
  * AVX-512 (nn_vexp16...).  Here rather than in nn/cpu/ so that a test can check them.
  *
  * Why not libm: expf/tanhf are scalar calls (tanhf through expm1f), and in the LSTM
- * they take 42% of a step (perf), more than all its sgemms.  These are the
+ * libm's took 42% of a step (perf), more than all its sgemms.  These are the
  * Cephes single-precision forms (as Sleef and PyTorch's vectorised ops use): exp by
  * 2^n * poly(r) with |r| <= ln2/2, tanh by an odd polynomial below 0.625 and
  * 1 - 2/(e^2|x| + 1) above; within 2 ulp of the double-precision result over the
