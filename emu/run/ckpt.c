@@ -282,47 +282,27 @@ int ckpt_own_folders(const char *run, char *err, size_t errlen)
 }
 
 /* Removes RUN/ckpt/step-* that keep says to (best effort: a leftover costs only room);
- * the steps removed are counted.  A step-* that is no folder of the run's own (a link)
- * is left alone: neither followed nor removed. */
+ * the steps removed are counted.  Nothing is followed: a step-* that is a link (no folder
+ * of the run's own) is removed itself, never what it names. */
 static int prune(const char *run, int (*drop)(int64_t step, int64_t keep), int64_t keep)
 {
 	char dir[CFG_STR + 16];
-	DIR *d;
 	struct dirent *e;
-	int n = 0;
+	int n = 0, fd;
+	DIR *d;
 
 	snprintf(dir, sizeof(dir), "%s/" CKPT_DIR, run);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	if (!(d = fdopendir(fd))) {
 		close(fd);
 		return 0;
 	}
-	while ((e = readdir(d))) {
-		char sub[CFG_STR + 16 + 256 + 2];
-		DIR *s;
-		struct dirent *f;
-
-		if (strncmp(e->d_name, "step-", 5) || !drop(strtoll(e->d_name + 5, NULL, 10), keep))
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
-		int sfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				 O_CLOEXEC);
-
-		if (sfd < 0)
-			continue;
-		if (!(s = fdopendir(sfd))) {
-			close(sfd);
-			continue;
-		}
-		while ((f = readdir(s)))
-			if (strcmp(f->d_name, ".") && strcmp(f->d_name, ".."))
-				unlinkat(dirfd(s), f->d_name, 0);
-		closedir(s);
-		n += rmdir(sub) == 0;
-	}
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "step-", 5) &&
+		    drop(strtoll(e->d_name + 5, NULL, 10), keep))
+			n += rundir_remove_tree(dirfd(d), e->d_name, 1) == 0;	/* step-N/part */
 	closedir(d);
 	return n;
 }

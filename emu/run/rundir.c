@@ -243,9 +243,7 @@ static int check_earlier(struct rundir *d, int overwrite, char *err, size_t errl
 	return 2;
 }
 
-/* Removes NAME under dirfd and all it holds, never following a link (depth: how many
- * folder levels below may be entered).  0 or -errno. */
-static int remove_tree(int dirfd, const char *name, int depth)
+int rundir_remove_tree(int dirfd, const char *name, int depth)
 {
 	int fd, rc = 0;
 	DIR *dir;
@@ -266,7 +264,7 @@ static int remove_tree(int dirfd, const char *name, int depth)
 	}
 	while (!rc && (e = readdir(dir)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			rc = remove_tree(fd, e->d_name, depth - 1);
+			rc = rundir_remove_tree(fd, e->d_name, depth - 1);
 	closedir(dir);
 	if (!rc && unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		rc = -errno;
@@ -291,7 +289,7 @@ static int remove_earlier(struct rundir *d, char *err, size_t errlen)
 		}
 	}
 	for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
-		int rc = remove_tree(d->dirfd, trees[i], 3);	/* ckpt/step-N/part */
+		int rc = rundir_remove_tree(d->dirfd, trees[i], 3);	/* ckpt/step-N/part */
 
 		if (rc < 0) {
 			failed(d, trees[i], -rc, err, errlen);

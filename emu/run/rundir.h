@@ -99,6 +99,10 @@ void rundir_close(struct rundir *d);
 /* A whole write (retried after short writes): 0 or -errno. */
 int write_all(int fd, const char *buf, size_t len);
 
+/* Removes NAME under dirfd and all it holds, never following a link (a link is removed
+ * itself; depth: how many folder levels below NAME may be entered).  0 or -errno. */
+int rundir_remove_tree(int dirfd, const char *name, int depth);
+
 /* mkdir -p dir (at most CFG_STR bytes): 0 or -errno. */
 int rundir_make_dirs(const char *dir);
 
