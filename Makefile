@@ -35,7 +35,13 @@ MPI      ?= 0
 
 BUILD    := build$(if $(filter 1,$(SANITIZE)),-san)$(if $(filter 1,$(CUDA)),-cuda)$(if \
             $(filter 1,$(MPI)),-mpi)
-CFLAGS_OPT := -O2 -march=native
+# One portable binary: the harness for x86-64-v3 (AVX2, FMA), the fast CPU backend once
+# per level (CPU_LEVELS, below) and the level picked at run time.  NATIVE=1 builds the
+# harness for this machine's CPU instead (the binary may then not run on another).
+NATIVE   ?= 0
+ARCH     := $(shell $(CC) -dumpmachine 2>/dev/null)
+X86_64   := $(if $(filter x86_64%,$(ARCH)),1,0)
+CFLAGS_OPT := -O2 $(if $(filter 1,$(NATIVE)),-march=native,$(if $(filter 1,$(X86_64)),-march=x86-64-v3))
 ifeq ($(SANITIZE),1)
 CFLAGS_OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -44,14 +50,15 @@ LDFLAGS  += -fsanitize=address,undefined
 CFLAGS   += -Wno-pass-failed
 endif
 
-# -std=c11 keeps floating-point contraction off, so gcc and clang, -O1 and -O2
-# compute the same numbers (determinism is a feature of emu).  -fopenmp-simd (no OpenMP
+# -ffp-contract=off: a*b + c is never fused unless the source says so (fmaf, vf_fma),
+# so gcc and clang, -O1 and -O2, every -march compute the same numbers (determinism is
+# a feature of emu).  -fopenmp-simd (no OpenMP
 # runtime) honours `#pragma omp simd` on the element-wise loops of the harness (the
 # servers' means, the updates): gcc's -O2 vectorises only loops whose length the vector
 # width divides.  Element-wise, each element's operations and their order stay the same,
 # and so do the numbers.
 CFLAGS   += -std=c11 -D_GNU_SOURCE -g -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
-            $(CFLAGS_OPT) -fopenmp-simd -I. $(shell pkg-config --cflags openblas 2>/dev/null)
+            -ffp-contract=off $(CFLAGS_OPT) -fopenmp-simd -I. $(shell pkg-config --cflags openblas 2>/dev/null)
 LDLIBS   += -luring -linih -lopenblas -lz -lm
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CFLAGS   += -DEMU_VERSION='"$(VERSION)"'
@@ -75,9 +82,16 @@ LDLIBS   += -lpthread
 else
 EMU_SRC  := $(filter-out emu/mpi/world_mpi.c emu/mpi/bridge.c,$(EMU_SRC))
 endif
-NN_SRC   := $(wildcard nn/*.c nn/*/*.c)
+# nn/cpu/ (but its level.c) is compiled once per level, with that level's flags and
+# NN_ISA (nn/cpu/vec16.h): the same source, the same bits, each level's registers.
+CPU_LEVELS := $(if $(filter 1,$(X86_64)),avx512 avx2) generic
+ISA_FLAGS_avx512  := -march=x86-64-v4 $(if $(filter 1,$(NATIVE)),-mtune=native)
+ISA_FLAGS_avx2    := -march=x86-64-v3 $(if $(filter 1,$(NATIVE)),-mtune=native)
+ISA_FLAGS_generic :=
+NN_CPU_SRC := $(filter-out nn/cpu/level.c,$(wildcard nn/cpu/*.c))
+NN_SRC   := $(filter-out $(NN_CPU_SRC),$(wildcard nn/*.c nn/*/*.c))
 EMU_OBJ  := $(EMU_SRC:%.c=$(BUILD)/obj/%.o)
-NN_OBJ   := $(NN_SRC:%.c=$(BUILD)/obj/%.o)
+NN_OBJ   := $(NN_SRC:%.c=$(BUILD)/obj/%.o) $(foreach l,$(CPU_LEVELS),$(NN_CPU_SRC:nn/cpu/%.c=$(BUILD)/obj/nn/cpu/$(l)/%.o))
 
 CU_SRC   := $(wildcard nn/cuda/*.cu)
 
@@ -125,6 +139,13 @@ all: $(BUILD)/emu
 $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+define CPU_LEVEL_RULE
+$(BUILD)/obj/nn/cpu/$(1)/%.o: nn/cpu/%.c Makefile
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$(ISA_FLAGS_$(1)) -DNN_ISA=$(1) -MMD -MP -c -o $$@ $$<
+endef
+$(foreach l,$(CPU_LEVELS),$(eval $(call CPU_LEVEL_RULE,$(l))))
 
 $(BUILD)/obj/nn/cuda/%.o: nn/cuda/%.cu Makefile
 	@mkdir -p $(@D)
@@ -174,7 +195,7 @@ $(BUILD)/tests/test_cudahost_%: tests/test_cudahost_%.c $(BUILD)/libemu.a $(TEST
 	$(CC) $(CFLAGS) -MMD -MP -MF $(BUILD)/obj/tests/test_cudahost_$*.d $(LDFLAGS) -o $@ $< \
 		$(TEST_LIB) $(CUHOST_OBJ) $(BUILD)/libemu.a $(LDLIBS) -lcmocka -lstdc++
 
--include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d $(BUILD)/obj/*/*/*/*.d)
 
 deps:
 	@scripts/install-deps test

@@ -22,7 +22,7 @@ const struct nn_ops *nn_backend_find(const char *name)
 {
 	for (size_t i = 0; name && i < NREGISTRY; i++)
 		if (strcmp(registry[i]->name, name) == 0)
-			return registry[i];
+			return registry[i]->level ? registry[i]->level() : registry[i];
 	return NULL;
 }
 

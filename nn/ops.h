@@ -49,6 +49,11 @@ void nn_pool_shape_init(struct nn_pool_shape *s, int B, int C, int H, int W, int
 
 struct nn_ops {
 	const char *name;
+	/* Optional: the variant of a backend compiled once per CPU level ("avx2"), and in the
+	 * registry's table of such a backend, the table this process runs (nn/cpu/level.c);
+	 * nn_backend_find returns that one */
+	const char *variant;
+	const struct nn_ops *(*level)(void);
 	/* true: buffers are host memory, so a model's host mirrors are its buffers and
 	 * inputs are read where they lie (no copies); false: a device with its own memory */
 	bool host;

@@ -4,6 +4,51 @@
 #define NN_CPU_H
 
 #include "nn/ref/ref.h"
+#include "nn/cpu/vec16.h"
+
+/* Every file here but level.c is compiled once per level (NN_ISA: avx512, avx2, generic;
+ * nn/cpu/level.c picks one per process), so each global name gets the level's suffix:
+ * nn_cpu_gemm_at is nn_cpu_gemm_at_avx2 in the avx2 objects.  A global function added
+ * here without its line below is a duplicate symbol at link time. */
+#define NN_CPU_SYM(f) NN_CPU_SYM_(f, NN_ISA)
+#define NN_CPU_SYM_(f, isa) NN_CPU_SYM__(f, isa)
+#define NN_CPU_SYM__(f, isa) f##_##isa
+#define nn_ops_cpu NN_CPU_SYM(nn_ops_cpu)
+#define nn_cpu_avgpool_bwd NN_CPU_SYM(nn_cpu_avgpool_bwd)
+#define nn_cpu_avgpool_fwd NN_CPU_SYM(nn_cpu_avgpool_fwd)
+#define nn_cpu_bn_add_relu_fwd NN_CPU_SYM(nn_cpu_bn_add_relu_fwd)
+#define nn_cpu_bn_bwd NN_CPU_SYM(nn_cpu_bn_bwd)
+#define nn_cpu_bn_fwd NN_CPU_SYM(nn_cpu_bn_fwd)
+#define nn_cpu_bn_relu_bwd NN_CPU_SYM(nn_cpu_bn_relu_bwd)
+#define nn_cpu_bn_relu_fwd NN_CPU_SYM(nn_cpu_bn_relu_fwd)
+#define nn_cpu_col2im NN_CPU_SYM(nn_cpu_col2im)
+#define nn_cpu_colsum NN_CPU_SYM(nn_cpu_colsum)
+#define nn_cpu_conv_bwd NN_CPU_SYM(nn_cpu_conv_bwd)
+#define nn_cpu_conv_bwd_add NN_CPU_SYM(nn_cpu_conv_bwd_add)
+#define nn_cpu_conv_fwd NN_CPU_SYM(nn_cpu_conv_fwd)
+#define nn_cpu_conv_is_pointwise NN_CPU_SYM(nn_cpu_conv_is_pointwise)
+#define nn_cpu_conv_is_same NN_CPU_SYM(nn_cpu_conv_is_same)
+#define nn_cpu_conv_wgrad NN_CPU_SYM(nn_cpu_conv_wgrad)
+#define nn_cpu_conv_wgrad_ws NN_CPU_SYM(nn_cpu_conv_wgrad_ws)
+#define nn_cpu_conv_ws_floats NN_CPU_SYM(nn_cpu_conv_ws_floats)
+#define nn_cpu_gap_bwd NN_CPU_SYM(nn_cpu_gap_bwd)
+#define nn_cpu_gap_fwd NN_CPU_SYM(nn_cpu_gap_fwd)
+#define nn_cpu_gemm_abt NN_CPU_SYM(nn_cpu_gemm_abt)
+#define nn_cpu_gemm_at NN_CPU_SYM(nn_cpu_gemm_at)
+#define nn_cpu_gemm_rows NN_CPU_SYM(nn_cpu_gemm_rows)
+#define nn_cpu_gemm_rows_a NN_CPU_SYM(nn_cpu_gemm_rows_a)
+#define nn_cpu_gemm_same3 NN_CPU_SYM(nn_cpu_gemm_same3)
+#define nn_cpu_im2col NN_CPU_SYM(nn_cpu_im2col)
+#define nn_cpu_linear_bwd NN_CPU_SYM(nn_cpu_linear_bwd)
+#define nn_cpu_linear_fwd NN_CPU_SYM(nn_cpu_linear_fwd)
+#define nn_cpu_maxpool_bwd NN_CPU_SYM(nn_cpu_maxpool_bwd)
+#define nn_cpu_maxpool_fwd NN_CPU_SYM(nn_cpu_maxpool_fwd)
+#define nn_cpu_transpose NN_CPU_SYM(nn_cpu_transpose)
+#define nn_cpu_transpose16 NN_CPU_SYM(nn_cpu_transpose16)
+#define nn_embed_bwd_cpu NN_CPU_SYM(nn_embed_bwd_cpu)
+#define nn_embed_fwd_cpu NN_CPU_SYM(nn_embed_fwd_cpu)
+#define nn_lstm_bwd_cpu NN_CPU_SYM(nn_lstm_bwd_cpu)
+#define nn_lstm_fwd_cpu NN_CPU_SYM(nn_lstm_fwd_cpu)
 
 /* Fast CPU backend.  Hot loops run in blocks of NN_CPU_VL floats (see nn/cpu/ops_cpu.c). */
 #define NN_CPU_VL 16

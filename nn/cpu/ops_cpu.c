@@ -122,8 +122,11 @@ static void cpu_add_relu_fwd(struct nn_backend *be, float *out, const float *a, 
 	}
 }
 
+#define NN_ISA_NAME_(isa) #isa
+#define NN_ISA_NAME(isa) NN_ISA_NAME_(isa)
 const struct nn_ops nn_ops_cpu = {
 	.name = "cpu",
+	.variant = NN_ISA_NAME(NN_ISA),
 	NN_HOST_MEMBERS,
 	.linear_fwd = nn_cpu_linear_fwd,
 	.linear_bwd = nn_cpu_linear_bwd,
