@@ -391,12 +391,12 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
-/* OpenBLAS sizes its thread pool from OPENBLAS_NUM_THREADS when the library loads,
- * before main, and every forked worker starts a pool of its own; idle pool threads spin
- * in sched_yield, so on a 2-core box 16 workers' spare threads would take a sixth of the
- * CPU from the training they are meant to serve.  Workers compute on one thread each
- * ([run] threads raises it), so emu sets the variable and starts itself again, once.
- * A value the user set is left alone. */
+/* OpenBLAS (linked for `emu bench nn`'s sgemm reference; no worker computes with it)
+ * sizes its thread pool from OPENBLAS_NUM_THREADS when the library loads, before main,
+ * and every forked worker starts a pool of its own; idle pool threads spin in
+ * sched_yield, so on a 2-core box 16 workers' spare threads would take a sixth of the
+ * CPU from the training they are meant to serve.  So emu sets the variable and starts
+ * itself again, once.  A value the user set is left alone. */
 static void single_threaded_blas(char **argv)
 {
 	if (getenv("OPENBLAS_NUM_THREADS"))

@@ -385,6 +385,12 @@ static void test_netem_keys(void **state)
 			       "effect: it acts only with corrupt > 0\n"));
 	assert_non_null(strstr(c->warnings, ":5: warning: train.op_overhead = 1us has no "
 			       "effect: it acts only with train.compute = flops\n"));
+	/* a retired key: the INI files and stored runs that name it still load */
+	assert_int_equal(load_text(c, "[run]\nthreads = 2\n", 0, NULL, err, sizeof(err)), 0);
+	assert_non_null(strstr(c->warnings, ":2: warning: run.threads has no effect: the CPU "
+			       "backend computes each worker on one thread"));
+	assert_int_equal(load_text(c, "[train]\nthreads = 2\n", 0, NULL, err, sizeof(err)),
+			 -EINVAL);
 	free(c);
 }
 

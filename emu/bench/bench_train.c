@@ -31,7 +31,6 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <cblas.h>
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/preset_path.h"
 #include "emu/bench/bench.h"
@@ -317,7 +316,6 @@ static int bench_with(const struct cfg *c, const char *tmpl, const char *usage, 
 	}
 	cpu_set_t set;
 	int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-	openblas_set_num_threads(c->run.threads);
 	/* Rounds alternate the two measurements, so that the machine's slow and fast
 	 * moments (a shared VM here: its speed drifts by a third from minute to minute)
 	 * fall on both: each run is held to the mean of the ideals measured just before

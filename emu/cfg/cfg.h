@@ -138,7 +138,6 @@ struct cfg {
 		char output[CFG_STR];	/* run directory; default runs/NAME */
 		char device[CFG_DEVICE];	/* a backend's name (nn/backend.h) or "auto" */
 		enum notify_mode notify;
-		int threads;		/* BLAS threads per worker */
 		int64_t ring_size;	/* bytes per directed ring */
 		int overwrite;		/* 1: an earlier run in the folder may be replaced */
 		int64_t stall_timeout;	/* ns without progress that end a run; 0 = never */

@@ -107,7 +107,6 @@
 	  "cuda (worker i on GPU i mod GPUs), auto = cuda when a usable GPU is present, else cpu") \
 	X(run, notify, ENUM, cfg_notify_names, "auto", 0, 0, 0, \
 	  "how idle receivers sleep; auto = io_uring futex ops, else futex syscalls") \
-	X(run, threads, INT, 0, "1", 1, 256, 0, "BLAS threads per worker") \
 	X(run, ring_size, SIZE, 0, "0B", 4096, 268435456, CFG_POW2 | CFG_OR_ZERO, \
 	  "bytes per directed ring, a power of two; 0B = auto: room for two of the largest " \
 	  "messages the run can send (a sender then never waits for space), at least 4KiB") \

@@ -369,8 +369,23 @@ static int open_section(struct loader *L, const char *name, loc_t loc)
 	return cfg_fail(L, loc, "unknown section [%s]; expected one of %s", name, all);
 }
 
+/* Keys that no longer do anything: accepted with a warning that says why, so that the
+ * INI files and stored runs (resume, compare, sweep) that name them still load */
+static const struct {
+	const char *section, *name, *why;
+} retired_keys[] = {
+	{ "run", "threads", "the CPU backend computes each worker on one thread, with its own "
+			    "kernels" },
+};
+
 static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char *name)
 {
+	for (size_t i = 0; i < sizeof(retired_keys) / sizeof(retired_keys[0]); i++)
+		if (!strcmp(sect, retired_keys[i].section) && !strcmp(name, retired_keys[i].name)) {
+			cfg_warn(L, loc, "%s.%s has no effect: %s", sect, name, retired_keys[i].why);
+			return 0;
+		}
+
 	const char *names[CFG_NKEYS], *ksect = strcmp(sect, "link") ? sect : "net";
 	char all[1024];
 	size_t n = 0;

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <cblas.h>
 #include "emu/algo/algo.h"
 #include "emu/run/ckpt_worker.h"
 #include "emu/run/compute.h"
@@ -653,7 +652,6 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	w->id = id;
 	w->n = c->run.workers;
 	usage_marks_init(&w->usage);
-	openblas_set_num_threads(c->run.threads);
 	int rc = notify_init(&w->nt, c->run.notify);
 	if (rc < 0) {
 		fail(w, "notifications", rc);
