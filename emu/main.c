@@ -21,6 +21,7 @@
 #include "emu/run/events.h"
 #include "emu/run/label.h"
 #include "emu/run/plan.h"
+#include "nn/backend.h"
 
 #ifndef EMU_VERSION
 #define EMU_VERSION "unknown"
@@ -437,7 +438,16 @@ static int dispatch(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(2, argv);
 	if (!strcmp(argv[1], "--version")) {
+		struct nn_backend be;
+
 		printf("emu %s\n", EMU_VERSION);
+		/* which level of the CPU backend a run here would use (EMU_ISA chooses
+		 * another); the results are the same at every level (docs/cpu.md) */
+		if (nn_backend_open(&be, "cpu", 0) == 0)
+			printf("cpu level: %s\n", be.ops->variant);
+		else
+			printf("cpu level: none: %s\n", be.msg);
+		nn_backend_close(&be);
 		return 0;
 	}
 	cmd = command_find(argv[1]);

@@ -30,7 +30,14 @@ expect_rc() {
 
 # --- help, version, usage errors -----------------------------------------------------
 expect_rc 0 "--version" "$EMU" --version
-[ "$(cat "$tmp/out")" = "emu $(cat VERSION)" ] || fail "--version printed '$(cat "$tmp/out")'"
+[ "$(head -1 "$tmp/out")" = "emu $(cat VERSION)" ] || fail "--version printed '$(cat "$tmp/out")'"
+# the CPU backend's level: the fastest this CPU runs, or the one EMU_ISA names
+grep -Eqx 'cpu level: (avx512|avx2|generic)' "$tmp/out" ||
+	fail "--version names no cpu level: '$(cat "$tmp/out")'"
+EMU_ISA=generic "$EMU" --version | grep -qx 'cpu level: generic' ||
+	fail "EMU_ISA=generic: --version does not say generic"
+EMU_ISA=sse9 "$EMU" --version | grep -q "cpu level: none: .*EMU_ISA=sse9: no such level" ||
+	fail "EMU_ISA=sse9: --version does not say it names no level"
 for h in --help -h help; do
 	expect_rc 0 "emu $h" "$EMU" $h
 	grep -q '^usage: emu COMMAND' "$tmp/out" || fail "emu $h: no usage on stdout"

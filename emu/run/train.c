@@ -149,6 +149,12 @@ static int choose_backend(const struct cfg *c, struct train_run *t)
 	t->ndevices = 1;
 	t->backend = automatic ? AUTO_BACKEND : c->run.device;
 	ops = nn_backend_find(t->backend);
+	/* a host backend answers at once, in this process: the CPU backend refuses here
+	 * an EMU_ISA that names a level this CPU cannot run */
+	if (ops && ops->host && ops->devices(t->nlocal, why, sizeof(why)) <= 0) {
+		fprintf(stderr, "emu: run.device = %s: %s\n", t->backend, why);
+		return 2;
+	}
 	if (ops && ops->host)
 		return 0;
 	/* the devices of this host are shared by its workers, not by every rank's */

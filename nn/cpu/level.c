@@ -69,7 +69,7 @@ static const struct nn_ops *cpu_level(void)
 	return ops ? ops : &nn_ops_cpu;	/* whose init says why */
 }
 
-/* Opened only when EMU_ISA names a level this CPU cannot run */
+/* This table is opened or asked only when EMU_ISA names a level this CPU cannot run */
 static int cpu_level_refused(struct nn_backend *be)
 {
 	char err[160] = "";
@@ -78,12 +78,19 @@ static int cpu_level_refused(struct nn_backend *be)
 	return nn_backend_fail(be, -EINVAL, "cpu: %s", err);
 }
 
+/* Asked before any worker starts (nn_backend_devices): the run stops there and says why */
+static int cpu_level_devices(int procs, char *err, size_t errlen)
+{
+	cpu_pick(err, errlen);
+	return -EINVAL;
+}
+
 const struct nn_ops nn_ops_cpu = {
 	.name = "cpu",
 	.host = true,
 	.init = cpu_level_refused,
 	.sync = nn_host_sync,
 	.shutdown = nn_host_shutdown,
-	.devices = nn_host_devices,
+	.devices = cpu_level_devices,
 	.level = cpu_level,
 };
