@@ -1,6 +1,7 @@
 /* nn/vmath.h — exp, sigmoid and tanh for the host backends' elementwise loops (the
- * fast CPU backend's LSTM), one float at a time (nn_vexpf...) and 16 at a time with
- * AVX-512 (nn_vexp16...).  Here rather than in nn/cpu/ so that a test can check them.
+ * fast CPU backend's LSTM), one float at a time (nn_vexpf...); nn/cpu/vmath16.h has
+ * the same 16 at a time (nn_vexp16...) on every level of nn/cpu/.  Here rather than in
+ * nn/cpu/ so that a test can check them.
  *
  * Why not libm: expf/tanhf are scalar calls (tanhf through expm1f), and in the LSTM
  * libm's took 42% of a step (perf), more than all its sgemms.  These are the
@@ -10,10 +11,10 @@
  * range (tests/test_nn_vmath.c checks that, and the bits of both forms).
  *
  * Both forms do the same IEEE operations in the same order (fmaf is one rounding like
- * vfmadd, floorf is exact like vrndscale, the 2^n is built from bits): they give the
- * same bits for every input other than NaN, so a machine without AVX-512 computes what
- * one with it does.  Inputs are clamped where e^x leaves the normal floats:
- * sigmoid(-100) is 1.2e-38 here, not 3.7e-44, and e^x saturates at e^88 (no inf).
+ * vf_fma, floorf is exact like vf_floor, the 2^n is built from bits): they give the
+ * same bits for every input other than NaN, whatever the level (avx512, avx2,
+ * generic) the vector form runs at.  Inputs are clamped where e^x leaves the normal
+ * floats: sigmoid(-100) is 1.2e-38 here, not 3.7e-44, and e^x saturates at e^88 (no inf).
  */
 #ifndef NN_VMATH_H
 #define NN_VMATH_H
@@ -76,60 +77,5 @@ static inline float nn_vtanhf(float x)
 	big = 1.0f - 2.0f / (nn_vexpf(2.0f * (a < NN_VTANH_HI ? a : NN_VTANH_HI)) + 1.0f);
 	return a < NN_VTANH_SMALL ? p : copysignf(big, x);
 }
-
-#ifdef __AVX512F__
-#include <immintrin.h>
-
-static inline __m512 nn_vexp16(__m512 x)
-{
-	const float *k = nn_vexp_c;
-	__m512 n, r, p;
-
-	x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(NN_VEXP_LO)),
-			  _mm512_set1_ps(NN_VEXP_HI));
-	n = _mm512_fmadd_ps(x, _mm512_set1_ps(k[0]), _mm512_set1_ps(0.5f));
-	n = _mm512_roundscale_ps(n, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(k[1]), x);
-	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(k[2]), r);
-	p = _mm512_fmadd_ps(_mm512_set1_ps(k[3]), r, _mm512_set1_ps(k[4]));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k[5]));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k[6]));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k[7]));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(k[8]));
-	p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-	__m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
-
-	return _mm512_mul_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(e, 23)));
-}
-
-static inline __m512 nn_vsigm16(__m512 x)
-{
-	const __m512 one = _mm512_set1_ps(1.0f);
-
-	return _mm512_div_ps(one, _mm512_add_ps(one, nn_vexp16(_mm512_sub_ps(_mm512_setzero_ps(),
-									      x))));
-}
-
-static inline __m512 nn_vtanh16(__m512 x)
-{
-	const float *k = nn_vtanh_c;
-	const __m512 one = _mm512_set1_ps(1.0f);
-	__m512 a = _mm512_abs_ps(x), z = _mm512_mul_ps(x, x), p, big;
-
-	p = _mm512_fmadd_ps(_mm512_set1_ps(k[0]), z, _mm512_set1_ps(k[1]));
-	p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(k[2]));
-	p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(k[3]));
-	p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(k[4]));
-	p = _mm512_fmadd_ps(_mm512_mul_ps(p, z), x, x);
-	big = nn_vexp16(_mm512_mul_ps(_mm512_set1_ps(2.0f),
-				      _mm512_min_ps(a, _mm512_set1_ps(NN_VTANH_HI))));
-	big = _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(big, one)));
-	/* copysign: |big| with x's sign bit */
-	big = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(big),
-		_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))));
-	return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(NN_VTANH_SMALL),
-						       _CMP_LT_OQ), big, p);
-}
-#endif
 
 #endif

@@ -4,9 +4,6 @@
  * x*a + c in float. */
 #include <math.h>
 #include <string.h>
-#ifdef __AVX512F__
-#include <immintrin.h>
-#endif
 #include "nn/cpu/cpu.h"
 
 /* Sums go in float lanes within one row of HW values (at most a few hundred terms a
@@ -189,30 +186,36 @@ void nn_cpu_bn_add_relu_fwd(struct nn_backend *be, float *out, const float *in,
 	       momentum, eps, train, 1);
 }
 
-/* o = (y > 0 ? d : 0) * fa + x * fb + fk (y NULL: no mask), one row.  gcc -O2 leaves
- * this loop scalar, hence the intrinsics; same operations in the same order. */
+/* o = (y > 0 ? d : 0) * fa + x * fb + fk (y NULL: no mask) over 16 lanes from t: those
+ * of m, or all when full.  gcc -O2 leaves the plain loop scalar, hence vf16; each lane
+ * does the same operations in the same order on every level. */
+static inline __attribute__((always_inline)) void
+bn_bwd16(float *o, const float *d, const float *y, const float *x, int t, vf16 va, vf16 vb,
+	 vf16 vk, vm16 m, const int full)
+{
+	vf16 vd = full ? vf_load(d + t) : vf_loadm(d + t, m);
+	vf16 vx = full ? vf_load(x + t) : vf_loadm(x + t, m);
+	vf16 v;
+
+	if (y)
+		vd = vf_maskz(vf_gt(full ? vf_load(y + t) : vf_loadm(y + t, m), vf_zero()), vd);
+	v = vf_add(vf_add(vf_mul(vd, va), vf_mul(vx, vb)), vk);
+	if (full)
+		vf_store(o + t, v);
+	else
+		vf_storem(o + t, m, v);
+}
+
 static void bn_bwd_row(float *restrict o, const float *restrict d, const float *restrict y,
 		       const float *restrict x, int HW, float fa, float fb, float fk)
 {
+	const vf16 va = vf_set1(fa), vb = vf_set1(fb), vk = vf_set1(fk);
 	int t = 0;
-#ifdef __AVX512F__
-	const __m512 va = _mm512_set1_ps(fa), vb = _mm512_set1_ps(fb), vk = _mm512_set1_ps(fk);
 
-	for (; t < HW; t += 16) {
-		__mmask16 m = HW - t >= 16 ? 0xffff : (__mmask16)((1u << (HW - t)) - 1);
-		__m512 vd = _mm512_maskz_loadu_ps(m, d + t), vx = _mm512_maskz_loadu_ps(m, x + t);
-
-		if (y)
-			vd = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + t),
-								    _mm512_setzero_ps(), _CMP_GT_OQ),
-						 vd);
-		_mm512_mask_storeu_ps(o + t, m, _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(vd, va),
-									    _mm512_mul_ps(vx, vb)),
-							      vk));
-	}
-#endif
-	for (; t < HW; t++)
-		o[t] = (y && !(y[t] > 0.0f) ? 0.0f : d[t]) * fa + x[t] * fb + fk;
+	for (; t + 16 <= HW; t += 16)
+		bn_bwd16(o, d, y, x, t, va, vb, vk, vm_first(16), 1);
+	if (t < HW)
+		bn_bwd16(o, d, y, x, t, va, vb, vk, vm_first(HW - t), 0);
 }
 
 /* One row's sums of d (masked by y > 0 when y is not NULL) and of d (x - fm): float

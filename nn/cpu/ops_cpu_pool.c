@@ -2,9 +2,6 @@
  * output (no per-element bounds tests); backward scatters into a zeroed din. */
 #include <string.h>
 #include "nn/cpu/cpu.h"
-#ifdef __AVX512F__
-#include <immintrin.h>
-#endif
 
 /* The rows [h0, h1) and columns [w0, w1) of the window of output (oh, ow). */
 static void pool_window(const struct nn_pool_shape *s, int oh, int ow, int *h0, int *h1,
@@ -22,44 +19,40 @@ static void pool_window(const struct nn_pool_shape *s, int oh, int ow, int *h0, 
 		*w1 = s->W;
 }
 
-/* 2x2 windows, stride 2, no padding (lenet's): always inside the plane */
+/* ev = the even floats of the 32 in lo (0..15) and hi (16..31), od the odd ones, in
+ * order: data movement only, each level its own way */
+static inline void vf_deinterleave(vf16 lo, vf16 hi, vf16 *ev, vf16 *od)
+{
+#if NN_ISA_IS(avx512)
+	const __m512i e = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+					    28, 30);
+
+	*ev = _mm512_permutex2var_ps(lo, e, hi);
+	*od = _mm512_permutex2var_ps(lo, _mm512_add_epi32(e, _mm512_set1_epi32(1)), hi);
+#elif NN_ISA_IS(avx2)
+	/* per 128-bit lane the evens (odds) of two registers, then the 64-bit pairs in order */
+#define DEINT(a, b, imm) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(	\
+		_mm256_shuffle_ps(a, b, imm)), 0xd8))
+	*ev = (vf16){ DEINT(lo.lo, lo.hi, 0x88), DEINT(hi.lo, hi.hi, 0x88) };
+	*od = (vf16){ DEINT(lo.lo, lo.hi, 0xdd), DEINT(hi.lo, hi.hi, 0xdd) };
+#undef DEINT
+#else
+	for (int j = 0; j < 8; j++) {
+		ev->f[j] = lo.f[2 * j], ev->f[8 + j] = hi.f[2 * j];
+		od->f[j] = lo.f[2 * j + 1], od->f[8 + j] = hi.f[2 * j + 1];
+	}
+#endif
+}
+
+/* 2x2 windows, stride 2, no padding (lenet's): always inside the plane.  16 outputs at
+ * a time: the even and odd columns of the window's two input rows split into vectors,
+ * then the window's elements in row-major order, the first maximum winning (a later
+ * one replaces it only when greater), as the general loop below compares them. */
 static void maxpool2_fwd(float *out, int32_t *argmax, const float *in,
 			 const struct nn_pool_shape *s)
 {
-	const int W = s->W;
-
-	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
-		const float *restrict x = in + p * s->H * W;
-		float *restrict o = out + p * s->OH * s->OW;
-		int32_t *restrict am = argmax + p * s->OH * s->OW;
-
-		for (int oh = 0; oh < s->OH; oh++)
-			for (int ow = 0; ow < s->OW; ow++) {
-				int i = 2 * oh * W + 2 * ow, best = i;
-
-				/* row-major window order, the first maximum wins */
-				if (x[i + 1] > x[best])
-					best = i + 1;
-				if (x[i + W] > x[best])
-					best = i + W;
-				if (x[i + W + 1] > x[best])
-					best = i + W + 1;
-				o[oh * s->OW + ow] = x[best];
-				am[oh * s->OW + ow] = best;
-			}
-	}
-}
-
-#ifdef __AVX512F__
-/* maxpool2_fwd, 16 outputs at a time: the even and odd columns of two input rows split
- * into vectors, then the same comparisons in the same order, as masks */
-static void maxpool2_fwd_avx512(float *out, int32_t *argmax, const float *in,
-				const struct nn_pool_shape *s)
-{
 	const int W = s->W, OW = s->OW;
-	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-					     28, 30);
-	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	const int off[4] = { 0, 1, W, W + 1 };
 
 	for (size_t p = 0; p < (size_t)s->B * s->C; p++) {
 		const float *x = in + p * s->H * W;
@@ -69,49 +62,32 @@ static void maxpool2_fwd_avx512(float *out, int32_t *argmax, const float *in,
 		for (int oh = 0; oh < s->OH; oh++)
 			for (int ow = 0; ow < OW; ow += 16) {
 				int n = OW - ow < 16 ? OW - ow : 16, i0 = 2 * oh * W + 2 * ow;
-				__mmask16 km = (__mmask16)((1u << n) - 1);
 				/* 2n floats of each row: the first 16, then the rest */
-				__mmask16 k0 = 2 * n >= 16 ? 0xffff : (__mmask16)((1u << (2 * n)) - 1);
-				__mmask16 k1 = 2 * n > 16 ? (__mmask16)((1u << (2 * n - 16)) - 1) : 0;
+				vm16 k0 = vm_first(2 * n), k1 = vm_first(2 * n - 16);
 				const float *r0 = x + i0, *r1 = r0 + W;
-				__m512 a0 = _mm512_maskz_loadu_ps(k0, r0);
-				__m512 a1 = _mm512_maskz_loadu_ps(k1, r0 + 16);
-				__m512 b0 = _mm512_maskz_loadu_ps(k0, r1);
-				__m512 b1 = _mm512_maskz_loadu_ps(k1, r1 + 16);
-				__m512 v[4] = { _mm512_permutex2var_ps(a0, ev, a1),
-						_mm512_permutex2var_ps(a0, od, a1),
-						_mm512_permutex2var_ps(b0, ev, b1),
-						_mm512_permutex2var_ps(b0, od, b1) };
-				const int off[4] = { 0, 1, W, W + 1 };
-				__m512i base = _mm512_add_epi32(_mm512_set1_epi32(i0),
-								_mm512_slli_epi32(_mm512_setr_epi32(
-									0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-									11, 12, 13, 14, 15), 1));
-				__m512 best = v[0];
-				__m512i bi = base;
+				vf16 v[4], best, q = vf_zero();
+				float qf[16];
 
-				for (int q = 1; q < 4; q++) {
-					__mmask16 gt = _mm512_cmp_ps_mask(v[q], best, _CMP_GT_OQ);
+				vf_deinterleave(vf_loadm(r0, k0), vf_loadm(r0 + 16, k1), &v[0], &v[1]);
+				vf_deinterleave(vf_loadm(r1, k0), vf_loadm(r1 + 16, k1), &v[2], &v[3]);
+				best = v[0];
+				for (int e = 1; e < 4; e++) {
+					vm16 gt = vf_gt(v[e], best);
 
-					best = _mm512_mask_mov_ps(best, gt, v[q]);
-					bi = _mm512_mask_add_epi32(bi, gt, base, _mm512_set1_epi32(off[q]));
+					best = vf_select(gt, v[e], best);
+					q = vf_select(gt, vf_set1((float)e), q);
 				}
-				_mm512_mask_storeu_ps(o + oh * OW + ow, km, best);
-				_mm512_mask_storeu_epi32(am + oh * OW + ow, km, bi);
+				vf_storem(o + oh * OW + ow, vm_first(n), best);
+				vf_store(qf, q);
+				for (int j = 0; j < n; j++)
+					am[oh * OW + ow + j] = i0 + 2 * j + off[(int)qf[j]];
 			}
 	}
 }
-#endif
 
 void nn_cpu_maxpool_fwd(struct nn_backend *be, float *out, int32_t *argmax, const float *in,
 			const struct nn_pool_shape *s)
 {
-#ifdef __AVX512F__
-	if (s->k == 2 && s->stride == 2 && s->pad == 0) {
-		maxpool2_fwd_avx512(out, argmax, in, s);
-		return;
-	}
-#endif
 	if (s->k == 2 && s->stride == 2 && s->pad == 0) {
 		maxpool2_fwd(out, argmax, in, s);
 		return;

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "nn/cpu/cpu.h"
-#include "nn/vmath.h"
+#include "nn/cpu/vmath16.h"
 #include "nn/ops_seq.h"
 
 void nn_embed_fwd_cpu(struct nn_backend *be, float *out, const int32_t *tokens,
@@ -32,104 +32,76 @@ void nn_embed_bwd_cpu(struct nn_backend *be, float *dtable, const float *dout,
 	}
 }
 
-/* One sample's LSTM cell at one step, k in [k0, Hd): g (4Hd) the gate pre-activations
- * in, their nonlinearities out; c, h (Hd) the new state; cp the previous c or NULL. */
-static void cell_fwd_tail(float *g, float *c, float *h, const float *cp, int k0, int Hd)
-{
-	for (int k = k0; k < Hd; k++) {
-		float gi = nn_vsigmf(g[k]), gf = nn_vsigmf(g[Hd + k]);
-		float gg = nn_vtanhf(g[2 * Hd + k]), go = nn_vsigmf(g[3 * Hd + k]);
+/* The loads and stores of the cells' 16 lanes: plain when full, else masked by m */
+#define LD(p) (full ? vf_load(p) : vf_loadm(p, m))
+#define ST(p, v) (full ? vf_store(p, v) : vf_storem(p, m, v))
 
-		g[k] = gi;
-		g[Hd + k] = gf;
-		g[2 * Hd + k] = gg;
-		g[3 * Hd + k] = go;
-		c[k] = (cp ? gf * cp[k] : 0.0f) + gi * gg;
-		h[k] = go * nn_vtanhf(c[k]);
-	}
+/* One sample's LSTM cell at one step, 16 k at a time from k: g (4Hd) the gate
+ * pre-activations in, their nonlinearities out; c, h (Hd) the new state; cp the
+ * previous c or NULL:
+ *   i, f, o = sigm(g_i, g_f, g_o), gg = tanh(g_g), c = (f cp or 0) + i gg, h = o tanh(c)
+ * Lane by lane on every level, so a level's width changes no bit.  full: all 16 lanes
+ * are in; else the lanes of m (the row's last block), the others never touched. */
+static inline __attribute__((always_inline)) void
+cell_fwd16(float *g, float *c, float *h, const float *cp, int k, int Hd, vm16 m, const int full)
+{
+	vf16 gi = nn_vsigm16(LD(g + k)), gf = nn_vsigm16(LD(g + Hd + k));
+	vf16 gg = nn_vtanh16(LD(g + 2 * Hd + k)), go = nn_vsigm16(LD(g + 3 * Hd + k));
+	vf16 ck = vf_add(cp ? vf_mul(gf, LD(cp + k)) : vf_zero(), vf_mul(gi, gg));
+
+	ST(g + k, gi);
+	ST(g + Hd + k, gf);
+	ST(g + 2 * Hd + k, gg);
+	ST(g + 3 * Hd + k, go);
+	ST(c + k, ck);
+	ST(h + k, vf_mul(go, nn_vtanh16(ck)));
 }
 
-/* The gate gradients dA (4Hd) of one sample at one step, k in [k0, Hd), and the
- * running dc (Hd) <- dc_{t-1}; g, c, cp as cell_fwd_tail left them, dh the step's
- * hidden-state gradient. */
-static void cell_bwd_tail(float *dA, float *dc, const float *g, const float *c,
-			  const float *cp, const float *dh, int k0, int Hd)
-{
-	for (int k = k0; k < Hd; k++) {
-		float gi = g[k], gf = g[Hd + k], gg = g[2 * Hd + k], go = g[3 * Hd + k];
-		float tc = nn_vtanhf(c[k]);
-		float dck = dc[k] + dh[k] * go * (1.0f - tc * tc);
-
-		dA[k] = dck * gg * gi * (1.0f - gi);
-		dA[Hd + k] = (cp ? dck * cp[k] : 0.0f) * gf * (1.0f - gf);
-		dA[2 * Hd + k] = dck * gi * (1.0f - gg * gg);
-		dA[3 * Hd + k] = dh[k] * tc * go * (1.0f - go);
-		dc[k] = dck * gf;
-	}
-}
-
-#ifdef __AVX512F__
-/* The same as the tails, 16 k at a time (the same operations in the same order) */
 static void cell_fwd(float *g, float *c, float *h, const float *cp, int Hd)
 {
 	int k = 0;
 
-	for (; k + 16 <= Hd; k += 16) {
-		__m512 gi = nn_vsigm16(_mm512_loadu_ps(g + k));
-		__m512 gf = nn_vsigm16(_mm512_loadu_ps(g + Hd + k));
-		__m512 gg = nn_vtanh16(_mm512_loadu_ps(g + 2 * Hd + k));
-		__m512 go = nn_vsigm16(_mm512_loadu_ps(g + 3 * Hd + k));
-		__m512 f = cp ? _mm512_mul_ps(gf, _mm512_loadu_ps(cp + k)) : _mm512_setzero_ps();
-		__m512 ck = _mm512_add_ps(f, _mm512_mul_ps(gi, gg));
-
-		_mm512_storeu_ps(g + k, gi);
-		_mm512_storeu_ps(g + Hd + k, gf);
-		_mm512_storeu_ps(g + 2 * Hd + k, gg);
-		_mm512_storeu_ps(g + 3 * Hd + k, go);
-		_mm512_storeu_ps(c + k, ck);
-		_mm512_storeu_ps(h + k, _mm512_mul_ps(go, nn_vtanh16(ck)));
-	}
-	cell_fwd_tail(g, c, h, cp, k, Hd);
+	for (; k + 16 <= Hd; k += 16)
+		cell_fwd16(g, c, h, cp, k, Hd, vm_first(16), 1);
+	if (k < Hd)
+		cell_fwd16(g, c, h, cp, k, Hd, vm_first(Hd - k), 0);
 }
+
+/* The gate gradients dA (4Hd) of one sample at one step, 16 k at a time from k, and
+ * the running dc (Hd) <- dc_{t-1}; g, c, cp as cell_fwd left them, dh the step's
+ * hidden-state gradient:
+ *   tc = tanh(c), dc' = dc + dh o (1 - tc^2), dA_i = dc' gg i (1 - i),
+ *   dA_f = (dc' cp or 0) f (1 - f), dA_g = dc' i (1 - gg^2), dA_o = dh tc o (1 - o),
+ *   dc_{t-1} = dc' f   (products left to right, as written) */
+static inline __attribute__((always_inline)) void
+cell_bwd16(float *dA, float *dc, const float *g, const float *c, const float *cp,
+	   const float *dh, int k, int Hd, vm16 m, const int full)
+{
+	const vf16 one = vf_set1(1.0f);
+	vf16 gi = LD(g + k), gf = LD(g + Hd + k), gg = LD(g + 2 * Hd + k), go = LD(g + 3 * Hd + k);
+	vf16 tc = nn_vtanh16(LD(c + k)), d = LD(dh + k);
+	vf16 dck = vf_add(LD(dc + k), vf_mul(vf_mul(d, go), vf_sub(one, vf_mul(tc, tc))));
+	vf16 df = cp ? vf_mul(dck, LD(cp + k)) : vf_zero();
+
+	ST(dA + k, vf_mul(vf_mul(vf_mul(dck, gg), gi), vf_sub(one, gi)));
+	ST(dA + Hd + k, vf_mul(vf_mul(df, gf), vf_sub(one, gf)));
+	ST(dA + 2 * Hd + k, vf_mul(vf_mul(dck, gi), vf_sub(one, vf_mul(gg, gg))));
+	ST(dA + 3 * Hd + k, vf_mul(vf_mul(vf_mul(d, tc), go), vf_sub(one, go)));
+	ST(dc + k, vf_mul(dck, gf));
+}
+#undef LD
+#undef ST
 
 static void cell_bwd(float *dA, float *dc, const float *g, const float *c, const float *cp,
 		     const float *dh, int Hd)
 {
-	const __m512 one = _mm512_set1_ps(1.0f);
 	int k = 0;
 
-	for (; k + 16 <= Hd; k += 16) {
-		__m512 gi = _mm512_loadu_ps(g + k), gf = _mm512_loadu_ps(g + Hd + k);
-		__m512 gg = _mm512_loadu_ps(g + 2 * Hd + k), go = _mm512_loadu_ps(g + 3 * Hd + k);
-		__m512 tc = nn_vtanh16(_mm512_loadu_ps(c + k)), d = _mm512_loadu_ps(dh + k);
-		__m512 dck = _mm512_add_ps(_mm512_loadu_ps(dc + k), _mm512_mul_ps(
-			_mm512_mul_ps(d, go), _mm512_sub_ps(one, _mm512_mul_ps(tc, tc))));
-		__m512 df = cp ? _mm512_mul_ps(dck, _mm512_loadu_ps(cp + k)) : _mm512_setzero_ps();
-
-		_mm512_storeu_ps(dA + k, _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(dck, gg), gi),
-						       _mm512_sub_ps(one, gi)));
-		_mm512_storeu_ps(dA + Hd + k, _mm512_mul_ps(_mm512_mul_ps(df, gf),
-							    _mm512_sub_ps(one, gf)));
-		_mm512_storeu_ps(dA + 2 * Hd + k, _mm512_mul_ps(_mm512_mul_ps(dck, gi),
-				 _mm512_sub_ps(one, _mm512_mul_ps(gg, gg))));
-		_mm512_storeu_ps(dA + 3 * Hd + k, _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(d, tc),
-				 go), _mm512_sub_ps(one, go)));
-		_mm512_storeu_ps(dc + k, _mm512_mul_ps(dck, gf));
-	}
-	cell_bwd_tail(dA, dc, g, c, cp, dh, k, Hd);
+	for (; k + 16 <= Hd; k += 16)
+		cell_bwd16(dA, dc, g, c, cp, dh, k, Hd, vm_first(16), 1);
+	if (k < Hd)
+		cell_bwd16(dA, dc, g, c, cp, dh, k, Hd, vm_first(Hd - k), 0);
 }
-#else
-static void cell_fwd(float *g, float *c, float *h, const float *cp, int Hd)
-{
-	cell_fwd_tail(g, c, h, cp, 0, Hd);
-}
-
-static void cell_bwd(float *dA, float *dc, const float *g, const float *c, const float *cp,
-		     const float *dh, int Hd)
-{
-	cell_bwd_tail(dA, dc, g, c, cp, dh, 0, Hd);
-}
-#endif
 
 /* in (B,T,D), wx (4Hd,D), wh (4Hd,Hd), b (4Hd) -> out (B,Hd) */
 void nn_lstm_fwd_cpu(struct nn_backend *be, float *out, float *cache, const float *in,
