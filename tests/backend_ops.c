@@ -15,6 +15,13 @@
  * the end.  Shapes: batch 1 and odd, kernels 1/3/5/7, strides 1-3, paddings 0-2, odd
  * sizes, in-place elementwise ops, ties in max pooling, repeated and out-of-range
  * tokens.
+ *
+ * The bits of each case (backend_ops_check_bits): the outputs of the first run of every
+ * mask, and the loss, are kept per case and hashed (FNV-1a 64, each 4-byte element
+ * least significant byte first).  Given the bits of another backend (another level of
+ * the CPU backend), every case must give the same bits, element for element; the
+ * elements that differ are named under the case.  The hashes are the digest that
+ * tests/test_backend_ops.c writes and compares (--levels).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -94,8 +101,38 @@ struct opstat {
 	double worst;		/* largest error / tolerance */
 };
 
+/* One span of a case's bits: n 4-byte elements of argument k (-1: the loss and the count
+ * returned) of the run with mask, at off. */
+struct seg {
+	int mask, k;
+	size_t off, n;
+};
+
+/* The bits of one case: its name, the hash of its outputs and, when kept, the outputs. */
+struct casebits {
+	char name[160];
+	uint64_t hash;
+	unsigned char *data;
+	size_t len, cap;
+	struct seg *seg;
+	int nseg, segcap;
+	bool nomem;
+};
+
+struct backend_ops_bits {
+	bool keep;		/* keep each case's outputs, not only its hash */
+	char label[48];		/* the backend (and level) they came from */
+	int perturb;		/* the case whose first output bit is flipped (-1: none) */
+	struct casebits *c;
+	int n, cap;
+};
+
 struct suite {
 	struct nn_backend *ref, *be;
+	const char *label;	/* be's name, with its level: "cpu/avx2" */
+	struct backend_ops_bits *bits;	/* each case's bits go here (may be NULL) */
+	const struct backend_ops_bits *same_as;	/* and must be these (may be NULL) */
+	struct casebits cur;	/* the current case's */
 	char notes[4096];	/* what went wrong in the current case, printed after it */
 	size_t nnotes;
 	uint64_t seed;
@@ -113,6 +150,208 @@ __attribute__((format(printf, 2, 3))) static void note(struct suite *su, const c
 	if (n > 0)
 		su->nnotes = su->nnotes + (size_t)n < sizeof(su->notes) ? su->nnotes + (size_t)n
 									 : sizeof(su->notes) - 1;
+}
+
+/* --- the bits of a case ---------------------------------------------------------------- */
+
+static uint64_t fnv1a64(const unsigned char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (size_t i = 0; i < len; i += 4) {
+		uint32_t v;
+		memcpy(&v, p + i, 4);
+		for (int b = 0; b < 4; b++) {	/* the same digest on either byte order */
+			h ^= (v >> (8 * b)) & 0xff;
+			h *= 0x100000001b3u;
+		}
+	}
+	return h;
+}
+
+/* n 4-byte elements of argument k (mask's run) onto the current case's bits. */
+static void bits_add(struct casebits *cb, int mask, int k, const void *p, size_t n)
+{
+	if (cb->nomem)
+		return;
+	if (cb->len + n * 4 > cb->cap) {
+		size_t cap = (cb->len + n * 4) * 2;
+		unsigned char *d = realloc(cb->data, cap);
+		if (!d) {
+			cb->nomem = true;
+			return;
+		}
+		cb->data = d, cb->cap = cap;
+	}
+	if (cb->nseg == cb->segcap) {
+		int cap = cb->segcap ? cb->segcap * 2 : 8;
+		struct seg *sg = realloc(cb->seg, (size_t)cap * sizeof(*sg));
+		if (!sg) {
+			cb->nomem = true;
+			return;
+		}
+		cb->seg = sg, cb->segcap = cap;
+	}
+	cb->seg[cb->nseg++] = (struct seg){ mask, k, cb->len, n };
+	memcpy(cb->data + cb->len, p, n * 4);
+	cb->len += n * 4;
+}
+
+static void casebits_free(struct casebits *cb)
+{
+	free(cb->data);
+	free(cb->seg);
+	*cb = (struct casebits){ 0 };
+}
+
+struct backend_ops_bits *backend_ops_bits_new(bool keep, const char *label)
+{
+	struct backend_ops_bits *b = calloc(1, sizeof(*b));
+	if (b) {
+		b->keep = keep;
+		b->perturb = -1;
+		snprintf(b->label, sizeof(b->label), "%s", label ? label : "");
+	}
+	return b;
+}
+
+void backend_ops_bits_perturb(struct backend_ops_bits *b, int case_index)
+{
+	b->perturb = case_index;
+}
+
+void backend_ops_bits_free(struct backend_ops_bits *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->n; i++)
+		casebits_free(&b->c[i]);
+	free(b->c);
+	free(b);
+}
+
+int backend_ops_bits_count(const struct backend_ops_bits *b)
+{
+	return b->n;
+}
+
+const char *backend_ops_bits_name(const struct backend_ops_bits *b, int i)
+{
+	return b->c[i].name;
+}
+
+uint64_t backend_ops_bits_hash(const struct backend_ops_bits *b, int i)
+{
+	return b->c[i].hash;
+}
+
+const char *backend_ops_bits_label(const struct backend_ops_bits *b)
+{
+	return b->label;
+}
+
+/* What one differing element was, for a note. */
+static void note_element(struct suite *su, const struct tcase *c, const struct seg *sg,
+			 size_t i, const unsigned char *mine, const unsigned char *theirs)
+{
+	const char *what = sg->k < 0 ? (i ? "correct" : "loss") : c->a[sg->k].name;
+	bool isint = sg->k < 0 ? i == 1 : c->a[sg->k].ints;
+	int32_t a, b;
+	float fa, fb;
+	memcpy(&a, mine, 4), memcpy(&b, theirs, 4);
+	memcpy(&fa, mine, 4), memcpy(&fb, theirs, 4);
+	if (isint)
+		note(su, "    bits: mask %d %s[%zu]: %d here, %d on %s\n", sg->mask, what,
+		     sg->k < 0 ? 0 : i, a, b, su->same_as->label);
+	else
+		note(su, "    bits: mask %d %s[%zu]: %.9g here, %.9g on %s (0x%08x, 0x%08x)\n",
+		     sg->mask, what, sg->k < 0 ? 0 : i, fa, fb, su->same_as->label, (uint32_t)a,
+		     (uint32_t)b);
+}
+
+/* The current case's bits against those of the same case of su->same_as: 1 the same. */
+static int bits_same(struct suite *su, const struct tcase *c, const struct casebits *theirs)
+{
+	const struct casebits *mine = &su->cur;
+	if (strcmp(mine->name, theirs->name)) {
+		note(su, "    bits: this case is '%s' on %s: not the same cases\n", theirs->name,
+		     su->same_as->label);
+		return 0;
+	}
+	if (mine->nseg != theirs->nseg || mine->len != theirs->len) {
+		note(su, "    bits: %zu bytes of outputs, %zu on %s (a run stopped early?)\n",
+		     mine->len, theirs->len, su->same_as->label);
+		return 0;
+	}
+	size_t bad = 0;
+	for (int g = 0; g < mine->nseg; g++) {
+		const struct seg *sg = &mine->seg[g];
+		size_t segbad = 0;
+		for (size_t i = 0; i < sg->n; i++) {
+			const unsigned char *a = mine->data + sg->off + 4 * i;
+			const unsigned char *b = theirs->data + sg->off + 4 * i;
+			if (memcmp(a, b, 4) == 0)
+				continue;
+			if (bad + segbad++ < 3)
+				note_element(su, c, sg, i, a, b);
+		}
+		if (segbad)
+			note(su, "    bits: mask %d %s: %zu of %zu elements differ from %s\n", sg->mask,
+			     sg->k < 0 ? "loss/correct" : c->a[sg->k].name, segbad, sg->n,
+			     su->same_as->label);
+		bad += segbad;
+	}
+	return bad == 0;
+}
+
+/* The current case ends: its bits compared with su->same_as's and kept in su->bits.
+ * 1 the same (or nothing to compare with). */
+static int bits_close(struct suite *su, const struct tcase *c, bool compare)
+{
+	struct casebits *cb = &su->cur;
+	int ok = 1;
+	snprintf(cb->name, sizeof(cb->name), "%s %s", c->op, c->shape);
+	for (size_t l = strlen(cb->name); l && cb->name[l - 1] == ' '; l--)
+		cb->name[l - 1] = '\0';
+	if (cb->nomem) {
+		note(su, "    bits: no memory to keep this case's outputs\n");
+		ok = 0;
+	}
+	if (su->bits && su->bits->n == su->bits->perturb && cb->len)
+		cb->data[0] ^= 1;	/* the check's own test: this case must fail */
+	cb->hash = fnv1a64(cb->data, cb->len);
+	if (compare && su->same_as && ok) {
+		int idx = su->bits ? su->bits->n : -1;
+		if (idx < 0 || idx >= su->same_as->n || !su->same_as->keep) {
+			note(su, "    bits: %s has no case %d to compare with\n", su->same_as->label,
+			     idx);
+			ok = 0;
+		} else {
+			ok = bits_same(su, c, &su->same_as->c[idx]);
+		}
+	}
+	struct backend_ops_bits *b = su->bits;
+	if (b && b->n == b->cap) {
+		int cap = b->cap ? b->cap * 2 : 256;
+		struct casebits *nc = realloc(b->c, (size_t)cap * sizeof(*nc));
+		if (nc)
+			b->c = nc, b->cap = cap;
+	}
+	if (b && b->n < b->cap) {
+		if (!b->keep) {
+			free(cb->data), free(cb->seg);
+			cb->data = NULL, cb->seg = NULL;
+			cb->len = cb->cap = 0, cb->nseg = cb->segcap = 0;
+		}
+		b->c[b->n++] = *cb;
+		*cb = (struct casebits){ 0 };
+	} else {
+		if (b) {
+			note(su, "    bits: no memory for another case\n");
+			ok = 0;
+		}
+		casebits_free(cb);
+	}
+	return ok;
 }
 
 /* --- buffers of a backend, with guard zones ------------------------------------------- */
@@ -303,10 +542,11 @@ static int check_case(struct suite *su, const struct tcase *c)
 	for (int k = 0; k < c->nargs; k++)
 		nopt += c->a[k].kind == OPT;
 	if (bufs_init(&rb, ref, c) || bufs_init(&tb, be, c)) {
-		printf("FAIL %s %s %s: no memory: %s\n", be->ops->name, c->op, c->shape,
+		printf("FAIL %s %s %s: no memory: %s\n", su->label, c->op, c->shape,
 		       be->err ? be->msg : ref->msg);
 		bufs_free(&rb, ref, c->nargs);
 		bufs_free(&tb, be, c->nargs);
+		bits_close(su, c, false);
 		st->cases++, st->failed++;
 		return 0;
 	}
@@ -346,6 +586,8 @@ static int check_case(struct suite *su, const struct tcase *c)
 				if (rep == 0) {
 					ok &= compare(su, what, a, tb.got[k] + GUARD, rb.got[k] + GUARD,
 						      &worst);
+					bits_add(&su->cur, (int)mask, k, tb.got[k] + GUARD,
+						 a->cmp_n ? a->cmp_n : a->n);
 					free(first[k]);
 					first[k] = malloc(tb.n[k] * 4);
 					memcpy(first[k], tb.got[k] + GUARD, tb.n[k] * 4);
@@ -363,6 +605,12 @@ static int check_case(struct suite *su, const struct tcase *c)
 					       tr.loss, rr.loss, tr.correct, rr.correct);
 					ok = 0;
 				}
+				if (rep == 0) {
+					uint32_t lc[2];
+					memcpy(&lc[0], &tr.loss, 4);
+					memcpy(&lc[1], &tr.correct, 4);
+					bits_add(&su->cur, (int)mask, -1, lc, 2);
+				}
 				/* every run, with or without dlogits, returns the same bits */
 				if (mask == 0 && rep == 0)
 					tr0 = tr;
@@ -376,11 +624,12 @@ static int check_case(struct suite *su, const struct tcase *c)
 	}
 	for (int k = 0; k < MAXARG; k++)
 		free(first[k]);
+	ok &= bits_close(su, c, ok);
 	char verdict[96] = "bit-exact";
 	if (worst.ratio >= 0)
 		snprintf(verdict, sizeof(verdict), "max err %.2g (tol %.2g): %.3f of tol", worst.err,
 			 worst.tol, worst.ratio);
-	printf("%s %-5s %-16s %-40s %2d x2 runs, %s\n%s", ok ? "ok  " : "FAIL", be->ops->name,
+	printf("%s %-5s %-16s %-40s %2d x2 runs, %s\n%s", ok ? "ok  " : "FAIL", su->label,
 	       c->op, c->shape, 1 << nopt, verdict, su->notes);
 	su->notes[0] = '\0';
 	su->nnotes = 0;
@@ -399,7 +648,9 @@ static bool supported(struct suite *su, const char *op, const void *fn)
 		return true;
 	struct opstat *st = stat_of(su, op);
 	st->cases++, st->failed++;
-	printf("FAIL %s not supported [%s]\n", su->be->ops->name, op);
+	printf("FAIL %s not supported [%s]\n", su->label, op);
+	/* a case of its own in the bits, so that the next cases stay in step */
+	bits_close(su, &(struct tcase){ .op = op, .shape = "(not supported)" }, false);
 	return false;
 }
 
@@ -923,19 +1174,36 @@ static void all_ops(struct suite *su)
 		check_lstm(su, lstm[t][0], lstm[t][1], lstm[t][2], lstm[t][3]);
 }
 
-int backend_ops_check(struct nn_backend *ref, struct nn_backend *be)
+int backend_ops_check_bits(struct nn_backend *ref, struct nn_backend *be,
+			   struct backend_ops_bits *bits, const struct backend_ops_bits *same_as)
 {
-	struct suite su = { .ref = ref, .be = be, .seed = 12 };
+	char label[48];
+	if (bits && bits->label[0])
+		snprintf(label, sizeof(label), "%s", bits->label);
+	else if (be->ops->variant)
+		snprintf(label, sizeof(label), "%s/%s", be->ops->name, be->ops->variant);
+	else
+		snprintf(label, sizeof(label), "%s", be->ops->name);
+	struct suite su = { .ref = ref, .be = be, .seed = 12, .label = label, .bits = bits,
+			    .same_as = same_as };
 	int failed = 0, cases = 0;
 
+	if (bits)
+		snprintf(bits->label, sizeof(bits->label), "%s", label);
 	all_ops(&su);
-	printf("\n%-18s %6s %7s %14s   (backend %s against ref)\n", "op", "cases", "failed",
-	       "max err/tol", be->ops->name);
+	printf("\n%-18s %6s %7s %14s   (backend %s against ref%s%s)\n", "op", "cases", "failed",
+	       "max err/tol", label, same_as ? ", bits against " : "",
+	       same_as ? same_as->label : "");
 	for (int i = 0; i < su.nstat; i++) {
 		printf("%-18s %6d %7d %14.3f\n", su.stat[i].op, su.stat[i].cases,
 		       su.stat[i].failed, su.stat[i].worst);
 		failed += su.stat[i].failed, cases += su.stat[i].cases;
 	}
-	printf("%s: %d of %d cases failed\n\n", be->ops->name, failed, cases);
+	printf("%s: %d of %d cases failed\n\n", label, failed, cases);
 	return failed;
+}
+
+int backend_ops_check(struct nn_backend *ref, struct nn_backend *be)
+{
+	return backend_ops_check_bits(ref, be, NULL, NULL);
 }
