@@ -1,24 +1,37 @@
-/* nn/cpu/ops_cpu.c — the fast CPU backend: OpenBLAS sgemm for the matrix products, loops
- * the compiler vectorises for the rest.  gcc -O2 only vectorises loops it can replace
- * entirely, and never reorders a float reduction, so hot loops work in fixed blocks of
- * NN_CPU_VL lanes (each lane its own accumulator) with a scalar tail.  OpenBLAS threads
- * are the caller's business (workers run it single-threaded).  The table, linear,
- * elementwise ops and the loss live here; conv, batch norm and pooling in
- * nn/ops_cpu_*.c. */
-#include <cblas.h>
+/* nn/cpu/ops_cpu.c — the fast CPU backend: emu's own matrix kernels (nn/cpu/ops_cpu_gemm.c)
+ * for the matrix products, loops the compiler vectorises for the rest.  gcc -O2 only
+ * vectorises loops it can replace entirely, and never reorders a float reduction, so
+ * hot loops work in fixed blocks of NN_CPU_VL lanes (each lane its own accumulator)
+ * with a scalar tail.  The table, linear, elementwise ops and the loss live here; conv,
+ * batch norm and pooling in nn/cpu/ops_cpu_*.c. */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "nn/cpu/cpu.h"
 
-/* out (B,Cout) = in (B,Cin) w^T + b: the bias is laid down first, sgemm adds to it */
+/* n floats of scratch for op, or NULL with be's error set (the ops return nothing) */
+static float *cpu_scratch(struct nn_backend *be, size_t n, const char *op)
+{
+	float *p = malloc((n ? n : 1) * sizeof(float));
+
+	if (!p && be)
+		nn_backend_fail(be, -ENOMEM, "cpu: %s: out of memory (%zu bytes of scratch)", op,
+				n * sizeof(float));
+	return p;
+}
+
+/* out (B,Cout) = in (B,Cin) w^T + b: each output the dot product of a row of in and
+ * one of w (nn_cpu_gemm_abt: 16 lanes, then their fixed tree), added to the bias laid
+ * down first.  No transposes: w is read as it lies. */
 void nn_cpu_linear_fwd(struct nn_backend *be, float *out, const float *in, const float *w,
 		       const float *b, int B, int Cin, int Cout)
 {
 	if (b)
 		for (int n = 0; n < B; n++)
 			memcpy(out + (size_t)n * Cout, b, (size_t)Cout * sizeof(float));
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, Cout, Cin, 1.0f, in, Cin, w,
-		    Cin, b ? 1.0f : 0.0f, out, Cout);
+	nn_cpu_gemm_abt(out, (size_t)Cout, in, (size_t)Cin, w, (size_t)Cin, B, Cout, Cin,
+			b != NULL);
 }
 
 /* column sums of a (rows, cols) matrix: db of linear and conv */
@@ -37,16 +50,23 @@ void nn_cpu_colsum(float *restrict sum, const float *restrict a, int rows, int c
 	}
 }
 
+/* Both products through nn_cpu_gemm_at (each output sums its terms in order): dw's A is
+ * dout as it lies; din's is dout^T, a copy of B*Cout floats. */
 void nn_cpu_linear_bwd(struct nn_backend *be, float *din, float *dw, float *db,
 		       const float *dout, const float *in, const float *w, int B, int Cin,
 		       int Cout)
 {
-	if (din)	/* (B,Cin) = dout (B,Cout) w (Cout,Cin) */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Cin, Cout, 1.0f, dout,
-			    Cout, w, Cin, 0.0f, din, Cin);
-	if (dw)		/* (Cout,Cin) = dout^T in */
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cout, Cin, B, 1.0f, dout,
-			    Cout, in, Cin, 0.0f, dw, Cin);
+	if (din) {	/* (B,Cin) = dout (B,Cout) w (Cout,Cin) */
+		float *dt = cpu_scratch(be, (size_t)B * Cout, "linear_bwd");
+
+		if (!dt)
+			return;
+		nn_cpu_transpose(dt, dout, B, Cout);
+		nn_cpu_gemm_at(din, (size_t)Cin, dt, w, (size_t)Cin, B, Cin, Cout, NULL, 0);
+		free(dt);
+	}
+	if (dw)		/* (Cout,Cin) = dout^T (Cout,B) in (B,Cin) */
+		nn_cpu_gemm_at(dw, (size_t)Cin, dout, in, (size_t)Cin, Cout, Cin, B, NULL, 0);
 	if (db)
 		nn_cpu_colsum(db, dout, B, Cout);
 }
