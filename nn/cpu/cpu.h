@@ -89,29 +89,19 @@ void nn_cpu_gemm_rows(float *C, size_t ldc, const float *at, const struct nn_gem
  * in place whatever its layout (the conv's weight gradient: dout's planes) */
 void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t ar,
 			const struct nn_gemm_rows *B, int M, int N, int accumulate);
-/* Whether nn_cpu_gemm_rows is the fast path (else im2col + nn_cpu_gemm_at is) */
-#ifdef __AVX512F__
-#define NN_CPU_DIRECT 1
-#else
-#define NN_CPU_DIRECT 0
-#endif
 /* Inline copies: conv rows are short (8 floats in resnet's last stage), too short to
- * pay for a libc call each.  gcc -O2 turns plain copy loops back into memcpy/memset
- * calls (which cost ~9% of a resnet20 step), so with AVX-512 they are masked vector
- * moves; otherwise fixed blocks that gcc vectorises. */
-#ifdef __AVX512F__
-#include <immintrin.h>
-
+ * pay for a libc call each (gcc -O2 turns plain copy loops back into memcpy/memset
+ * calls, which cost ~9% of a resnet20 step): vectors of 16, the last one masked. */
 static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
 {
 	int t = 0;
 
 	for (; t + 16 <= n; t += 16)
-		_mm512_storeu_ps(dst + t, _mm512_loadu_ps(src + t));
+		vf_store(dst + t, vf_load(src + t));
 	if (t < n) {
-		__mmask16 k = (__mmask16)((1u << (n - t)) - 1);
+		vm16 k = vm_first(n - t);
 
-		_mm512_mask_storeu_ps(dst + t, k, _mm512_maskz_loadu_ps(k, src + t));
+		vf_storem(dst + t, k, vf_loadm(src + t, k));
 	}
 }
 
@@ -121,13 +111,11 @@ static inline void nn_fadd(float *restrict dst, const float *restrict src, int n
 	int t = 0;
 
 	for (; t + 16 <= n; t += 16)
-		_mm512_storeu_ps(dst + t, _mm512_add_ps(_mm512_loadu_ps(dst + t),
-							_mm512_loadu_ps(src + t)));
+		vf_store(dst + t, vf_add(vf_load(dst + t), vf_load(src + t)));
 	if (t < n) {
-		__mmask16 k = (__mmask16)((1u << (n - t)) - 1);
+		vm16 k = vm_first(n - t);
 
-		_mm512_mask_storeu_ps(dst + t, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, dst + t),
-								_mm512_maskz_loadu_ps(k, src + t)));
+		vf_storem(dst + t, k, vf_add(vf_loadm(dst + t, k), vf_loadm(src + t, k)));
 	}
 }
 
@@ -136,45 +124,10 @@ static inline void nn_fzero(float *restrict dst, int n)
 	int t = 0;
 
 	for (; t + 16 <= n; t += 16)
-		_mm512_storeu_ps(dst + t, _mm512_setzero_ps());
+		vf_store(dst + t, vf_zero());
 	if (t < n)
-		_mm512_mask_storeu_ps(dst + t, (__mmask16)((1u << (n - t)) - 1),
-				      _mm512_setzero_ps());
+		vf_storem(dst + t, vm_first(n - t), vf_zero());
 }
-#else
-static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
-{
-	int t = 0;
-
-	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
-		for (int q = 0; q < NN_CPU_VL; q++)
-			dst[t + q] = src[t + q];
-	for (; t < n; t++)
-		dst[t] = src[t];
-}
-
-static inline void nn_fadd(float *restrict dst, const float *restrict src, int n)
-{
-	int t = 0;
-
-	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
-		for (int q = 0; q < NN_CPU_VL; q++)
-			dst[t + q] += src[t + q];
-	for (; t < n; t++)
-		dst[t] += src[t];
-}
-
-static inline void nn_fzero(float *restrict dst, int n)
-{
-	int t = 0;
-
-	for (; t + NN_CPU_VL <= n; t += NN_CPU_VL)
-		for (int q = 0; q < NN_CPU_VL; q++)
-			dst[t + q] = 0.0f;
-	for (; t < n; t++)
-		dst[t] = 0.0f;
-}
-#endif
 
 /* Sum of x[0..n) in NN_CPU_VL lanes (the tail first, then the lanes in order): the order
  * every row sum of the CPU backend uses, so that its results do not depend on the op. */
@@ -204,13 +157,12 @@ size_t nn_cpu_conv_wgrad_ws(const struct nn_conv_shape *s);
 void nn_cpu_conv_wgrad(float *dw, const float *dout, const float *in,
 		       const struct nn_conv_shape *s, float *ws);
 
-/* dst (cols, rows) = src (rows, cols)^T */
+/* dst (cols, rows) = src (rows, cols)^T.  nn/cpu/gemm_transpose.c */
 void nn_cpu_transpose(float *restrict dst, const float *restrict src, int rows, int cols);
-#ifdef __AVX512F__
 /* a 16 x 16 block: dst rows 0..7 (ldd apart) from dst on, rows 8..15 from dst8 on */
 void nn_cpu_transpose16(float *dst, float *dst8, size_t ldd, const float *src, size_t lds);
-#endif
-/* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of rows */
+/* C (M, N) = A (M, L) B (N, L)^T, or C += that when accumulate != 0: dot products of
+ * rows.  nn/cpu/gemm_abt.c */
 void nn_cpu_gemm_abt(float *C, size_t ldc, const float *A, size_t lda, const float *B,
 		     size_t ldb, int M, int N, int L, int accumulate);
 void nn_cpu_linear_fwd(struct nn_backend *be, float *out, const float *in, const float *w,

@@ -3,13 +3,12 @@
  * Per sample, col (CKK = C*kh*kw, OHW) holds the input patches, and
  *   out  (K, OHW)  = w (K, CKK) col + b                 forward
  *   dcol (CKK, OHW) = w^T dout, din = col2im(dcol)      input gradient
- * (the weight gradient is in nn/cpu/ops_cpu_conv_wgrad.c).  A stride-1 "same" conv
- * (2*pad == k-1: resnet's 3x3 and 1x1) needs no col with NN_CPU_DIRECT: the gemm reads
- * kw shifted copies of the zero-padded input (conv_direct).  Its input gradient is the
+ * (the weight gradient is in nn/cpu/ops_cpu_conv_wgrad.c).  A stride-1 conv with
+ * pad < k (resnet's 3x3 same convs, lenet's 5x5) needs no col: the gemm reads kw
+ * shifted copies of the zero-padded input (conv_direct).  Its input gradient is the
  * forward conv of dout with the flipped, transposed filters, which replaces col2im's
  * scattered adds and the zeroing of din.  A 1x1 stride-1 unpadded conv needs no col:
  * the input plane is one already. */
-#include <cblas.h>
 #include <string.h>
 #include "nn/cpu/cpu.h"
 
@@ -18,7 +17,7 @@
  * their input gradient, a conv of the same kind.  Not 1x1 unpadded: no copy at all. */
 static int conv_is_direct(const struct nn_conv_shape *s)
 {
-	return NN_CPU_DIRECT && s->stride == 1 && s->kh == s->kw && s->pad < s->kh &&
+	return s->stride == 1 && s->kh == s->kw && s->pad < s->kh &&
 	       !nn_cpu_conv_is_pointwise(s);
 }
 
@@ -29,7 +28,7 @@ static void conv_transposed_shape(struct nn_conv_shape *t, const struct nn_conv_
 	nn_conv_shape_init(t, s->B, s->K, s->OH, s->OW, s->C, s->kh, 1, s->kh - 1 - s->pad);
 }
 
-/* A stride-1 conv read in place (NN_CPU_DIRECT): per sample and input channel, kw
+/* A stride-1 conv read in place: per sample and input channel, kw
  * copies of the zero-padded plane (H+2p rows), copy j shifted left by j and cut to OW
  * columns: copy j at (r, ow) holds the padded input at (r, ow + j).  Row (c, i, j) of the
  * implicit im2col matrix is then copy j of plane c from row i on: OH*OW contiguous
@@ -152,22 +151,14 @@ size_t nn_cpu_conv_ws_floats(struct nn_backend *be, const struct nn_conv_shape *
 	size_t CKK = (size_t)s->C * s->kh * s->kw, OHW = (size_t)s->OH * s->OW;
 	size_t need = nn_cpu_conv_is_pointwise(s) ? 0 : CKK * OHW, wg = nn_cpu_conv_wgrad_ws(s);
 
-	if (nn_cpu_conv_is_same(s)) {
-		size_t din = (size_t)s->K * s->kh * s->kw * s->H * s->W;
-
-		if (din > need)
-			need = din;
-	}
-	if (conv_is_direct(s)) {
+	if (conv_is_direct(s) && direct_ws(s) > need)
+		need = direct_ws(s);
+	if (conv_is_direct(s) || nn_cpu_conv_is_same(s)) {	/* the input gradient's */
 		struct nn_conv_shape t;
 
 		conv_transposed_shape(&t, s);
-		size_t f = direct_ws(s), b = direct_ws(&t);
-
-		if (f > need)
-			need = f;
-		if (b > need)
-			need = b;
+		if (direct_ws(&t) > need)
+			need = direct_ws(&t);
 	}
 	need += (size_t)s->K * CKK;
 	return need > wg ? need : wg;
@@ -213,7 +204,7 @@ static void conv_bias_grad(float *db, const float *dout, const struct nn_conv_sh
 static void conv_same_input_grad(float *din, const float *dout, const float *w,
 				 const struct nn_conv_shape *s, float *ws, const float *add)
 {
-	const int kk = s->kh * s->kw, HW = s->H * s->W;
+	const int kk = s->kh * s->kw;
 	struct nn_conv_shape t;
 	float *at = ws, *col = ws + (size_t)s->K * s->C * kk;
 
@@ -222,16 +213,7 @@ static void conv_same_input_grad(float *din, const float *dout, const float *w,
 		for (int c = 0; c < s->C; c++)
 			for (int q = 0; q < kk; q++)
 				at[((size_t)k * kk + (kk - 1 - q)) * s->C + c] = w[((size_t)k * s->C + c) * kk + q];
-	if (NN_CPU_DIRECT) {
-		conv_direct(din, dout, at, NULL, &t, col, add);
-		return;
-	}
-	for (int n = 0; n < s->B; n++) {
-		nn_cpu_im2col(col, HW, dout + (size_t)n * s->K * HW, &t);	/* t is a same conv */
-		nn_cpu_gemm_at(din + (size_t)n * s->C * HW, HW, at, col, HW, s->C, HW, s->K * kk, NULL, 0);
-	}
-	if (add)
-		nn_fadd(din, add, s->B * s->C * HW);
+	conv_direct(din, dout, at, NULL, &t, col, add);
 }
 
 /* conv_bwd, and din += add when add is not NULL: in the store of din's tiles when the

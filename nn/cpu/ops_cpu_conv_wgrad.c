@@ -1,6 +1,6 @@
 /* nn/cpu/ops_cpu_conv_wgrad.c — the weight gradient of a conv, dw (K, C, kh, kw) =
  * sum over samples of dout (K, OHW) col^T, in three ways, fastest first:
- *   same convs with NN_CPU_DIRECT  channel-last input read in place (no im2row), dout as is
+ *   same convs                     channel-last input read in place (no im2row), dout as is
  *   K >= 32                        channel-last copies and im2row, nn_cpu_gemm_at
  *   otherwise                      dot products of rows, nn_cpu_gemm_abt
  * nn_cpu_gemm_at's outer products run about twice as fast as the dot products, but
@@ -102,7 +102,7 @@ static void conv_weight_grad_hwc(float *dw, const float *dout, const float *in,
 	wgrad_from_hwc(dw, dwp, s);
 }
 
-/* Weight gradient of a same conv (NN_CPU_DIRECT): per sample, the input channel-last
+/* Weight gradient of a same conv: per sample, the input channel-last
  * and zero-padded, xp (Hp*Ws, C) with Ws = W+P (a row's right padding is the next row's
  * left, as the padding rows of conv_direct).  For kernel row i, the patch of output
  * position (h, w) in (j, c) order is kw*C adjacent floats of xp from ((h+i)*Ws + w)*C
@@ -119,7 +119,7 @@ static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 	float *dwp = ws, *xp = dwp + (size_t)K * CKK, *tmp = xp + ((size_t)Hp * Ws + kw) * C;
 	/* blocks of 16 channels x 16 positions transpose straight into xp: the positions
 	 * are two runs of 8 in one row each */
-	const int direct = NN_CPU_DIRECT && C % 16 == 0 && W % 8 == 0 && HW % 16 == 0;
+	const int direct = C % 16 == 0 && W % 8 == 0 && HW % 16 == 0;
 
 	/* the padding: the same zeros for every sample, laid down once */
 	nn_fzero(xp, (Hp * Ws + kw) * C);
@@ -127,7 +127,6 @@ static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 		const float *x = in + (size_t)n * C * HW;
 
 		if (direct) {
-#ifdef __AVX512F__
 			const float *nx = C > 16 && n + 1 < s->B ? x + (size_t)C * HW : NULL;
 
 			for (int p0 = 0; p0 < HW; p0 += 16) {
@@ -147,11 +146,10 @@ static void conv_weight_grad_same(float *dw, const float *dout, const float *in,
 					 * are fastest without) */
 					if (nx)
 						for (int l = 0; l < 16; l++, nx += 16)
-							_mm_prefetch((const char *)nx, _MM_HINT_T0);
+							__builtin_prefetch(nx, 0, 3);
 					nn_cpu_transpose16(xp + r0 * C + c0, xp + r8 * C + c0, C, src, HW);
 				}
 			}
-#endif
 		} else {
 			nn_cpu_transpose(tmp, x, C, HW);
 			for (int h = 0; h < H; h++)
@@ -199,7 +197,7 @@ size_t nn_cpu_conv_wgrad_ws(const struct nn_conv_shape *s)
 {
 	size_t CKK = (size_t)s->C * s->kh * s->kw, OHW = (size_t)s->OH * s->OW;
 
-	if (NN_CPU_DIRECT && nn_cpu_conv_is_same(s))
+	if (nn_cpu_conv_is_same(s))
 		return same_wgrad_ws(s);
 	if (conv_use_hwc_wgrad(s))
 		return conv_hwc_wgrad_ws(s);
@@ -209,7 +207,7 @@ size_t nn_cpu_conv_wgrad_ws(const struct nn_conv_shape *s)
 void nn_cpu_conv_wgrad(float *dw, const float *dout, const float *in,
 		       const struct nn_conv_shape *s, float *ws)
 {
-	if (NN_CPU_DIRECT && nn_cpu_conv_is_same(s))
+	if (nn_cpu_conv_is_same(s))
 		conv_weight_grad_same(dw, dout, in, s, ws);
 	else if (conv_use_hwc_wgrad(s))
 		conv_weight_grad_hwc(dw, dout, in, s, ws);

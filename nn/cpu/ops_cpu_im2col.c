@@ -30,44 +30,6 @@ static void conv_valid_cols(const struct nn_conv_shape *s, int j, int *ow0, int 
 	*ow0 = lo, *ow1 = hi;
 }
 
-/* im2col for a same conv: row (c,i,j) is plane c shifted by (i - pad, j - pad), so
- * it is one contiguous copy followed by zeroing the rows and columns that fell
- * outside (no per-row calls: planes of 8x8 make rows short). */
-static void im2col_same(float *restrict col, size_t ld, const float *restrict in,
-			const struct nn_conv_shape *s)
-{
-	const int H = s->H, W = s->W, HW = H * W;
-
-	for (int c = 0; c < s->C; c++)
-		for (int i = 0; i < s->kh; i++)
-			for (int j = 0; j < s->kw; j++) {
-				float *restrict row = col + (size_t)((c * s->kh + i) * s->kw + j) * ld;
-				const float *restrict plane = in + (size_t)c * HW;
-				int di = i - s->pad, dj = j - s->pad, off = di * W + dj;
-				int oh0 = di < 0 ? -di : 0, oh1 = di > 0 ? H - di : H;
-				int t0 = oh0 * W, t1 = oh1 * W;
-
-				/* the span row[t] = plane[t + off] that stays inside the plane */
-				int a = t0 + off < 0 ? -off : t0, b = t1 + off > HW ? HW - off : t1;
-
-				if (oh0 >= oh1) {
-					nn_fzero(row, HW);
-					continue;
-				}
-				nn_fzero(row, a);
-				nn_fcopy(row + a, plane + a + off, b - a);
-				nn_fzero(row + b, HW - b);
-				if (dj < 0)
-					for (int oh = oh0; oh < oh1; oh++)
-						for (int ow = 0; ow < -dj && ow < W; ow++)
-							row[oh * W + ow] = 0.0f;
-				else if (dj > 0)
-					for (int oh = oh0; oh < oh1; oh++)
-						for (int ow = W - dj < 0 ? 0 : W - dj; ow < W; ow++)
-							row[oh * W + ow] = 0.0f;
-			}
-}
-
 /* Output row oh of col row (c, i, j) (OW floats at r): the input row it reads, padding
  * read as zero; ow0..ow1 the columns inside the plane (conv_valid_cols) */
 static void im2col_out_row(float *restrict r, const float *restrict in, int c, int i, int j,
@@ -94,7 +56,7 @@ static void im2col_out_row(float *restrict r, const float *restrict in, int c, i
  * columns, padding read as zero.  With stride 1, row (c, i, j) is row (c, i-1, j) moved
  * up one output row, plus its last output row: one long copy instead of OH short ones
  * (lenet's 5x5 convs: rows of 10 floats). */
-static void im2col(float *restrict col, size_t ld, const float *restrict in,
+void nn_cpu_im2col(float *restrict col, size_t ld, const float *restrict in,
 		   const struct nn_conv_shape *s)
 {
 	const int OW = s->OW, OH = s->OH;
@@ -149,12 +111,4 @@ void nn_cpu_col2im(float *restrict din, const float *restrict col, size_t ld,
 					}
 				}
 			}
-}
-
-void nn_cpu_im2col(float *col, size_t ld, const float *in, const struct nn_conv_shape *s)
-{
-	if (nn_cpu_conv_is_same(s))
-		im2col_same(col, ld, in, s);
-	else
-		im2col(col, ld, in, s);
 }
