@@ -1,5 +1,5 @@
-/* nn/cpu/ops_cpu.c — the fast CPU backend: emu's own matrix kernels (nn/cpu/ops_cpu_gemm.c)
- * for the matrix products, loops the compiler vectorises for the rest.  gcc -O2 only
+/* nn/cpu/ops_cpu.c — the fast CPU backend: emu's own matrix kernels (nn/cpu/cpu.h) for
+ * the matrix products, loops the compiler vectorises for the rest.  gcc -O2 only
  * vectorises loops it can replace entirely, and never reorders a float reduction, so
  * hot loops work in fixed blocks of NN_CPU_VL lanes (each lane its own accumulator)
  * with a scalar tail.  The table, linear, elementwise ops and the loss live here; conv,
