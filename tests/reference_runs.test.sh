@@ -1,36 +1,37 @@
 #!/bin/sh
 # emu's own regression test, the workflow of docs/experiments.md, "Regression testing": each
 # reference run tests/reference/NAME/ (made by `make reference` from the preset
-# tests/reference/NAME.ini: one per algorithm, loss on, 4 workers, an MLP on 2048
-# Fashion-MNIST samples, 40 steps) is rerun from its stored config.ini and compared
-# with `emu compare --tol`, so that a numerical change anywhere fails here and the
-# compare output says where (file, row, column, both values).
-#
-# The tolerance, 1e-9 (the CSVs' 9 digits): on this machine the runs are exact, in the
-# gcc -O2 -march=native build and in clang's -O1 sanitizer build alike (an MLP never
-# reaches emu's AVX-512 convolution, the kernel those two builds do not share: LeNet's
-# runs differ between them by up to 3e-3).  No tolerance carries them to another kind
-# of CPU: OpenBLAS chooses its sgemm kernels by CPU, and those of other CPUs (forced
-# here with OPENBLAS_CORETYPE=SkylakeX, Sandybridge, Nehalem) move every run by 1e-8 to
-# 5e-7 at first, then a ReLU that flips takes RPS's to 1e-4 within 40 steps, as large
-# as some real changes.  So each kind of machine has its own set: tests/reference/ and
-# tests/reference/machines/KIND/, each with a MACHINE file saying where it was made
-# (scripts/reference-runs --set); on a kind with none the test skips and says so
-# (make reference there, from a good commit, to test against that kind).
+# tests/reference/NAME.ini: each algorithm with an MLP, LeNet and ResNet-20, loss on, 2
+# to 4 workers, a few dozen steps) is rerun from its stored config.ini at every level of
+# the CPU backend this CPU runs (EMU_ISA=avx512, avx2, generic) and compared with
+# `emu compare --tol 0`: exact, since every level and every x86-64 machine gives the same
+# bits.  A numerical change anywhere fails here, and the compare output says where (file,
+# row, column, both values) and at which level.  A level this CPU cannot run is a skipped
+# check, with the reason; on another architecture the whole test skips (the references
+# hold x86-64's bits).
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
 presets=$SRCDIR/tests/reference
-tol=1e-9
-n=0
-# On another kind of machine the last bits differ by design (above): the comparison
-# would fail without saying anything about the change, so it is skipped, with the reason.
-if ! ref=$("$SRCDIR/scripts/reference-runs" --set "$EMU"); then
-	"$SRCDIR/scripts/reference-runs" --machine "$EMU" >"$T/machine"
-	echo "skip: no references were made on this kind of machine ($(tr '\n' ';' <"$T/machine"))," \
-		"whose last bits differ from others'; make reference here at a commit known to be" \
-		"good to test against this kind"
-	exit 77
-fi
+ref=$presets
+runs="$SRCDIR/scripts/reference-runs"
+arch=$(uname -m)
+[ "$arch" = x86_64 ] ||
+	skip "the reference runs hold the bits of x86-64; this machine is $arch, whose last" \
+		"bits are not checked"
+# the levels this CPU runs; each other is a skipped check (tests/run.sh counts it)
+levels=""
+for l in avx512 avx2 generic; do
+	got=$(EMU_ISA=$l "$EMU" --version | sed -n 's/^cpu level: //p')
+	if [ "$got" = "$l" ]; then
+		levels="$levels $l"
+	else
+		echo "SKIP level $l: $got"
+		echo "[  SKIPPED ] level_$l"
+	fi
+done
+[ -n "$levels" ] || fail "no level of the CPU backend runs here"
+"$runs" --synthetic-cifar "$T/synthetic-cifar"
+n=0 bad=""
 for ini in "$presets"/*.ini; do
 	name=$(basename "$ini" .ini)
 	for f in config.ini train.csv eval.csv net.csv; do
@@ -51,17 +52,24 @@ for ini in "$presets"/*.ini; do
 		fail "$name: tests/reference/$name/config.ini is not what $name.ini resolves to" \
 			"(above); if that is intended, make reference and say why in the commit"
 	fi
-	"$EMU" run "$ref/$name/config.ini" run.output="$T/$name" >/dev/null 2>"$T/err" ||
-		{ cat "$T/err"; fail "$name: the run failed"; }
-	rc=0
-	"$EMU" compare --tol "$tol" "$ref/$name" "$T/$name" >"$T/cmp" 2>&1 || rc=$?
-	sed "s/^/$name: /" "$T/cmp"
-	if [ $rc -ne 0 ]; then
-		fail "$name: not the reference run (emu compare exit $rc, above); an intended" \
-			"numerical change regenerates the references (make reference) and says" \
-			"why in its commit"
-	fi
-	n=$((n + 1))
+	for l in $levels; do
+		EMU_ISA=$l "$runs" --run "$EMU" "$ref/$name/config.ini" "$T/$name-$l" \
+			"$T/synthetic-cifar" 2>"$T/err" ||
+			{ cat "$T/err"; fail "$name at level $l: the run failed"; }
+		rc=0
+		"$EMU" compare --tol 0 "$ref/$name" "$T/$name-$l" >"$T/cmp" 2>&1 || rc=$?
+		if [ $rc -ne 0 ]; then
+			sed "s/^/$name, level $l: /" "$T/cmp"
+			bad="$bad $name@$l"
+		fi
+		n=$((n + 1))
+	done
 done
-[ $n -ge 5 ] || fail "$n reference runs in tests/reference; expected one per algorithm"
-echo "$n reference runs rerun and the same within $tol"
+if [ -n "$bad" ]; then
+	fail "not the reference runs:$bad (emu compare --tol 0, above); an intended numerical" \
+		"change regenerates the references (make reference) and says why in its commit;" \
+		"a level alone that differs computes differently from the others"
+fi
+[ $n -ge 7 ] || fail "$n reference runs in tests/reference; expected each algorithm, LeNet" \
+	"and ResNet-20"
+echo "$n reference runs (every preset at each level:$levels) the same bits as stored"
