@@ -5,7 +5,11 @@
  * (shared/peers/torch_step.py on the CPU; for lstm, and for every model on a GPU, peers
  * of the same architectures given here), and each model's effective GFLOP/s (nn_flops /
  * step time), on the CPU against single-thread OpenBLAS sgemm and against the core's
- * FMA peak (fma_peak_gflops), both measured in the same run.
+ * FMA peak, both measured in the same run.
+ * On the CPU everything is held to the level the backend runs (nn/cpu/level.c; EMU_ISA
+ * forces one): the peak is that of the level's vectors and PyTorch's dispatch is limited
+ * to the same instruction set (bench_nn_cpu.h), and the header line says what each side
+ * ran, PyTorch's as it reports itself.
  * A worker's step includes moving the gradients to the host and the parameters back:
  * on a GPU that copy time is reported beside the step (on the CPU it is nothing).
  *
@@ -28,6 +32,7 @@
 #include <unistd.h>
 
 #include "emu/bench/bench.h"
+#include "emu/bench/bench_nn_cpu.h"
 #include "emu/commands.h"
 #include "nn/backend.h"
 #include "nn/model.h"
@@ -118,106 +123,6 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return v[n / 2];
-}
-
-/* Single-thread sgemm GFLOP/s of n x n x n, median of reps. */
-static double sgemm_gflops(int n, int reps)
-{
-	size_t nn = (size_t)n * n;
-	float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float));
-	float *c = malloc(nn * sizeof(float));
-	double t[64], g = 0;
-	if (a && b && c && reps <= 64) {
-		for (size_t i = 0; i < nn; i++) {
-			a[i] = (float)(i % 7) * 0.1f;
-			b[i] = (float)(i % 5) * 0.1f;
-		}
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0,
-			    c, n);
-		for (int r = 0; r < reps; r++) {
-			double t0 = now();
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b,
-				    n, 0, c, n);
-			t[r] = now() - t0;
-		}
-		g = 2.0 * n * nn / median(t, reps) * 1e-9;
-	}
-	free(a);
-	free(b);
-	free(c);
-	return g;
-}
-
-/* The core's single-precision FMA peak in GFLOP/s: a loop of 24 FMAs per iteration
- * on 12 independent accumulators (enough to cover the FMA latency on every pipe of
- * current cores: 4 cycles x 2 pipes needs 8), widest vectors the build targets
- * (AVX-512, else AVX2+FMA; 0 without either: no peak reported), median of reps runs
- * of ~10 ms.  Written in asm so that the compiler can neither drop nor spill the
- * chains; the operands are small normal floats (no zero or denormal shortcuts).  It
- * is the rate of the FMA units at the clock the core runs now, loads and all else
- * aside: what a perfect kernel would reach. */
-#define FMA12(w) \
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "0\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "1\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "2\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "3\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "4\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "5\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "6\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "7\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "8\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "9\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "10\n\t"	\
-	"vfmadd231ps %%" w "12, %%" w "13, %%" w "11\n\t"
-#define FMA_CLOBBER "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
-	"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc"
-
-static double fma_peak_gflops(int reps)
-{
-	const float one_e8 = 1e-8f;
-	const long iters = 2000000;
-	double t[64];
-	int lanes = 0;
-
-	if (reps > 64)
-		reps = 64;
-	for (int r = 0; r < reps; r++) {
-		long n = iters;
-		double t0 = now();
-#if defined(__AVX512F__)
-		lanes = 16;
-		__asm__ volatile("vbroadcastss %1, %%zmm12\n\tvbroadcastss %1, %%zmm13\n\t"
-				 "vxorps %%zmm0, %%zmm0, %%zmm0\n\t"
-				 "vmovaps %%zmm0, %%zmm1\n\tvmovaps %%zmm0, %%zmm2\n\t"
-				 "vmovaps %%zmm0, %%zmm3\n\tvmovaps %%zmm0, %%zmm4\n\t"
-				 "vmovaps %%zmm0, %%zmm5\n\tvmovaps %%zmm0, %%zmm6\n\t"
-				 "vmovaps %%zmm0, %%zmm7\n\tvmovaps %%zmm0, %%zmm8\n\t"
-				 "vmovaps %%zmm0, %%zmm9\n\tvmovaps %%zmm0, %%zmm10\n\t"
-				 "vmovaps %%zmm0, %%zmm11\n\t"
-				 "1:\n\t" FMA12("zmm") FMA12("zmm") "dec %0\n\tjnz 1b\n\t"
-				 "vzeroupper"
-				 : "+r"(n) : "m"(one_e8) : FMA_CLOBBER, "memory");
-#elif defined(__FMA__) && defined(__AVX__)
-		lanes = 8;
-		__asm__ volatile("vbroadcastss %1, %%ymm12\n\tvbroadcastss %1, %%ymm13\n\t"
-				 "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
-				 "vmovaps %%ymm0, %%ymm1\n\tvmovaps %%ymm0, %%ymm2\n\t"
-				 "vmovaps %%ymm0, %%ymm3\n\tvmovaps %%ymm0, %%ymm4\n\t"
-				 "vmovaps %%ymm0, %%ymm5\n\tvmovaps %%ymm0, %%ymm6\n\t"
-				 "vmovaps %%ymm0, %%ymm7\n\tvmovaps %%ymm0, %%ymm8\n\t"
-				 "vmovaps %%ymm0, %%ymm9\n\tvmovaps %%ymm0, %%ymm10\n\t"
-				 "vmovaps %%ymm0, %%ymm11\n\t"
-				 "1:\n\t" FMA12("ymm") FMA12("ymm") "dec %0\n\tjnz 1b\n\t"
-				 "vzeroupper"
-				 : "+r"(n) : "m"(one_e8) : FMA_CLOBBER, "memory");
-#else
-		(void)n;
-		(void)one_e8;
-		return 0;
-#endif
-		t[r] = now() - t0;
-	}
-	return 24.0 * 2 * lanes * iters / median(t, reps) * 1e-9;
 }
 
 static struct nn_input input_of(const char *model)
@@ -320,22 +225,23 @@ static int find_peers(char *dir, size_t len)
 	return -ENOENT;
 }
 
-/* Runs the PyTorch peer (on the GPU when gpu); *ms = its median step, *params its
- * parameter count. */
-static int torch_step(const char *peers, const char *model, bool gpu, double *ms,
-		      size_t *params)
+/* Runs the PyTorch peer (on the GPU when gpu; on the CPU in the environment env, which
+ * limits its dispatch: bench_nn_level_of); *ms = its median step, *params its parameter
+ * count. */
+static int torch_step(const char *peers, const char *model, bool gpu, const char *env,
+		      double *ms, size_t *params)
 {
 	char cmd[PATH_MAX + 8192];
 	if (gpu)	/* the python that has PyTorch with CUDA: the first on PATH */
 		snprintf(cmd, sizeof(cmd), "python3 -c '%s' '%s' '%s' %d %d %d 2>&1", gpu_peer,
 			 peers, model, LSTM_T, LSTM_V, LSTM_K);
 	else if (!strcmp(model, "lstm"))
-		snprintf(cmd, sizeof(cmd), "OMP_NUM_THREADS=1 /usr/bin/python3 -c '%s' %d %d %d 2>&1",
-			 lstm_peer, LSTM_T, LSTM_V, LSTM_K);
+		snprintf(cmd, sizeof(cmd), "%sOMP_NUM_THREADS=1 /usr/bin/python3 -c '%s' %d %d %d 2>&1",
+			 env, lstm_peer, LSTM_T, LSTM_V, LSTM_K);
 	else
 		snprintf(cmd, sizeof(cmd),
-			 "OMP_NUM_THREADS=1 /usr/bin/python3 '%s/torch_step.py' '%s' 1 2>&1", peers,
-			 model);
+			 "%sOMP_NUM_THREADS=1 /usr/bin/python3 '%s/torch_step.py' '%s' 1 2>&1", env,
+			 peers, model);
 	FILE *f = popen(cmd, "r");
 	if (!f)
 		return -errno;
@@ -372,7 +278,9 @@ static const char usage_rest[] =
 	"  the median of R (5, at most " STR(MAX_ROUNDS) ") rounds taken in turn with PyTorch's,\n"
 	"  against PyTorch in the same run on the same device, GFLOP/s (on the CPU\n"
 	"  against OpenBLAS sgemm and the core's FMA peak), and on a GPU the time of the\n"
-	"  step's two copies.\n"
+	"  step's two copies.  On the CPU both sides run at the level of emu's backend\n"
+	"  (EMU_ISA=avx512|avx2|generic forces one): below avx512 the peak is AVX2's and\n"
+	"  PyTorch is limited to AVX2.\n"
 	"  CSV default: bench-nn.csv\n";
 
 /* The usage: --device's values are auto and the backends of the registry. */
@@ -430,11 +338,16 @@ static bool have_peer(char *peers, size_t len, bool gpu)
 	return system(cmd) == 0;
 }
 
+/* What the models are measured against on the CPU (zeros and empty strings on a GPU) */
+struct refs {
+	struct bench_nn_level lv;
+	double g256, g1024, peak;	/* GFLOP/s: sgemm 256^3 and 1024^3, the FMA peak */
+};
+
 /* One model: R rounds of emu and the peer alternately; the line of the table and CSV.
  * Returns 0, or -errno of emu's side; *ratio gets emu/torch (0 without a peer). */
 static int one_model(const struct opts *o, struct nn_backend *be, const char *peers, bool peer,
-		     bool gpu, const char *name, FILE *csv, double g256, double g1024,
-		     double peak, double *ratio)
+		     bool gpu, const char *name, FILE *csv, const struct refs *ref, double *ratio)
 {
 	struct result e = { 0 }, one[MAX_ROUNDS];
 	double tms = 0, t1[MAX_ROUNDS];
@@ -443,7 +356,8 @@ static int one_model(const struct opts *o, struct nn_backend *be, const char *pe
 	for (; n < o->rounds && !r; n++) {
 		r = emu_step(be, name, o->steps, &one[n]);
 		if (peer)
-			peer = torch_step(peers, name, gpu, &t1[n], &tparams) == 0;
+			peer = torch_step(peers, name, gpu, ref->lv.torch_env, &t1[n],
+					  &tparams) == 0;
 	}
 	if (!r) {	/* the median round of each side (insertion sorts: R is small) */
 		for (int i = 1; i < n; i++)
@@ -475,17 +389,52 @@ static int one_model(const struct opts *o, struct nn_backend *be, const char *pe
 			fprintf(stderr, "emu bench nn: %s: emu has %zu parameters, PyTorch %zu\n",
 				name, e.params, tparams);
 	}
-	if (!gpu)
-		snprintf(scol, sizeof(scol), "%.0f%%", 100 * gfs / g1024);
-	if (!gpu && peak > 0)
-		snprintf(pcol, sizeof(pcol), "%.0f%%", 100 * gfs / peak);
+	if (ref->g1024 > 0)
+		snprintf(scol, sizeof(scol), "%.0f%%", 100 * gfs / ref->g1024);
+	if (ref->peak > 0)
+		snprintf(pcol, sizeof(pcol), "%.0f%%", 100 * gfs / ref->peak);
 	printf("%-10s %9zu %9.3f %8.3f %9s %7s %8.3f %8.1f %7s %6s\n", name, e.params, e.ms,
 	       e.copy_ms, tcol, rcol, e.gflop, gfs, scol, pcol);
-	fprintf(csv, "%s,%s,%zu,%.4f,%.4f,%s,%s,%.4f,%.2f,%.2f,%.2f,%.2f,%.4f,%.4f\n", o->device,
-		name, e.params, e.ms, e.copy_ms, peer ? tcol : "", peer ? rcol : "", e.gflop, gfs,
-		gpu ? 0 : g256, gpu ? 0 : g1024, gpu ? 0 : peak, gpu ? 0 : gfs / g1024,
-		gpu || peak <= 0 ? 0 : gfs / peak);
+	fprintf(csv, "%s,%s,%zu,%.4f,%.4f,%s,%s,%.4f,%.2f,%.2f,%.2f,%.2f,%.4f,%.4f,%s,%s,%s\n",
+		o->device, name, e.params, e.ms, e.copy_ms, peer ? tcol : "", peer ? rcol : "",
+		e.gflop, gfs, ref->g256, ref->g1024, ref->peak,
+		ref->g1024 > 0 ? gfs / ref->g1024 : 0, ref->peak > 0 ? gfs / ref->peak : 0,
+		ref->lv.emu, ref->lv.peak ? ref->lv.peak : "", peer ? ref->lv.torch : "");
 	return 0;
+}
+
+/* The CPU's references at the level that ran, and the header lines that say what each
+ * side ran (PyTorch's as it reports itself) */
+static void cpu_refs(struct refs *ref, const struct nn_backend *be, bool peer, FILE *csv)
+{
+	const char *forced = getenv("EMU_ISA");
+	char torch[256] = "no peer";
+
+	bench_nn_level_of(&ref->lv, be->ops->variant, be->ops->name);
+	ref->g256 = bench_nn_sgemm_gflops(256, 31);
+	ref->g1024 = bench_nn_sgemm_gflops(1024, 5);
+	ref->peak = bench_nn_fma_peak(&ref->lv, 15);
+	if (peer) {
+		char ran[200];
+		if (bench_nn_torch_probe(&ref->lv, ran, sizeof(ran)) < 0)
+			fprintf(stderr, "emu bench nn: what PyTorch runs: %s\n", ran);
+		snprintf(torch, sizeof(torch), "PyTorch %s (%s)",
+			 strcmp(ref->lv.torch, "default") ? "limited to AVX2" : "at its default", ran);
+	}
+	char peak[64] = "FMA peak n/a (no FMA loop for this CPU)";
+	if (ref->peak > 0)
+		snprintf(peak, sizeof(peak), "FMA peak %.1f GFLOP/s (%s loop)", ref->peak,
+			 ref->lv.peak);
+	printf("one training step on %s at level %s, batch %d, one thread; sgemm (OpenBLAS %s) "
+	       "256^3 %.1f GFLOP/s, 1024^3 %.1f GFLOP/s; %s\n", be->ops->name, ref->lv.emu, BATCH,
+	       openblas_get_corename(), ref->g256, ref->g1024, peak);
+	char how[64] = "the fastest this CPU runs";
+	if (!be->ops->variant)
+		snprintf(how, sizeof(how), "a backend without levels");
+	else if (forced && *forced)
+		snprintf(how, sizeof(how), "EMU_ISA=%.40s", forced);
+	printf("levels: emu %s (%s); %s\n", ref->lv.emu, how, torch);
+	fprintf(csv, "# levels: emu %s, %s; %s\n", ref->lv.emu, peak, torch);
 }
 
 int bench_nn(int argc, char **argv)
@@ -517,19 +466,17 @@ int bench_nn(int argc, char **argv)
 		nn_backend_close(&be);
 		return 1;
 	}
-	double g256 = gpu ? 0 : sgemm_gflops(256, 31), g1024 = gpu ? 0 : sgemm_gflops(1024, 5);
-	double peak = gpu ? 0 : fma_peak_gflops(15);
 	fprintf(csv, "# emu bench nn: device %s, batch %d, the median of %d rounds of the median of %d"
 		     " steps\n", o.device, BATCH, o.rounds, o.steps);
-	fprintf(csv, "device,model,params,emu_ms,copy_ms,torch_ms,ratio,gflop_per_step,emu_gflops,"
-		     "sgemm256_gflops,sgemm1024_gflops,fma_peak_gflops,frac_sgemm,frac_peak\n");
+	struct refs ref = { .lv = { .emu = "", .torch = "", .torch_env = "" } };
 	if (gpu)
 		printf("one training step on %s, batch %d; PyTorch on the same GPU (float32, no TF32, "
 		       "deterministic cuDNN)\n", o.device, BATCH);
 	else
-		printf("one training step on %s, batch %d, one thread; sgemm 256^3 %.1f GFLOP/s, "
-		       "1024^3 %.1f GFLOP/s; FMA peak %.1f GFLOP/s\n", o.device, BATCH, g256, g1024,
-		       peak);
+		cpu_refs(&ref, &be, peer, csv);
+	fprintf(csv, "device,model,params,emu_ms,copy_ms,torch_ms,ratio,gflop_per_step,emu_gflops,"
+		     "sgemm256_gflops,sgemm1024_gflops,fma_peak_gflops,frac_sgemm,frac_peak,level,"
+		     "peak_loop,torch_isa\n");
 	printf("%-10s %9s %9s %8s %9s %7s %8s %8s %7s %6s\n", "model", "params", "emu ms",
 	       "copy ms", "torch ms", "ratio", "GFLOP", "GFLOP/s", "%sgemm", "%peak");
 	int accept = 1, checked = 0;
@@ -537,7 +484,7 @@ int bench_nn(int argc, char **argv)
 	for (char *save = NULL, *name = strtok_r(o.models, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
 		double ratio = 0;
-		if (one_model(&o, &be, peers, peer, gpu, name, csv, g256, g1024, peak, &ratio) < 0) {
+		if (one_model(&o, &be, peers, peer, gpu, name, csv, &ref, &ratio) < 0) {
 			rc = 2;
 			continue;
 		}
