@@ -81,7 +81,7 @@ struct level {
 	int failed;
 };
 
-/* The stored digest: one line per case, "INDEX HASH NAME", '#' comments. */
+/* The stored digest: one line per case, "INDEX 0xHASH NAME", '#' comments. */
 struct digest {
 	int n, cap;
 	uint64_t *hash;
@@ -122,11 +122,11 @@ static int digest_read(struct digest *d, const char *path, char *msg, size_t msg
 			continue;
 		int idx, at = 0;
 		uint64_t h;
-		if (sscanf(line, "%d %16" SCNx64 " %n", &idx, &h, &at) != 2 || at == 0 ||
+		if (sscanf(line, "%d 0x%16" SCNx64 " %n", &idx, &h, &at) != 2 || at == 0 ||
 		    !line[at] || idx != d->n) {
 			snprintf(msg, msglen,
-				 "%s:%d: expected '%d HASH NAME' (the case's index, its 16-digit hex "
-				 "hash, its name), got '%.60s'", path, lineno, d->n, line);
+				 "%s:%d: expected '%d 0xHASH NAME' (the case's index, its hash in 16 "
+				 "hex digits, its name), got '%.60s'", path, lineno, d->n, line);
 			rc = -EINVAL;
 			break;
 		}
@@ -182,7 +182,7 @@ static int digest_compare(const struct digest *d, const char *path,
 			return n > d->n ? n : d->n;
 		}
 		if (backend_ops_bits_hash(b, i) != d->hash[i] && bad++ < 10)
-			printf("  digest: %s, case %d: %s: %016" PRIx64 " here, %016" PRIx64
+			printf("  digest: %s, case %d: %s: 0x%016" PRIx64 " here, 0x%016" PRIx64
 			       " in the digest\n", label, i, d->name[i], backend_ops_bits_hash(b, i),
 			       d->hash[i]);
 	}
@@ -214,7 +214,7 @@ static int digest_write(const char *path, const struct backend_ops_bits *b)
 		   "(tests/cpu_levels.test.sh).\n# Written by test_backend_ops --write-digest "
 		   "(make reference).\n", backend_ops_bits_label(b));
 	for (int i = 0; i < backend_ops_bits_count(b); i++)
-		fprintf(f, "%d %016" PRIx64 " %s\n", i, backend_ops_bits_hash(b, i),
+		fprintf(f, "%d 0x%016" PRIx64 " %s\n", i, backend_ops_bits_hash(b, i),
 			backend_ops_bits_name(b, i));
 	if (fflush(f) || ferror(f) | fclose(f) || rename(tmp, path)) {
 		printf("%s: %s\n", path, strerror(errno));
