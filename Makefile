@@ -22,8 +22,11 @@
 #                        most FUZZ_SECONDS (7200) each (clang)
 #   make plots           figures of whatever runs exist under runs/
 #   make congestion      congestion loss of a queue limit against M/D/1/K (figure)
-#   make reference       regenerate the regression test's reference runs made on this kind
-#                        of machine (tests/reference/, or tests/reference/machines/KIND/)
+#   make reference       regenerate the reference runs of the regression test and the op
+#                        digest (tests/reference/: one set for every x86-64 machine)
+#   make cross-arm64     every C file compiled for aarch64 (compile only; CI's check)
+#   make NATIVE=1        the harness for this machine's CPU (-march=native); the CPU
+#                        backend is built per level either way (docs/cpu.md)
 #   make install         PREFIX (/usr/local), DESTDIR: emu, its presets, plot scripts, man
 #                        page and bash completion; make uninstall removes them
 
@@ -131,7 +134,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 .SECONDARY:
 
 .PHONY: all deps test test-gpu test-mpi demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
-	install uninstall clean help congestion reference
+	install uninstall clean help congestion reference cross-arm64 results-report
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -278,14 +281,23 @@ congestion: deps
 	$(BUILD)/emu bench limit >runs/congestion.csv
 	gnuplot -e "csv='runs/congestion.csv'; out='plots/figures/congestion.png'" plots/congestion.gp
 
-# The reference runs of tests/reference_runs.test.sh: each preset tests/reference/NAME.ini
-# rerun into this kind of machine's set, tests/reference/NAME/ or
-# tests/reference/machines/KIND/NAME/ (docs/experiments.md, "Regression testing").  Only for an
-# intended numerical change, which the commit that stores them says and explains, or for
-# a new kind of machine, from a commit known to be good.
+# The references of tests/reference_runs.test.sh and tests/cpu_levels.test.sh: each preset
+# tests/reference/NAME.ini rerun into tests/reference/NAME/, and tests/reference/
+# backend_ops.digest (docs/experiments.md, "Regression testing").  Only for an intended
+# numerical change, which the commit that stores them says and explains.
 reference: deps
-	$(build_emu)
+	$(MAKE) --no-print-directory $(BUILD)/emu $(BUILD)/tests/test_backend_ops
 	scripts/reference-runs --regenerate $(BUILD)/emu
+
+# Every C file compiled for aarch64 with Debian's cross compiler, nn/cpu/ at its generic
+# level: the source builds for an arm64 server (nothing is run there)
+cross-arm64:
+	scripts/cross-arm64
+
+# docs/results.md's tables and header from one run of make paper, make tta and make
+# algorithms (runs/)
+results-report: $(BUILD)/emu
+	scripts/results-report $(BUILD)/emu
 
 # 10^7 executions each; the slowest targets (the INI loader, events) run 4-6 thousand a
 # second on one core, so the time limit is only a safety net
