@@ -99,7 +99,7 @@ static inline void nn_fcopy(float *restrict dst, const float *restrict src, int 
 	for (; t + 16 <= n; t += 16)
 		vf_store(dst + t, vf_load(src + t));
 	if (t < n) {
-		vm16 k = vm_first(n - t);
+		vm16 k = vm_tail(n - t);
 
 		vf_storem(dst + t, k, vf_loadm(src + t, k));
 	}
@@ -113,7 +113,7 @@ static inline void nn_fadd(float *restrict dst, const float *restrict src, int n
 	for (; t + 16 <= n; t += 16)
 		vf_store(dst + t, vf_add(vf_load(dst + t), vf_load(src + t)));
 	if (t < n) {
-		vm16 k = vm_first(n - t);
+		vm16 k = vm_tail(n - t);
 
 		vf_storem(dst + t, k, vf_add(vf_loadm(dst + t, k), vf_loadm(src + t, k)));
 	}
@@ -126,7 +126,7 @@ static inline void nn_fzero(float *restrict dst, int n)
 	for (; t + 16 <= n; t += 16)
 		vf_store(dst + t, vf_zero());
 	if (t < n)
-		vf_storem(dst + t, vm_first(n - t), vf_zero());
+		vf_storem(dst + t, vm_tail(n - t), vf_zero());
 }
 
 /* Sum of x[0..n) in NN_CPU_VL lanes (the tail first, then the lanes in order): the order

@@ -96,10 +96,14 @@
 			}							\
 	} while (0)
 
-/* The lanes of the tile at column j that are inside C's N columns; part: some are not */
+/* The lanes of the tile at column j that are inside C's N columns; part: load and store
+ * them masked (some are outside).  Always with AVX-512, where a masked load costs what a
+ * plain one does and keeps B's vector in a register: gcc folds plain loads into the
+ * FMAs, one load per row of the tile (lenet's 2-row tiles 2x slower).  Elsewhere a
+ * masked load (vmaskmovps) costs more, and only a row's last tile pays it. */
 #define GEMM_MASKS(nv)								\
 	vm16 kv[nv];								\
-	const int part = j + 16 * (nv) > N;					\
+	const int part = NN_ISA_IS(avx512) || j + 16 * (nv) > N;		\
 										\
 	_Pragma("GCC unroll 4")							\
 	for (int v = 0; v < nv; v++)						\
@@ -263,12 +267,17 @@ static const struct gemm_tiles tiles_same3 = {
 };
 #else
 /* The tiles with 16 ymm registers (two per vector), and at the generic level (its
- * vectors live in memory; the same tiles keep its code small): 6 rows x 16 columns,
- * 12 registers of accumulators, 2 of B's row and one broadcast, none spilled. */
+ * vectors live in memory; the same tiles keep its code small).  6 rows x 16 columns
+ * keep 12 ymm accumulators, 2 of B's row and a broadcast, 15 registers: gemm_at's
+ * and the weight gradient's fastest (resnet20's strided convs 43 GFLOP/s against 41
+ * at 4 x 16, their weight gradient 71 against 59; 3 x 32 slower still).  The same3
+ * kernel also holds its edge masks, and at 6 x 16 gcc spills an accumulator in each
+ * step: 4 x 16 (8 accumulators) runs its convs at 97-104 GFLOP/s where 6 x 16 ran
+ * 87-94, 5 x 16 86-100 and 3 x 32 76-80. */
 GEMM_KERNELS1(6, , 1) GEMM_KERNELS1(4, , 1) GEMM_KERNELS1(2, , 1) GEMM_KERNELS1(1, , 1)
 GEMM_KERNELS1(6, _s, am) GEMM_KERNELS1(4, _s, am) GEMM_KERNELS1(2, _s, am)
 GEMM_KERNELS1(1, _s, am)
-GEMM_SAME3_KERNELS1(6) GEMM_SAME3_KERNELS1(4) GEMM_SAME3_KERNELS1(2) GEMM_SAME3_KERNELS1(1)
+GEMM_SAME3_KERNELS1(4) GEMM_SAME3_KERNELS1(2) GEMM_SAME3_KERNELS1(1)
 
 static const struct gemm_tiles tiles_at = {
 	.nv = 1, .nmr = 4, .mr = { 6, 4, 2, 1 },
@@ -280,9 +289,8 @@ static const struct gemm_tiles tiles_s = {
 };
 #define tiles_s64 tiles_s
 static const struct gemm_tiles tiles_same3 = {
-	.nv = 1, .nmr = 4, .mr = { 6, 4, 2, 1 },
-	.k = { { KSET1(6, _same3) }, { KSET1(4, _same3) }, { KSET1(2, _same3) },
-	       { KSET1(1, _same3) } },
+	.nv = 1, .nmr = 3, .mr = { 4, 2, 1 },
+	.k = { { KSET1(4, _same3) }, { KSET1(2, _same3) }, { KSET1(1, _same3) } },
 };
 #endif
 

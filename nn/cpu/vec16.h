@@ -35,6 +35,8 @@ static inline vm16 vm_first(int n)
 	return n >= 16 ? (vm16)0xffff : n <= 0 ? (vm16)0 : (vm16)((1u << n) - 1);
 }
 
+/* the first n lanes, 0 < n < 16: a loop's last partial vector, without vm_first's tests */
+static inline vm16 vm_tail(int n) { return (vm16)((1u << n) - 1); }
 static inline vm16 vm_bits(unsigned bits) { return (vm16)bits; }
 static inline vm16 vm_and(vm16 a, vm16 b) { return a & b; }
 static inline vf16 vf_load(const float *p) { return _mm512_loadu_ps(p); }
@@ -98,6 +100,14 @@ static const int32_t vm_first_tbl[32] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
 static inline vm16 vm_first(int n)
 {
 	const int32_t *t = vm_first_tbl + 16 - (n >= 16 ? 16 : n <= 0 ? 0 : n);
+
+	return (vm16){ _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)t)),
+		       _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(t + 8))) };
+}
+
+static inline vm16 vm_tail(int n)
+{
+	const int32_t *t = vm_first_tbl + 16 - n;
 
 	return (vm16){ _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)t)),
 		       _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(t + 8))) };
@@ -214,6 +224,7 @@ static inline vm16 vm_first(int n)
 {
 	return (vm16){ (uint16_t)(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1) };
 }
+static inline vm16 vm_tail(int n) { return (vm16){ (uint16_t)((1u << n) - 1) }; }
 static inline vm16 vm_bits(unsigned bits) { return (vm16){ (uint16_t)bits }; }
 static inline vm16 vm_and(vm16 a, vm16 b) { return (vm16){ (uint16_t)(a.b & b.b) }; }
 static inline vf16 vf_load(const float *p)
