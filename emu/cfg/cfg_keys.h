@@ -103,7 +103,8 @@
 	X(run, seed, U64, 0, "1", 0, 0, 0, "seed of every random decision (same seed, same numbers)") \
 	X(run, output, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, "run directory; empty = runs/NAME") \
 	X(run, device, CHOICE, cfg_device_names, "cpu", 0, 0, 0, \
-	  "where workers compute: cpu (OpenBLAS), ref (plain loops, the test oracle: slow), " \
+	  "where workers compute: cpu (emu's kernels, the same bits on every x86-64 CPU with " \
+	  "AVX2), ref (plain loops, the test oracle: slow), " \
 	  "cuda (worker i on GPU i mod GPUs), auto = cuda when a usable GPU is present, else cpu") \
 	X(run, notify, ENUM, cfg_notify_names, "auto", 0, 0, 0, \
 	  "how idle receivers sleep; auto = io_uring futex ops, else futex syscalls") \
