@@ -17,6 +17,8 @@
 #   make bench           network benchmark (emu bench net)
 #   make bench-nn        nn training-step benchmark against PyTorch
 #   make bench-train     harness overhead against the ideal (emu bench train)
+#   make bench-report    docs/benchmarks.md from one run of the three benchmarks
+#   make results-report  docs/results.md from runs of paper, tta and algorithms
 #   make stress          the rings' wake-ups: 10^6 hand-offs per mode, under load
 #   make fuzz            the libFuzzer targets, FUZZ_RUNS (10^7) executions each, at
 #                        most FUZZ_SECONDS (7200) each (clang)
@@ -134,7 +136,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 .SECONDARY:
 
 .PHONY: all deps test test-gpu test-mpi demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
-	install uninstall clean help congestion reference cross-arm64 results-report
+	install uninstall clean help congestion reference cross-arm64 results-report bench-report
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -293,6 +295,14 @@ reference: deps
 # level: the source builds for an arm64 server (nothing is run there)
 cross-arm64:
 	scripts/cross-arm64
+
+# docs/benchmarks.md's tables and header from one run of bench nn and bench train at
+# every vector level this CPU runs and bench net (CSVs in runs/bench/; ~15 minutes:
+# a quiet machine)
+bench-report:
+	@scripts/install-deps bench
+	$(build_emu)
+	scripts/bench-report $(BUILD)/emu
 
 # docs/results.md's tables and header from one run of make paper, make tta and make
 # algorithms (runs/)
