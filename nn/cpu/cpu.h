@@ -91,17 +91,41 @@ void nn_cpu_gemm_rows_a(float *C, size_t ldc, const float *a, size_t am, size_t 
 			const struct nn_gemm_rows *B, int M, int N, int accumulate);
 /* Inline copies: conv rows are short (8 floats in resnet's last stage), too short to
  * pay for a libc call each (gcc -O2 turns plain copy loops back into memcpy/memset
- * calls, which cost ~9% of a resnet20 step): vectors of 16, the last one masked. */
+ * calls, which cost ~9% of a resnet20 step): vectors of 16, then the rest.  With
+ * AVX-512 the rest is one masked vector.  Elsewhere a masked store (vmaskmovps) is
+ * slow (microcoded on AMD's cores: conv_direct's copies took 9% of a LeNet step at the
+ * avx2 level against 2.5% at avx512), so a copy's rest is one vector of 16 or 8 that
+ * ends at the row's end, overlapping what is already copied, and only a rest the row
+ * is too short for goes a float at a time.  The floats each function writes, and their
+ * values, are the same at every level. */
+#if NN_ISA_IS(avx512)
+#define NN_FTAIL_MASKED 1
+#else
+#define NN_FTAIL_MASKED 0
+#endif
+
 static inline void nn_fcopy(float *restrict dst, const float *restrict src, int n)
 {
 	int t = 0;
 
 	for (; t + 16 <= n; t += 16)
 		vf_store(dst + t, vf_load(src + t));
-	if (t < n) {
+	if (t == n)
+		return;
+	if (NN_FTAIL_MASKED) {
 		vm16 k = vm_tail(n - t);
 
 		vf_storem(dst + t, k, vf_loadm(src + t, k));
+	} else if (n >= 16) {
+		vf_store(dst + n - 16, vf_load(src + n - 16));
+	} else {
+		for (; t + 8 <= n; t += 8)
+			memcpy(dst + t, src + t, 8 * sizeof(float));
+		if (t < n && n >= 8)
+			memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+		else
+			for (; t < n; t++)
+				dst[t] = src[t];
 	}
 }
 
@@ -112,10 +136,13 @@ static inline void nn_fadd(float *restrict dst, const float *restrict src, int n
 
 	for (; t + 16 <= n; t += 16)
 		vf_store(dst + t, vf_add(vf_load(dst + t), vf_load(src + t)));
-	if (t < n) {
+	if (t < n && NN_FTAIL_MASKED) {
 		vm16 k = vm_tail(n - t);
 
 		vf_storem(dst + t, k, vf_add(vf_loadm(dst + t, k), vf_loadm(src + t, k)));
+	} else {
+		for (; t < n; t++)
+			dst[t] += src[t];
 	}
 }
 
@@ -125,8 +152,15 @@ static inline void nn_fzero(float *restrict dst, int n)
 
 	for (; t + 16 <= n; t += 16)
 		vf_store(dst + t, vf_zero());
-	if (t < n)
+	if (t == n)
+		return;
+	if (NN_FTAIL_MASKED)
 		vf_storem(dst + t, vm_tail(n - t), vf_zero());
+	else if (n >= 16)
+		vf_store(dst + n - 16, vf_zero());
+	else
+		for (; t < n; t++)
+			dst[t] = 0.0f;
 }
 
 /* Sum of x[0..n) in NN_CPU_VL lanes (the tail first, then the lanes in order): the order
