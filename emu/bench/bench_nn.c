@@ -106,25 +106,6 @@ static const char gpu_peer[] =
 	"ts.sort()\n"
 	"print(f\"{name} params={params} batch={B} median_step_ms={ts[len(ts)//2]*1e3:.3f}\")\n";
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
-
 static struct nn_input input_of(const char *model)
 {
 	if (!strcmp(model, "lstm"))
@@ -166,26 +147,26 @@ static int emu_step(struct nn_backend *be, const char *model, int steps, struct 
 	for (int i = 0; i < BATCH; i++)
 		y[i] = i % in.nclasses;
 	for (int i = -WARMUP; i < steps; i++) {
-		double t0 = now();
+		double t0 = bench_nn_now();
 		nn_forward(&m, in.T ? NULL : x, in.T ? tok : NULL, y, BATCH, true, NULL);
 		nn_backward(&m, NULL);
 		nn_backend_sync(be);	/* the copy's time is the copy's alone */
-		double c0 = now();
+		double c0 = bench_nn_now();
 		nn_model_to_host(&m, NN_GRADS);
-		double c1 = now();
+		double c1 = bench_nn_now();
 		optim_sgd(m.params, m.grads, m.nparams, 0.01f, 0);
-		double c2 = now();
+		double c2 = bench_nn_now();
 		r = nn_model_to_device(&m, NN_PARAMS);
 		if (r < 0)
 			goto out;
 		if (i >= 0) {
-			t[i] = now() - t0;
-			tc[i] = (c1 - c0) + (now() - c2);
+			t[i] = bench_nn_now() - t0;
+			tc[i] = (c1 - c0) + (bench_nn_now() - c2);
 		}
 	}
 	res->params = m.nparams;
-	res->ms = median(t, steps) * 1e3;
-	res->copy_ms = median(tc, steps) * 1e3;
+	res->ms = bench_nn_median(t, steps) * 1e3;
+	res->copy_ms = bench_nn_median(tc, steps) * 1e3;
 	res->gflop = nn_flops(&m, BATCH, true, NULL) * 1e-9;
 	r = 0;
 out:

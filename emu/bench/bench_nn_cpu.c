@@ -16,7 +16,7 @@
 #define TORCH_AVX2_ENV "ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 " \
 	"DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell "
 
-static double now(void)
+double bench_nn_now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -29,7 +29,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double bench_nn_median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return v[n / 2];
@@ -121,14 +121,14 @@ double bench_nn_fma_peak(const struct bench_nn_level *l, int reps)
 	if (reps > 64)
 		reps = 64;
 	for (int r = 0; r < reps; r++) {
-		double t0 = now();
+		double t0 = bench_nn_now();
 		if (avx512)
 			fma_loop_avx512(iters, &one_e8);
 		else
 			fma_loop_avx2(iters, &one_e8);
-		t[r] = now() - t0;
+		t[r] = bench_nn_now() - t0;
 	}
-	return 24.0 * 2 * (avx512 ? 16 : 8) * iters / median(t, reps) * 1e-9;
+	return 24.0 * 2 * (avx512 ? 16 : 8) * iters / bench_nn_median(t, reps) * 1e-9;
 #else
 	(void)l;
 	(void)reps;
@@ -150,12 +150,12 @@ double bench_nn_sgemm_gflops(int n, int reps)
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0,
 			    c, n);
 		for (int r = 0; r < reps; r++) {
-			double t0 = now();
+			double t0 = bench_nn_now();
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b,
 				    n, 0, c, n);
-			t[r] = now() - t0;
+			t[r] = bench_nn_now() - t0;
 		}
-		g = 2.0 * n * nn / median(t, reps) * 1e-9;
+		g = 2.0 * n * nn / bench_nn_median(t, reps) * 1e-9;
 	}
 	free(a);
 	free(b);

@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+/* Seconds of CLOCK_MONOTONIC; the median of v[0..n) (sorts v) */
+double bench_nn_now(void);
+double bench_nn_median(double *v, int n);
+
 /* The level one run is measured at.  Every string is static. */
 struct bench_nn_level {
 	const char *emu;	/* the level emu ran: the CPU table's variant ("avx512",
