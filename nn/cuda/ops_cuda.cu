@@ -269,6 +269,8 @@ static int cuda_download(struct nn_backend *be, void *dst, const void *src, size
 /* The table: every member in nn_ops' order (C++ designated initializers keep it). */
 extern "C" const struct nn_ops nn_ops_cuda = {
 	.name = "cuda",
+	.variant = NULL,	/* one build for every GPU: no level to pick */
+	.level = NULL,
 	.host = false,
 	.init = cuda_init,
 	.sync = cuda_sync,
