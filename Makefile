@@ -37,6 +37,9 @@ PREFIX   ?= /usr/local
 SANITIZE ?= 0
 CUDA     ?= 0
 MPI      ?= 0
+# Parallel jobs of the builds the targets below start (the CPU backend is compiled once
+# per level, three times the objects)
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 BUILD    := build$(if $(filter 1,$(SANITIZE)),-san)$(if $(filter 1,$(CUDA)),-cuda)$(if \
             $(filter 1,$(MPI)),-mpi)
@@ -206,25 +209,25 @@ deps:
 	@scripts/install-deps test
 
 test: deps
-	$(MAKE) --no-print-directory $(BUILD)/emu $(TEST_BIN)
+	$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/emu $(TEST_BIN)
 	@BUILD=$(BUILD) tests/run.sh
 
 # The tests that need a GPU (each skips with 77 and the CUDA error's name without one).
 test-gpu: deps
-	$(MAKE) --no-print-directory CUDA=1 build-cuda/emu build-cuda/tests/test_backend_ops
+	$(MAKE) --no-print-directory -j$(JOBS) CUDA=1 build-cuda/emu build-cuda/tests/test_backend_ops
 	@BUILD=build-cuda tests/run.sh gpu_
 
 # The tests of the MPI build (tests/mpi_*.test.sh): the same experiments under mpirun -n
 # 1, 2 and 4 on this machine against the build without MPI (byte-identical logs), and a
 # worker killed on rank 1.  They need build/emu too, the reference.
 test-mpi: deps
-	$(MAKE) --no-print-directory build/emu
-	$(MAKE) --no-print-directory MPI=1 build-mpi/emu
+	$(MAKE) --no-print-directory -j$(JOBS) build/emu
+	$(MAKE) --no-print-directory -j$(JOBS) MPI=1 build-mpi/emu
 	@BUILD=build-mpi tests/run.sh mpi_
 
 # Targets that run emu install what they need first, then build it (not as parallel
 # prerequisites: the build needs the packages).
-build_emu = $(MAKE) --no-print-directory $(BUILD)/emu
+build_emu = $(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/emu
 
 # The RPS paper's point in one figure (scripts/demo): ini/demo.ini with RPS and with
 # gradient all-reduce on one network that loses 10% of messages, nothing resent, into
