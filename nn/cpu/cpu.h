@@ -23,6 +23,7 @@
 #define nn_cpu_bn_relu_fwd NN_CPU_SYM(nn_cpu_bn_relu_fwd)
 #define nn_cpu_col2im NN_CPU_SYM(nn_cpu_col2im)
 #define nn_cpu_colsum NN_CPU_SYM(nn_cpu_colsum)
+#define nn_cpu_scratch NN_CPU_SYM(nn_cpu_scratch)
 #define nn_cpu_conv_bwd NN_CPU_SYM(nn_cpu_conv_bwd)
 #define nn_cpu_conv_bwd_add NN_CPU_SYM(nn_cpu_conv_bwd_add)
 #define nn_cpu_conv_fwd NN_CPU_SYM(nn_cpu_conv_fwd)
@@ -53,6 +54,9 @@
 /* Fast CPU backend.  Hot loops run in blocks of NN_CPU_VL floats (see nn/cpu/ops_cpu.c). */
 #define NN_CPU_VL 16
 void nn_cpu_colsum(float *restrict sum, const float *restrict a, int rows, int cols);
+/* n floats of scratch (malloc) for op, or NULL with be's error set (the ops return
+ * nothing); nn/cpu/ops_cpu.c */
+float *nn_cpu_scratch(struct nn_backend *be, size_t n, const char *op);
 /* C (M, N; rows ldc apart) = A B (+ bias[m] on row m, bias may be NULL; or C += A B
  * when accumulate != 0, bias then ignored), with A given transposed: at (Kd, M);
  * B (Kd, N; rows ldb apart).  nn/cpu/ops_cpu_gemm.c */

@@ -10,8 +10,7 @@
 #include <string.h>
 #include "nn/cpu/cpu.h"
 
-/* n floats of scratch for op, or NULL with be's error set (the ops return nothing) */
-static float *cpu_scratch(struct nn_backend *be, size_t n, const char *op)
+float *nn_cpu_scratch(struct nn_backend *be, size_t n, const char *op)
 {
 	float *p = malloc((n ? n : 1) * sizeof(float));
 
@@ -57,7 +56,7 @@ void nn_cpu_linear_bwd(struct nn_backend *be, float *din, float *dw, float *db,
 		       int Cout)
 {
 	if (din) {	/* (B,Cin) = dout (B,Cout) w (Cout,Cin) */
-		float *dt = cpu_scratch(be, (size_t)B * Cout, "linear_bwd");
+		float *dt = nn_cpu_scratch(be, (size_t)B * Cout, "linear_bwd");
 
 		if (!dt)
 			return;

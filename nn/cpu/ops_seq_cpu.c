@@ -106,17 +106,6 @@ static void cell_bwd(float *dA, float *dc, const float *g, const float *c, const
 		cell_bwd16(dA, dc, g, c, cp, dh, k, Hd, vm_first(Hd - k), 0);
 }
 
-/* n floats of scratch for op, or NULL with be's error set (the ops return nothing) */
-static float *seq_scratch(struct nn_backend *be, size_t n, const char *op)
-{
-	float *p = malloc((n ? n : 1) * sizeof(float));
-
-	if (!p && be)
-		nn_backend_fail(be, -ENOMEM, "cpu: %s: out of memory (%zu bytes of scratch)", op,
-				n * sizeof(float));
-	return p;
-}
-
 /* in (B,T,D), wx (4Hd,D), wh (4Hd,Hd), b (4Hd) -> out (B,Hd).  Both products through
  * nn_cpu_gemm_at (each output sums its terms in k order, after the bias): A given
  * transposed (in^T, then h_{t-1}^T each step) and B = the weights transposed, copies in
@@ -130,7 +119,7 @@ void nn_lstm_fwd_cpu(struct nn_backend *be, float *out, float *cache, const floa
 {
 	struct nn_lstm_cache s = nn_lstm_cache_split(cache, B, T, Hd);
 	int G = 4 * Hd, BT = B * T;
-	float *wxt = seq_scratch(be, (size_t)G * (D + Hd) + (size_t)D * BT + (size_t)Hd * B,
+	float *wxt = nn_cpu_scratch(be, (size_t)G * (D + Hd) + (size_t)D * BT + (size_t)Hd * B,
 				 "lstm_fwd");
 	float *wht, *inT, *hT;
 
@@ -180,7 +169,7 @@ void nn_lstm_bwd_cpu(struct nn_backend *be, float *din, float *dwx, float *dwh, 
 	struct nn_lstm_cache s = nn_lstm_cache_split(cache, B, T, Hd);
 	int G = 4 * Hd, BT = B * T;
 	float *dh = s.dh, *dh2 = s.tmp;
-	float *wht = seq_scratch(be, (size_t)G * (Hd + D), "lstm_bwd"), *wxt;
+	float *wht = nn_cpu_scratch(be, (size_t)G * (Hd + D), "lstm_bwd"), *wxt;
 
 	if (!wht)
 		return;
