@@ -40,13 +40,15 @@
 		GEMM_FMA(mr, nv, am, bv);					\
 	} while (0)
 
-/* All of B's rows, in order, into the tile at column j */
+/* All of B's rows, in order, into the tile at column j (A's rows advance by ar > 0; a
+ * loop bound on a rather than a count keeps gcc from spilling the count to the stack) */
 #define GEMM_ROWS(mr, nv, am, LOAD)						\
 	do {									\
 		if (B->kh == 1 && B->kw == 1) {					\
-			const float *b = B->p + j;				\
+			const float *b = B->p + j, *ae = a + B->nc * ar;	\
+			const size_t ps = B->ps;				\
 										\
-			for (int r = 0; r < B->nc; r++, b += B->ps, a += ar)	\
+			for (; a != ae; b += ps, a += ar)			\
 				GEMM_STEP(mr, nv, am, LOAD);			\
 		} else {							\
 			for (int ci = 0; ci < B->nc; ci++)			\
