@@ -1,5 +1,5 @@
-/* nn/cpu/gemm_abt.c — C = A B^T: dot products of rows (the weight gradients of a conv
- * with few filters, of the linear layer and of the LSTM).
+/* nn/cpu/gemm_abt.c — C = A B^T: dot products of rows (the weight gradient of a conv
+ * with few filters).
  *
  * Each dot product keeps 16 lane accumulators (one vf16): lane l sums the terms
  * t = l, l + 16, l + 32, ... in order (the last block zero-filled past L), and at the
