@@ -205,8 +205,8 @@ expect_rc 0 "link loss_p alone" "$EMU" check /dev/null 'link 0-1.loss_p=1%'
 sed -n '/^\[link 0-1\]$/,$p' "$tmp/out" | grep -q '^loss = bernoulli$' ||
 	fail "a link's loss_p alone did not mean loss = bernoulli"
 # a key given a value that has no effect: a warning naming it, the run goes on
-expect_rc 0 "no-effect keys" "$EMU" check /dev/null net.distribution=pareto data.alpha=0.1
-[ "$(cat "$tmp/err")" = "argument 3 (net.distribution=pareto): warning: net.distribution = pareto has no effect: it acts only with jitter > 0
+expect_rc 0 "no-effect keys" "$EMU" check /dev/null net.delay_correlation=25% data.alpha=0.1
+[ "$(cat "$tmp/err")" = "argument 3 (net.delay_correlation=25%): warning: net.delay_correlation = 0.25 has no effect: it acts only with jitter > 0
 argument 4 (data.alpha=0.1): warning: data.alpha = 0.1 has no effect: it acts only with data.shard = dirichlet" ] ||
 	fail "no-effect warnings: $(cat "$tmp/err")"
 expect_rc 0 "no-effect netem and compute keys" "$EMU" check /dev/null net.corrupt_detect=checksum \
@@ -230,8 +230,8 @@ cat >"$tmp/want" <<'LINKS'
 # 2->0 loss none latency 0s jitter 0s bandwidth unlimited reliable rto 1ms rto_max 100ms max_retries 15 corrupt 0.1% checksum
 # 2->1 loss none latency 0s jitter 0s bandwidth unlimited reliable rto 1ms rto_max 100ms max_retries 15 corrupt 0.1% checksum
 # the workers whose compute model is not the default (slowdown 1, compute_jitter 0s)
-# worker 0 slowdown 1 compute_jitter 1ms normal
-# worker 1 slowdown 4 compute_jitter 1ms normal
+# worker 0 slowdown 1 compute_jitter 1ms uniform
+# worker 1 slowdown 4 compute_jitter 1ms uniform
 LINKS
 cmp -s "$tmp/links" "$tmp/want" || fail "emu check --links printed: $(diff "$tmp/want" "$tmp/links")"
 [ -s "$tmp/err" ] && fail "emu check --links warns: $(cat "$tmp/err")"

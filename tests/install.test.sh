@@ -98,7 +98,7 @@ comp() {	# comp WANT WORD...: the candidates, joined by '|', must be WANT
 }
 comp "resume|run" emu r
 comp "quickstart.ini" emu run quick
-comp "net.loss=|net.loss_p=" emu run x.ini net.lo
+comp "net.loss=|net.loss_correlation=|net.loss_p=" emu run x.ini net.lo
 comp "link 0-1.latency=" emu run x.ini "'link 0-1.lat"
 comp "bernoulli" emu run x.ini net.loss = b
 comp "--links" emu check --li

@@ -7,11 +7,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "emu/cfg/cfg.h"
@@ -19,6 +21,7 @@
 #include "emu/cfg/cfg_help_data.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/units.h"
+#include "emu/net/dist.h"
 #include "emu/net/net.h"
 #include "tests/rng.h"
 
@@ -205,7 +208,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->net.timeout, 10000000);
 	assert_int_equal(c->net.rto, 1000000);
 	assert_int_equal(c->net.rto_max, 100000000);
-	assert_int_equal(c->net.distribution, DIST_NORMAL);
+	assert_int_equal(c->net.distribution, DIST_UNIFORM);
 	assert_true(c->net.ge_r == 1 && c->net.ge_1h == 1 && c->net.ge_1k == 0);
 	assert_true(c->net.p31 == 1 && c->net.p23 == 1 && c->net.p13 == 0);
 	assert_string_equal(c->train.model, "lenet");
@@ -216,7 +219,7 @@ static void test_defaults(void **state)
 	for (int w = 0; w < CFG_MAX_WORKERS; w++) {
 		assert_true(c->worker[w].slowdown == 1);
 		assert_int_equal(c->worker[w].jitter, 0);
-		assert_int_equal(c->worker[w].jitter_dist, DIST_NORMAL);
+		assert_int_equal(c->worker[w].jitter_dist, DIST_UNIFORM);
 	}
 	assert_int_equal(c->nworker_sections, 0);
 	free(c);
@@ -342,16 +345,75 @@ static void test_netem_keys(void **state)
 	/* tc: "reordering not possible without specifying some delay" */
 	assert_int_equal(load_text(c, "[net]\nreorder = 1%\n", 0, NULL, err, sizeof(err)),
 			 -EINVAL);
-	assert_non_null(strstr(err, ":2: net.reorder = 0.01 needs a delay to reorder against, "
-			       "but net.latency and net.jitter are 0 (tc: \"reordering not "
-			       "possible without specifying some delay\")"));
-	/* jitter alone is delay enough */
+	assert_non_null(strstr(err, ":2: net.reorder = 0.01 needs a latency to reorder against, "
+			       "but net.latency is 0 (tc: \"reordering not possible without "
+			       "specifying some delay\")"));
+	/* tc looks at the latency alone: jitter is not delay enough */
 	assert_int_equal(load_text(c, "[net]\nreorder = 1%\njitter = 1ms\n", 0, NULL, err,
+				   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: net.reorder = 0.01 needs a latency"));
+	assert_int_equal(load_text(c, "[net]\nreorder = 1%\nlatency = 1ms\n", 0, NULL, err,
 				   sizeof(err)), 0);
 	/* a link that takes the delay away from [net]'s reorder: the link's line */
 	assert_int_equal(load_text(c, "[net]\nreorder = 1%\nlatency = 1ms\n[link 1-0]\n"
 				   "latency = 0s\n", 0, NULL, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, ":5: link 1-0.reorder = 0.01 needs a delay"));
+	assert_non_null(strstr(err, ":5: link 1-0.reorder = 0.01 needs a latency"));
+	/* tc: "distribution specified but no latency and jitter values" */
+	assert_int_equal(load_text(c, "[net]\nlatency = 1ms\ndistribution = pareto\n", 0,
+				   NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":3: net.distribution = pareto needs both a latency and a "
+			       "jitter, but net.jitter is 0 (tc: \"distribution specified but no "
+			       "latency and jitter values\")"));
+	assert_int_equal(load_text(c, "[net]\njitter = 1ms\ndistribution = normal\n", 0,
+				   NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "net.distribution = normal needs both a latency and a "
+			       "jitter, but net.latency is 0"));
+	/* uniform is no table: jitter alone is fine, and it is the default */
+	assert_int_equal(load_text(c, "[net]\njitter = 1ms\ntimeout = 1s\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	assert_int_equal(c->net.distribution, DIST_UNIFORM);
+	/* a table file: missing, then a bad value named by file and line */
+	assert_int_equal(load_text(c, "[net]\nlatency = 1ms\njitter = 1ms\ntimeout = 1s\n"
+				   "distribution = table\ndistribution_table = /nonexistent/t.dist\n",
+				   0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":6: net.distribution = table: /nonexistent/t.dist: No such "
+			       "file or directory"));
+	char dist[64] = "/tmp/emu-test-dist-XXXXXX";
+	int fd = mkstemp(dist);
+
+	assert_true(fd >= 0);
+	const char *bad = "# two lines\n-100 0 100\n5 x 7\n";
+
+	assert_int_equal(write(fd, bad, strlen(bad)), (ssize_t)strlen(bad));
+	close(fd);
+	char text[256];
+
+	snprintf(text, sizeof(text), "[net]\nlatency = 5ms\njitter = 1ms\ntimeout = 1s\n"
+		 "distribution = table\ndistribution_table = %s\n", dist);
+	assert_int_equal(load_text(c, text, 0, NULL, err, sizeof(err)), -EINVAL);
+	char want[160];
+
+	snprintf(want, sizeof(want), "%s:3: \"x 7\" is not an integer", dist);
+	if (!strstr(err, want))
+		fail_msg("a bad table value: \"%s\" not in \"%s\"", want, err);
+	/* a FIFO in its place is refused at once (nn/infile.h), never waited on */
+	unlink(dist);
+	assert_int_equal(mkfifo(dist, 0600), 0);
+	assert_int_equal(load_text(c, text, 0, NULL, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", dist);
+	if (!strstr(err, want))
+		fail_msg("a FIFO table: \"%s\" not in \"%s\"", want, err);
+	unlink(dist);
+	/* the same file made good: loaded, and its least value bounds the earliest arrival */
+	fd = open(dist, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	const char *good = "# two lines\n-16384 0 100\n5 -7 7\n";
+
+	assert_int_equal(write(fd, good, strlen(good)), (ssize_t)strlen(good));
+	close(fd);
+	assert_int_equal(load_text(c, text, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(cfg_earliest_delay(&c->net), 5000000 - 2 * 1000000);
+	unlink(dist);
 	/* tc: "gap specified without reorder probability" */
 	assert_int_equal(load_text(c, "[net]\nlatency = 1ms\nreorder_gap = 3\n", 0, NULL, err,
 				   sizeof(err)), -EINVAL);
@@ -695,9 +757,9 @@ static void test_group_refusals(void **state)
 		       "'slowdown' in [link]; expected it in [worker]");
 	/* tc's refusals and the other checks name a group as written */
 	assert_refused(c, "[link 0-*]\nreorder = 1%\n", 0, NULL, ":2: link 0-*.reorder = 0.01 "
-		       "needs a delay to reorder against, but link 0-*.latency and link "
-		       "0-*.jitter are 0 (tc: \"reordering not possible without specifying some "
-		       "delay\"); expected latency or jitter > 0, or no reorder");
+		       "needs a latency to reorder against, but link 0-*.latency is 0 (tc: "
+		       "\"reordering not possible without specifying some delay\"); expected "
+		       "latency > 0, or no reorder");
 	assert_refused(c, "[net]\nlatency = 1ms\nreorder = 1%\n[link 0-7 -> 8-15]\n"
 		       "reorder_gap = 2\n[link 3-9]\nreorder = 0\n", 0, NULL,
 		       ":7: link 3-9.reorder_gap = 2 without link 3-9.reorder (tc: \"gap "
@@ -824,9 +886,10 @@ static void random_value(const struct cfg_key *k, uint64_t *s, char *buf, size_t
  * cfg_link_weight counts); worker sections name 1, 2 to 8, and '*' workers. */
 static int random_sections(uint64_t *s, int workers, char (*text)[300], char **ov)
 {
-	/* (ge_r under a link's loss = none would be refused) */
+	/* (ge_r under a link's loss = none would be refused, and a table distribution
+	 * without latency and jitter) */
 	static const char *const lkeys[] = { "loss", "loss_p", "unit", "mtu", "latency",
-		"jitter", "distribution", "bandwidth", "transport" };
+		"jitter", "duplicate", "bandwidth", "transport" };
 	char star[32], arrow[48], wrange[32], wone[32], val[200];
 	int n = 0, a = (int)(test_rng(s) % (uint64_t)workers);
 	uint64_t nw = (uint64_t)workers;
@@ -893,6 +956,10 @@ static void test_round_trip_random(void **state)
 			 * and p31 + p32 could pass 1), loss (a model other than none, for
 			 * the loss parameters given), and reorder and latency (tc refuses a
 			 * reorder_gap without reorder, and reorder without delay) */
+			/* never drawn: a distribution's table (tc refuses one without latency
+			 * and jitter; test_netem_keys loads them) */
+			if (strstr(k->name, "distribution"))
+				continue;
 			if (test_rng(&s) % 3 == 0 && k != kw && strcmp(k->name, "rto_max") &&
 			    strcmp(k->name, "p31") && strcmp(k->name, "loss") &&
 			    strcmp(k->name, "reorder") && strcmp(k->name, "latency"))
@@ -949,6 +1016,10 @@ static int load_with(const char *const *a, const char *v, char *err, size_t errl
 /* What a key's bound needs of the others to be accepted alone: a timeout no shorter than
  * the latency, rto <= rto_max, a loss model for its parameters, a delay to reorder
  * against, workers beyond the adversaries, a data set for each model. */
+/* distribution = table's file for companions(), made on first use, removed by
+ * test_key_ranges */
+static char table_path[] = "/tmp/emu-test-cfg-XXXXXX", table_ov[64];
+
 static const char *const *companions(const char *sect, const char *name, const char *val)
 {
 	static const char *const lat[] = { "net.timeout=60s", NULL };
@@ -958,6 +1029,9 @@ static const char *const *companions(const char *sect, const char *name, const c
 	static const char *const st[] = { "net.loss=state", NULL };
 	static const char *const p32[] = { "net.loss=state", "net.p31=0", NULL };
 	static const char *const reo[] = { "net.latency=1ms", NULL };
+	/* a table needs latency and jitter; distribution = table a file: this one */
+	static const char *const dist[] = { "net.latency=5ms", "net.jitter=1ms",
+		"net.timeout=1s", table_ov, NULL };
 	static const char *const gap[] = { "net.latency=1ms", "net.reorder=1%", NULL };
 	static const char *const adv[] = { "run.workers=64", NULL };
 	static const char *const text[] = { "data.dataset=text", NULL };
@@ -979,6 +1053,17 @@ static const char *const *companions(const char *sect, const char *name, const c
 			return st;
 		if (!strcmp(name, "reorder"))
 			return reo;
+		if (!strcmp(name, "distribution")) {
+			int fd = table_ov[0] ? -1 : mkstemp(table_path);
+
+			if (fd >= 0) {
+				assert_int_equal(write(fd, "-8192 0 8192\n", 13), 13);
+				close(fd);
+				snprintf(table_ov, sizeof(table_ov), "net.distribution_table=%s",
+					 table_path);
+			}
+			return dist;
+		}
 		if (!strcmp(name, "reorder_gap"))
 			return gap;
 	}
@@ -1109,6 +1194,8 @@ static void test_key_ranges(void **state)
 		}
 	}
 	assert_true(checked > 60);
+	if (table_ov[0])
+		unlink(table_path);
 }
 
 /* The earliest arrival is latency less what the jitter's distribution can take off
@@ -1116,7 +1203,7 @@ static void test_key_ranges(void **state)
 static void test_timeout_earliest(void **state)
 {
 	static const struct { enum net_dist d; double slack; } dist[] = {
-		{ DIST_UNIFORM, 0.01 }, { DIST_NORMAL, 0.6 }, { DIST_PARETO, 0.01 },
+		{ DIST_UNIFORM, 0.01 }, { DIST_NORMAL, 0.01 }, { DIST_PARETO, 0.01 },
 	};
 	char err[1024];
 
@@ -1125,6 +1212,10 @@ static void test_timeout_earliest(void **state)
 		struct net_link l;
 		int64_t lo = INT64_MAX, e;
 
+		if (net_dist_load(dist[i].d, NULL, err, sizeof(err))) {
+			print_message("SKIP %s: %s\n", cfg_dist_names[dist[i].d], err);
+			continue;
+		}
 		cfg_defaults(&c);
 		c.net.latency = 5000000;
 		c.net.jitter = 1000000;
@@ -1148,15 +1239,17 @@ static void test_timeout_earliest(void **state)
 		"net.distribution=uniform", NULL };
 	static const char *const par[] = { "net.latency=5ms", "net.jitter=3ms",
 		"net.distribution=pareto", NULL };
-	static const char *const nor[] = { "net.latency=5ms", "net.jitter=2ms", NULL };
+	static const char *const nor[] = { "net.latency=5ms", "net.jitter=2ms",
+		"net.distribution=normal", NULL };
 	static const char *const reo[] = { "net.latency=5ms", "net.reorder=1%", NULL };
 
 	assert_int_equal(load_with(uni, "net.timeout=4ms", err, sizeof(err)), 0);
 	assert_int_equal(load_with(uni, "net.timeout=3ms", err, sizeof(err)), 0);
 	assert_int_equal(load_with(uni, "net.timeout=2999999ns", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "expected timeout >= 3ms"));
-	assert_int_equal(load_with(par, "net.timeout=3ms", err, sizeof(err)), 0);
-	assert_int_equal(load_with(par, "net.timeout=2999999ns", err, sizeof(err)), -EINVAL);
+	/* pareto's table reaches down to -5461 / 8192 sigma: 3 ms less 1999878 ns */
+	assert_int_equal(load_with(par, "net.timeout=3000122ns", err, sizeof(err)), 0);
+	assert_int_equal(load_with(par, "net.timeout=3000121ns", err, sizeof(err)), -EINVAL);
 	assert_int_equal(load_with(nor, "net.timeout=1ns", err, sizeof(err)), 0);
 	/* a reordered unit skips the delay */
 	assert_int_equal(load_with(reo, "net.timeout=1us", err, sizeof(err)), 0);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "emu/cfg/cfg.h"
+#include "emu/net/dist.h"
 #include "emu/run/compute.h"
 
 static struct cfg *cfg_new(void)
@@ -94,21 +95,35 @@ static void test_jitter_uniform(void **state)
 	jitter_moments(DIST_UNIFORM, 0, 1 / sqrt(3));
 }
 
-static void test_jitter_normal(void **state)
+/* iproute2's tables: z = table[rnd % n] / 8192, so z's mean and sd are the table's */
+static void jitter_table(enum net_dist d)
 {
-	/* clamped at netem's +-4 sd: a change far below the tolerance */
-	jitter_moments(DIST_NORMAL, 0, 1);
+	const struct net_dist_table *t;
+	double s = 0, s2 = 0;
+	char err[512];
+
+	if (net_dist_load(d, NULL, err, sizeof(err))) {
+		print_message("SKIP: %s\n", err);
+		skip();
+	}
+	t = net_dist_find(d, NULL);
+	for (int i = 0; i < t->n; i++) {
+		double z = (double)t->v[i] / NET_DIST_SCALE;
+
+		s += z;
+		s2 += z * z;
+	}
+	jitter_moments(d, s / t->n, sqrt(s2 / t->n - (s / t->n) * (s / t->n)));
 }
 
-/* netem's pareto: z = (4/3) (X - 1.5), X = U^(-1/3) a Pareto of shape 3, capped at
- * z = 32767/8192 (X = c).  The cap takes the tail: with min(X, c),
- * E = 1.5 - 1/(2c^2), E2 = 3 - 2/c (integrals of P(X > x) = x^-3), so z's mean is
- * -(4/3)/(2c^2) (-0.033) and its sd (4/3) sqrt(E2 - E^2) (0.821, not 2/sqrt 3 = 1.155). */
+static void test_jitter_normal(void **state)
+{
+	jitter_table(DIST_NORMAL);
+}
+
 static void test_jitter_pareto(void **state)
 {
-	double c = (32767.0 / 8192.0) * 0.75 + 1.5;
-	double e = 1.5 - 1 / (2 * c * c), e2 = 3 - 2 / c;
-	jitter_moments(DIST_PARETO, (4.0 / 3.0) * (e - 1.5), (4.0 / 3.0) * sqrt(e2 - e * e));
+	jitter_table(DIST_PARETO);
 }
 
 /* A jitter larger than the step: the draws below -t are clamped to 0, never negative. */

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 #include "emu/cfg/cfg.h"
 #include "emu/cfg/cfg_keys.h"
+#include "emu/net/dist.h"
 #include "emu/net/net.h"
 #include "emu/shm/notify.h"
 #include "emu/shm/region.h"
@@ -528,6 +529,8 @@ static void check_masks_offline(const struct scen *sc, const struct rec *recs)
 
 static void lossy(struct scen *sc, int n)
 {
+	char err[512];
+
 	scen_base(sc, n);
 	sc->reply = REPLY_PATTERN;
 	sc->floats = 6000;			/* blocks of ~750..1500 floats */
@@ -541,7 +544,10 @@ static void lossy(struct scen *sc, int n)
 	sc->c.net.mtu = 201;			/* splits floats: byte-exact holes */
 	sc->c.net.latency = 1000000;
 	sc->c.net.jitter = 300000;
+	/* iproute2's normal table where this machine has it, read before the workers fork */
 	sc->c.net.distribution = DIST_NORMAL;
+	if (net_dist_load(DIST_NORMAL, NULL, err, sizeof(err)))
+		sc->c.net.distribution = DIST_UNIFORM;
 	sc->c.net.bandwidth = 1e9;
 	sc->c.net.timeout = 5000000;
 	sc->compute_per_id = 100000;

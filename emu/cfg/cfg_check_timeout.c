@@ -1,9 +1,10 @@
 /* emu/cfg/cfg_check_timeout.c — see cfg_check_timeout.h.  The time a message takes is
- * the sender's queue as emu/net/net.c models it: each unit of the message serialises at
- * the bandwidth (net_unit_bytes bytes each), then takes its delay; a receiver gives up
- * timeout after it began to wait.  So with no other traffic and no loss, the last unit
- * arrives at the earliest serialise(all units) + cfg_earliest_delay after the first
- * left: past the timeout, a message never arrives whole. */
+ * the sender's rate queue as emu/net/net.c models it (netem's FIFO): unit k arrives no
+ * earlier than the least delay plus the transmission of units 1..k (net_unit_bytes bytes
+ * each) after the message was sent; a receiver gives up timeout after it began to wait.
+ * So with no other traffic and no loss, the last unit arrives at the earliest
+ * serialise(all units) + cfg_earliest_delay after the send: past the timeout, a message
+ * never arrives whole. */
 #include "emu/cfg/cfg_check_timeout.h"
 
 #include <math.h>
@@ -43,7 +44,8 @@ static double whole_ns(const struct net_cfg *m, size_t bytes)
 	int units = net_nunits(m, bytes);
 	double wire;
 
-	if (m->bandwidth <= 0 || units < 0)
+	/* reordered units skip the rate (net.h): all of them may */
+	if (m->bandwidth <= 0 || units < 0 || m->reorder > 0)
 		return 0;
 	wire = (double)units * (double)net_unit_bytes(m, bytes) * 8e9 / m->bandwidth;
 	return wire + (double)cfg_earliest_delay(m);

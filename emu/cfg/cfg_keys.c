@@ -35,7 +35,12 @@ const char *const cfg_loss_names[] = { [LOSS_NONE] = "none", [LOSS_BERNOULLI] = 
 const char *const cfg_unit_names[] = { [UNIT_MESSAGE] = "message", [UNIT_PACKET] = "packet",
 	NULL };
 const char *const cfg_dist_names[] = { [DIST_UNIFORM] = "uniform", [DIST_NORMAL] = "normal",
-	[DIST_PARETO] = "pareto", NULL };
+	[DIST_PARETO] = "pareto", [DIST_PARETONORMAL] = "paretonormal",
+	[DIST_EXPERIMENTAL] = "experimental", [DIST_TABLE] = "table", NULL };
+/* the compute jitter has no table file key: the same names but table */
+const char *const cfg_compute_dist_names[] = { [DIST_UNIFORM] = "uniform",
+	[DIST_NORMAL] = "normal", [DIST_PARETO] = "pareto", [DIST_PARETONORMAL] = "paretonormal",
+	[DIST_EXPERIMENTAL] = "experimental", NULL };
 const char *const cfg_corrupt_detect_names[] = { [CORRUPT_DETECT_NONE] = "none",
 	[CORRUPT_DETECT_CHECKSUM] = "checksum", NULL };
 const char *const cfg_transport_names[] = { [TRANSPORT_UNRELIABLE] = "unreliable",

@@ -63,18 +63,34 @@
 	X(net, latency, DURATION, 0, "0s", 0, 60e9, 0, "one-way delay of every unit (netem delay)") \
 	X(net, jitter, DURATION, 0, "0s", 0, 60e9, 0, \
 	  "random delay variation, drawn from distribution (netem jitter)") \
-	X(net, distribution, ENUM, cfg_dist_names, "normal", 0, 0, 0, \
-	  "jitter distribution (netem's tables; normal is netem's default)") \
+	X(net, distribution, ENUM, cfg_dist_names, "uniform", 0, 0, 0, \
+	  "jitter distribution: uniform (netem's default, no table), normal, pareto, " \
+	  "paretonormal, experimental (iproute2's tables, read from tc's directory as tc " \
+	  "does), table (the file distribution_table names); a table needs latency and " \
+	  "jitter, as tc does") \
+	X(net, distribution_table, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, \
+	  "distribution = table: a file in iproute2's .dist format (integers, 8192 = one " \
+	  "sigma; '#' comment lines)") \
+	X(net, delay_correlation, PROB, 0, "0", 0, 1, 0, \
+	  "correlation of successive jitter draws, netem's (tc delay TIME JITTER CORR)") \
+	X(net, loss_correlation, PROB, 0, "0", 0, 1, 0, \
+	  "bernoulli: correlation of successive loss draws, netem's (tc loss random P CORR)") \
 	X(net, duplicate, PROB, 0, "0", 0, 1, 0, \
 	  "probability that a unit is sent twice (netem duplicate)") \
+	X(net, duplicate_correlation, PROB, 0, "0", 0, 1, 0, \
+	  "correlation of successive duplicate draws, netem's") \
 	X(net, reorder, PROB, 0, "0", 0, 1, 0, \
 	  "probability that a unit is sent at once, skipping latency and jitter (netem " \
-	  "reorder); needs some delay, as tc does") \
+	  "reorder); needs a latency, as tc does") \
+	X(net, reorder_correlation, PROB, 0, "0", 0, 1, 0, \
+	  "correlation of successive reorder draws, netem's") \
 	X(net, reorder_gap, I64, 0, "0", 0, 4294967295.0, 0, \
 	  "reorder: only every gap-th unit is a candidate (netem gap); 0 with reorder > 0 " \
 	  "means 1, as in tc") \
 	X(net, corrupt, PROB, 0, "0", 0, 1, 0, \
 	  "probability that a unit arrives with one bit flipped (netem corrupt)") \
+	X(net, corrupt_correlation, PROB, 0, "0", 0, 1, 0, \
+	  "correlation of successive corrupt draws, netem's") \
 	X(net, corrupt_detect, ENUM, cfg_corrupt_detect_names, "none", 0, 0, 0, \
 	  "none: a corrupted unit is delivered as it is (no end-to-end checksum); checksum: " \
 	  "it counts as lost") \
@@ -208,8 +224,9 @@
 	X(worker, compute_jitter, DURATION, 0, "0s", 0, 60e9, 0, \
 	  "per-step compute jitter: this times a draw from compute_jitter_distribution is " \
 	  "added to the step's compute time (counter-based RNG keyed by seed, worker, step)") \
-	X(worker, compute_jitter_distribution, ENUM, cfg_dist_names, "normal", 0, 0, 0, \
-	  "distribution of the compute jitter (the tables of net.distribution)")
+	X(worker, compute_jitter_distribution, ENUM, cfg_compute_dist_names, "uniform", 0, 0, 0, \
+	  "distribution of the compute jitter: uniform, or one of iproute2's tables (as " \
+	  "net.distribution; not table)")
 
 /* The [net] keys first, the [worker] keys last (CFG_NETK, CFG_WK order). */
 #define CFG_KEYS(X) CFG_NET_KEYS(X) CFG_OTHER_KEYS(X) CFG_WORKER_KEYS(X)
@@ -311,7 +328,7 @@ void cfg_section_list(const char *last, char *buf, size_t n);
 /* Value names of each enum, indexed by the enum, NULL-terminated. */
 extern const char *const cfg_bool_names[], *const cfg_notify_names[],
 	*const cfg_compute_names[], *const cfg_loss_names[], *const cfg_unit_names[],
-	*const cfg_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
+	*const cfg_dist_names[], *const cfg_compute_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
 	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
 	*const cfg_lr_scaling_names[], *const cfg_model_names[],

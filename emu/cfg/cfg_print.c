@@ -167,6 +167,17 @@ static void pct(double p, char *buf, size_t n)
 	snprintf(buf, n, "%.6g%%", p * 100);
 }
 
+/* tc's CORRELATION argument of the draw before it, where one is set */
+static void print_corr(FILE *f, double c)
+{
+	char a[32];
+
+	if (c > 0) {
+		pct(c, a, sizeof(a));
+		fprintf(f, " correlation %s", a);
+	}
+}
+
 static void print_loss(FILE *f, const struct net_cfg *n)
 {
 	char a[32], b[32], d[32], e[32], g[32];
@@ -178,6 +189,7 @@ static void print_loss(FILE *f, const struct net_cfg *n)
 		break;
 	case LOSS_BERNOULLI:
 		fprintf(f, " loss bernoulli %s", a);
+		print_corr(f, n->loss_correlation);
 		break;
 	case LOSS_GILBERT:
 		pct(n->ge_r, b, sizeof(b));
@@ -211,17 +223,21 @@ static void print_extras(FILE *f, const struct net_cfg *n)
 	if (n->duplicate > 0) {
 		pct(n->duplicate, a, sizeof(a));
 		fprintf(f, " duplicate %s", a);
+		print_corr(f, n->duplicate_correlation);
 	}
 	if (n->reorder > 0) {
 		pct(n->reorder, a, sizeof(a));
 		/* tc's gap 0 with a reorder probability is 1 */
-		fprintf(f, " reorder %s gap %lld", a,
-			(long long)(n->reorder_gap ? n->reorder_gap : 1));
+		fprintf(f, " reorder %s", a);
+		print_corr(f, n->reorder_correlation);
+		fprintf(f, " gap %lld", (long long)(n->reorder_gap ? n->reorder_gap : 1));
 	}
 	if (n->corrupt > 0) {
 		pct(n->corrupt, a, sizeof(a));
-		fprintf(f, " corrupt %s%s", a,
-			n->corrupt_detect == CORRUPT_DETECT_CHECKSUM ? " checksum" : "");
+		fprintf(f, " corrupt %s", a);
+		print_corr(f, n->corrupt_correlation);
+		if (n->corrupt_detect == CORRUPT_DETECT_CHECKSUM)
+			fprintf(f, " checksum");
 	}
 	if (n->limit > 0)
 		fprintf(f, " limit %lld", (long long)n->limit);
@@ -237,8 +253,11 @@ static void print_link_line(FILE *f, int src, int dst, const struct net_cfg *n)
 		fprintf(f, " unit packet mtu %s", val(n, CFG_NETK_mtu, a, sizeof(a)));
 	fprintf(f, " latency %s jitter %s", val(n, CFG_NETK_latency, a, sizeof(a)),
 		val(n, CFG_NETK_jitter, b, sizeof(b)));
-	if (n->jitter > 0)
-		fprintf(f, " %s", cfg_dist_names[n->distribution]);
+	if (n->jitter > 0) {
+		print_corr(f, n->delay_correlation);
+		fprintf(f, " %s", n->distribution == DIST_TABLE ? n->distribution_table :
+			cfg_dist_names[n->distribution]);
+	}
 	fprintf(f, " bandwidth %s", n->bandwidth > 0 ?
 		val(n, CFG_NETK_bandwidth, a, sizeof(a)) : "unlimited");
 	if (n->transport == TRANSPORT_RELIABLE)

@@ -12,6 +12,7 @@
 
 #include "emu/cfg/cfg_loader.h"
 #include "emu/cfg/units.h"
+#include "emu/net/dist.h"
 #include "emu/net/net.h"
 
 #define BIT(k) ((uint64_t)1 << (k))
@@ -118,7 +119,18 @@ static const char *net_key_needs(const struct net_cfg *n, int k)
 	case CFG_NETK_mtu:
 		return n->unit == UNIT_PACKET ? NULL : "unit = packet";
 	case CFG_NETK_distribution:
+	case CFG_NETK_delay_correlation:
 		return n->jitter > 0 ? NULL : "jitter > 0";
+	case CFG_NETK_distribution_table:
+		return n->distribution == DIST_TABLE ? NULL : "distribution = table";
+	case CFG_NETK_loss_correlation:
+		return n->loss == LOSS_BERNOULLI ? NULL : "loss = bernoulli";
+	case CFG_NETK_duplicate_correlation:
+		return n->duplicate > 0 ? NULL : "duplicate > 0";
+	case CFG_NETK_reorder_correlation:
+		return n->reorder > 0 ? NULL : "reorder > 0";
+	case CFG_NETK_corrupt_correlation:
+		return n->corrupt > 0 ? NULL : "corrupt > 0";
 	case CFG_NETK_corrupt_detect:
 		return n->corrupt > 0 ? NULL : "corrupt > 0";
 	case CFG_NETK_timeout:
@@ -408,23 +420,22 @@ static int check_link_effects(struct loader *L, const struct linktab *t, struct 
 	return err;
 }
 
-/* tc's rules for reorder (iproute2 q_netem.c, netem_parse_opt): reordering needs a delay
- * to reorder against, and a gap needs a reorder probability.  tc looks at the latency
- * alone; here jitter is delay enough. */
+/* tc's rules for reorder (iproute2 q_netem.c, netem_parse_opt): reordering needs a
+ * latency to reorder against (tc looks at the latency alone, not the jitter), and a gap
+ * needs a reorder probability. */
 static int check_reorder(struct loader *L, const struct scope *s)
 {
 	const struct net_cfg *n = &s->n;
 	char a[32];
 
-	if (n->reorder > 0 && n->latency == 0 && n->jitter == 0) {
+	if (n->reorder > 0 && n->latency == 0) {
 		cfg_key_format(&cfg_keys[CFG_NETK_reorder], n, a, sizeof(a));
 		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_reorder),
-						 cfg_loc_later(scope_loc(L, s, CFG_NETK_latency),
-							       scope_loc(L, s, CFG_NETK_jitter))),
-				"%s.reorder = %s needs a delay to reorder against, but %s.latency "
-				"and %s.jitter are 0 (tc: \"reordering not possible without "
-				"specifying some delay\"); expected latency or jitter > 0, or no "
-				"reorder", s->label, a, s->label, s->label);
+						 scope_loc(L, s, CFG_NETK_latency)),
+				"%s.reorder = %s needs a latency to reorder against, but "
+				"%s.latency is 0 (tc: \"reordering not possible without "
+				"specifying some delay\"); expected latency > 0, or no reorder",
+				s->label, a, s->label);
 	}
 	if (n->reorder_gap > 0 && n->reorder == 0) {
 		cfg_key_format(&cfg_keys[CFG_NETK_reorder_gap], n, a, sizeof(a));
@@ -437,20 +448,35 @@ static int check_reorder(struct loader *L, const struct scope *s)
 	return 0;
 }
 
-/* Most a unit's jitter can take off the latency, per distribution, as net.c's
- * net_dist_draw bounds its draws: uniform's 2u - 1 is at least -1; normal is clamped at
- * netem's table limit, 32767 / 8192 sigma; pareto's (4/3) * ((1 - u)^(-1/3) - 1.5) is
- * least at u = 0, -2/3 sigma. */
-static double jitter_floor(enum net_dist d)
+/* tc's rule for a table: "distribution specified but no latency and jitter values";
+ * then the table itself, read once (emu/net/dist.h), its errors naming the file. */
+static int check_distribution(struct loader *L, const struct scope *s)
 {
-	switch (d) {
-	case DIST_NORMAL: return 32767.0 / 8192.0;
-	case DIST_PARETO: return 2.0 / 3.0;
-	case DIST_UNIFORM:
-	default: return 1.0;
-	}
+	const struct net_cfg *n = &s->n;
+	char err[512];
+	loc_t at = scope_loc(L, s, n->distribution == DIST_TABLE ?
+				   CFG_NETK_distribution_table : CFG_NETK_distribution);
+
+	if (n->distribution == DIST_UNIFORM)
+		return 0;
+	if (n->latency == 0 || n->jitter == 0)
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_distribution),
+						 cfg_loc_later(scope_loc(L, s, CFG_NETK_latency),
+							       scope_loc(L, s, CFG_NETK_jitter))),
+				"%s.distribution = %s needs both a latency and a jitter, but "
+				"%s.%s is 0 (tc: \"distribution specified but no latency and "
+				"jitter values\"); expected latency and jitter > 0, or "
+				"distribution = uniform", s->label, cfg_dist_names[n->distribution],
+				s->label, n->latency == 0 ? "latency" : "jitter");
+	if (net_dist_load(n->distribution, n->distribution_table, err, sizeof(err)))
+		return cfg_fail(L, at, "%s.distribution = %s: %s", s->label,
+				cfg_dist_names[n->distribution], err);
+	return 0;
 }
 
+/* Most a unit's jitter can take off the latency: a draw is at least -1 sigma (uniform)
+ * or the table's least value over 8192 (net_dist_floor; the table is loaded by
+ * check_distribution first). */
 int64_t cfg_earliest_delay(const struct net_cfg *n)
 {
 	int64_t d;
@@ -460,8 +486,9 @@ int64_t cfg_earliest_delay(const struct net_cfg *n)
 		return 0;
 	if (n->jitter == 0)
 		return n->latency;
-	/* net.c's delay_of: latency + llround(jitter * z), never below 0 */
-	d = n->latency - (int64_t)llround((double)n->jitter * jitter_floor(n->distribution));
+	/* net.c's delay_of: latency + jitter * z rounded, never below 0 */
+	d = n->latency - (int64_t)llround((double)n->jitter *
+					  net_dist_floor(n->distribution, n->distribution_table));
 	return d > 0 ? d : 0;
 }
 
@@ -480,6 +507,8 @@ static int check_link_model(struct loader *L, const struct scope *s)
 		r = -EINVAL;
 	if (check_reorder(L, s))
 		r = -EINVAL;
+	if (check_distribution(L, s))
+		return -EINVAL;
 	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout < cfg_earliest_delay(n)) {
 		char e[32], how[160];
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emu/cfg/cfg_loader.h"
+#include "emu/net/dist.h"
 
 /* "line 5" or "argument 4": where the other of two sections said it. */
 static void loc_name(loc_t loc, char *buf, size_t n)
@@ -208,6 +209,29 @@ static void check_worker_key(struct loader *L, int i, int k)
 			 "compute_jitter > 0", name, key, val);
 }
 
+/* A worker's compute jitter drawn from one of iproute2's tables: read it (emu/net/dist.h;
+ * a table file has no key here, so the parser offers no `table`). */
+static int check_compute_dists(struct loader *L)
+{
+	const struct cfg *c = L->c;
+	const int k = CFG_WK_compute_jitter_distribution;
+
+	for (int w = 0; w < c->run.workers; w++) {
+		const struct cfg_worker_model *m = &c->worker[w];
+		int win[CFG_NWORKERK], ties[CFG_NWORKERK];
+		char err[512];
+		loc_t at;
+
+		if (m->jitter == 0 || m->jitter_dist == DIST_UNIFORM)
+			continue;
+		cfg_worker_winners(c, w, win, ties);
+		at = win[k] >= 0 ? L->wsect_key_loc[win[k]][k] : L->key_loc[CFG_WK0 + k];
+		if (net_dist_load(m->jitter_dist, NULL, err, sizeof(err)))
+			return cfg_fail(L, at, "worker %d: compute_jitter_%s", w, err);
+	}
+	return 0;
+}
+
 int cfg_validate_sections(struct loader *L)
 {
 	/* each check reports its first fault (a tie shows on many links at once) */
@@ -221,5 +245,5 @@ int cfg_validate_sections(struct loader *L)
 	for (int i = 0; i < L->c->nworker_sections; i++)
 		for (int k = 0; k < CFG_NWORKERK; k++)
 			check_worker_key(L, i, k);
-	return 0;
+	return check_compute_dists(L);
 }

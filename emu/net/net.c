@@ -3,12 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "emu/net/dist.h"
 #include "emu/net/net.h"
 #include "emu/net/rng.h"
-
-/* netem's distribution tables hold z * NETEM_DIST_SCALE (8192) in an s16, so no table
- * value exceeds 32767 / 8192 sigma; we clamp the analytic draws the same way. */
-#define NETEM_Z_MAX (32767.0 / 8192.0)
 
 static bool prob_ok(double p)
 {
@@ -70,6 +67,14 @@ int net_cfg_check(const struct net_cfg *c)
 	if (!prob_ok(c->duplicate) || !prob_ok(c->reorder) || !prob_ok(c->corrupt) ||
 	    c->reorder_gap < 0 || c->limit < 0 || c->limit > UINT32_MAX)
 		return -EINVAL;
+	if (!prob_ok(c->delay_correlation) || !prob_ok(c->loss_correlation) ||
+	    !prob_ok(c->duplicate_correlation) || !prob_ok(c->reorder_correlation) ||
+	    !prob_ok(c->corrupt_correlation))
+		return -EINVAL;
+	/* a table this process has not read would draw nothing netem draws */
+	if (c->jitter > 0 && c->distribution != DIST_UNIFORM &&
+	    !net_dist_find(c->distribution, c->distribution_table))
+		return -EINVAL;
 	return 0;
 }
 
@@ -98,6 +103,15 @@ int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, in
 	l->chain = c->loss;
 	l->bw = bw_of(c);
 	l->base = l->cfg;
+	/* netem starts each correlation from a random value (init_crandom) */
+	for (int i = 0; i < NET_NCORR; i++) {
+		struct rng_key k = { .seed = seed, .link = l->id, .unit = (uint32_t)i,
+				     .stream = RNG_STREAM_CORR_INIT };
+		uint32_t w[4];
+
+		rng_block(&k, w);
+		l->corr_last[i] = w[0];
+	}
 	return 0;
 }
 
@@ -160,6 +174,44 @@ static struct rng_key net_key(const struct net_link *l, int64_t step, int phase,
 			     .step = step, .unit = unit, .attempt = attempt,
 			     .stream = stream };
 	return k;
+}
+
+/* netem's get_crandom: with correlation c the draw is (value (2^32 - rho) + last rho)
+ * >> 32 for a fresh value, and it becomes the next draw's last; rho = tc's
+ * rint(c * UINT32_MAX), plus 1 as the kernel adds.  Successive draws are then an AR(1)
+ * sequence with lag-k autocorrelation about c^k (and less spread than a fresh draw:
+ * netem's, not a correlation that keeps the marginal distribution). */
+static uint32_t correlate(struct net_link *l, enum net_corr which, double c, uint32_t value)
+{
+	uint64_t rho;
+	uint32_t a;
+
+	if (!(c > 0))
+		return value;
+	rho = (uint64_t)llrint(c * 4294967295.0) + 1;
+	a = (uint32_t)(((uint64_t)value * ((1ull << 32) - rho) +
+			(uint64_t)l->corr_last[which] * rho) >> 32);
+	l->corr_last[which] = a;
+	return a;
+}
+
+/* tc's set_percent: a probability as netem's 32-bit threshold */
+static uint32_t threshold(double p)
+{
+	return (uint32_t)llrint(p * 4294967295.0);
+}
+
+/* A decision with probability p from the block of k: the 53-bit uniform against p, or
+ * with correlation c netem's comparison p >= the correlated 32-bit draw. */
+static bool decide(struct net_link *l, enum net_corr which, double c, double p,
+		   const struct rng_key *k)
+{
+	uint32_t w[4];
+
+	rng_block(k, w);
+	if (!(c > 0))
+		return rng_u53(w[0], w[1]) < p;
+	return p > 0 && threshold(p) >= correlate(l, which, c, w[0]);
 }
 
 /* sch_netem.c loss_4state, with a1 = p13, a2 = p31, a3 = p32, a4 = p14, a5 = p23
@@ -238,10 +290,10 @@ static bool unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit
 		l->chain = c->loss;
 	}
 	k = net_key(l, step, phase, unit, attempt, stream);
+	if (c->loss == LOSS_BERNOULLI)	/* netem correlates random loss only */
+		return decide(l, NET_CORR_LOSS, c->loss_correlation, c->loss_p, &k);
 	rng_uniform2(&k, u);
 	switch (c->loss) {
-	case LOSS_BERNOULLI:
-		return u[0] < c->loss_p;
 	case LOSS_GILBERT:
 		return loss_gilb_ell(&l->state, c, u[0], u[1]);
 	case LOSS_STATE:
@@ -251,53 +303,32 @@ static bool unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit
 	}
 }
 
-double net_dist_draw(enum net_dist d, const struct rng_key *k)
-{
-	double u[2];
-
-	switch (d) {
-	case DIST_NORMAL:
-		/* netem's "normal" table: the standard normal's quantiles, clamped. */
-		return fmax(-NETEM_Z_MAX, fmin(NETEM_Z_MAX, rng_normal(k)));
-	case DIST_PARETO:
-		/* iproute2 netem/pareto.c tabulates (4/3) * (U^(-1/3) - 1.5) for U in (0, 1]:
-		 * a Pareto of shape 3 and scale 1 (mean 1.5, sd sqrt(3)/2) centred and scaled
-		 * by 4/3 (so sd 2/sqrt(3) sigma, not sigma), capped at 32767/8192.  We draw
-		 * the same distribution analytically instead of through the 4096-entry table. */
-		rng_uniform2(k, u);
-		return fmin(NETEM_Z_MAX, (4.0 / 3.0) * (pow(1.0 - u[0], -1.0 / 3.0) - 1.5));
-	case DIST_UNIFORM:
-	default:
-		/* tabledist without a table: mu - sigma + rnd % (2 sigma), uniform in
-		 * [mu - sigma, mu + sigma). */
-		rng_uniform2(k, u);
-		return 2.0 * u[0] - 1.0;
-	}
-}
-
 bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, uint32_t attempt)
 {
 	return unit_lost(l, step, phase, unit, attempt, RNG_STREAM_LOSS);
 }
 
-static int64_t delay_of(const struct net_link *l, int64_t step, int phase, uint32_t unit,
+static int64_t delay_of(struct net_link *l, int64_t step, int phase, uint32_t unit,
 			uint32_t attempt, uint32_t stream)
 {
 	const struct net_cfg *c = &l->cfg;
 	struct rng_key k;
+	uint32_t w[4];
 	int64_t d;
 
 	/* sch_netem.c tabledist: sigma == 0 returns mu without a draw. */
 	if (c->jitter == 0)
 		return c->latency;
 	k = net_key(l, step, phase, unit, attempt, stream);
-	d = c->latency + (int64_t)llround((double)c->jitter * net_dist_draw(c->distribution, &k));
+	rng_block(&k, w);
+	d = net_dist_delay(c->distribution, c->distribution_table, c->latency, c->jitter,
+			   correlate(l, NET_CORR_DELAY, c->delay_correlation, w[0]));
 	/* netem: tabledist may go negative; the rate branch clamps to 0 and a negative
 	 * time_to_send just means "now".  Either way never earlier than sent. */
 	return d > 0 ? d : 0;
 }
 
-int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t unit,
+int64_t net_delay(struct net_link *l, int64_t step, int phase, uint32_t unit,
 		  uint32_t attempt)
 {
 	return delay_of(l, step, phase, unit, attempt, RNG_STREAM_DELAY);
@@ -374,16 +405,15 @@ struct tx {
 	struct net_txq *q;
 	int64_t step, now;
 	int phase;
-	uint64_t burst;		/* bytes serialised since out->depart (exact arithmetic) */
 	struct net_msg *out;
 };
 
-/* One copy of one transmission: on the wire or not, and when and how it arrives. */
+/* One copy of one transmission: sent or not, and when and how it arrives. */
 struct copy {
-	bool wire;		/* serialised (not tail-dropped) */
+	bool wire;		/* sent (not tail-dropped) */
 	bool arrives;		/* not lost in the network */
 	bool usable;		/* arrives, and not a corruption the receiver detects */
-	int64_t fin, arrival;
+	int64_t arrival;
 	int32_t flip;		/* byte * 8 + bit of a flipped bit, or -1 */
 };
 
@@ -398,30 +428,22 @@ static int32_t corrupt_draw(const struct tx *t, uint32_t u, uint32_t a, size_t b
 	if (c->corrupt <= 0 || b == 0)
 		return -1;
 	k = net_key(t->l, t->step, t->phase, u, a, stream);
-	rng_block(&k, w);
-	if (!(rng_u53(w[0], w[1]) < c->corrupt))
+	if (!decide(t->l, NET_CORR_CORRUPT, c->corrupt_correlation, c->corrupt, &k))
 		return -1;
+	rng_block(&k, w);
 	return (int32_t)(w[2] % b) * 8 + (int32_t)(w[3] & 7);
 }
 
-/* The queue: a first transmission is tail-dropped when `limit` units are serialising,
- * else serialises after everything before it; a retransmission (attempt > 0) serialises
- * when its timer fires, at `at`, outside the queue (net.h). */
-static bool serialise(struct tx *t, struct copy *cp, uint32_t a, int64_t at, size_t b)
+/* A copy handed to the link: a first transmission is tail-dropped when `limit` units
+ * are held in the rate queue (their time to send still ahead, netem's qlen); any other
+ * copy is sent.  Sent bytes count whether or not the network then loses the copy. */
+static bool admit(struct tx *t, struct copy *cp, uint32_t a, size_t b)
 {
 	const struct net_cfg *c = &t->l->cfg;
 
-	if (a == 0) {
-		if (c->limit > 0 && txq_held(t->q, t->now) >= (uint64_t)c->limit) {
-			t->out->overflow++;
-			return false;
-		}
-		t->burst += b;
-		cp->fin = t->out->depart + net_serialise_ns(t->l, t->burst);
-		t->q->free_at = cp->fin;
-		txq_push(t->q, cp->fin);
-	} else {
-		cp->fin = at + net_serialise_ns(t->l, b);
+	if (a == 0 && c->limit > 0 && txq_held(t->q, t->now) >= (uint64_t)c->limit) {
+		t->out->overflow++;
+		return false;
 	}
 	cp->wire = true;
 	t->out->wire_bytes += b;
@@ -430,14 +452,13 @@ static bool serialise(struct tx *t, struct copy *cp, uint32_t a, int64_t at, siz
 
 /* netem's reorder: with gap g (0 = 1), the counter's first g - 1 units are delayed, then
  * each is sent at once with probability `reorder` (which restarts the count).  A unit
- * sent at once skips latency and jitter; it is serialised like any other. */
+ * sent at once skips latency, jitter and the rate, as netem puts it at the head. */
 static bool reorder_draw(const struct tx *t, uint32_t u, uint32_t a, uint32_t stream)
 {
 	struct net_link *l = t->l;
 	const struct net_cfg *c = &l->cfg;
 	int64_t gap = c->reorder_gap > 0 ? c->reorder_gap : 1;
 	struct rng_key k;
-	double r[2];
 
 	if (c->reorder <= 0)
 		return false;
@@ -446,8 +467,7 @@ static bool reorder_draw(const struct tx *t, uint32_t u, uint32_t a, uint32_t st
 		return false;
 	}
 	k = net_key(l, t->step, t->phase, u, a, stream);
-	rng_uniform2(&k, r);
-	if (!(r[0] < c->reorder)) {
+	if (!decide(l, NET_CORR_REORDER, c->reorder_correlation, c->reorder, &k)) {
 		l->reorder_count++;
 		return false;
 	}
@@ -456,12 +476,12 @@ static bool reorder_draw(const struct tx *t, uint32_t u, uint32_t a, uint32_t st
 }
 
 /* What follows netem's loss step for a copy the network does not lose, up to the limit:
- * corrupt and the queue.  false when the queue tail-drops it. */
-static bool copy_enqueue(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int64_t at,
-			 size_t b, bool dup)
+ * corrupt and admission.  false when the queue tail-drops it. */
+static bool copy_enqueue(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, size_t b,
+			 bool dup)
 {
 	cp->flip = corrupt_draw(t, u, a, b, dup ? RNG_STREAM_COPY_CORRUPT : RNG_STREAM_CORRUPT);
-	if (!serialise(t, cp, a, at, b))
+	if (!admit(t, cp, a, b))
 		return false;
 	cp->arrives = true;
 	cp->usable = cp->flip < 0 || t->l->cfg.corrupt_detect != CORRUPT_DETECT_CHECKSUM;
@@ -470,74 +490,81 @@ static bool copy_enqueue(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, 
 	return true;
 }
 
-/* ... and the rest for a copy the queue took: reorder, then the delay unless reordered. */
-static void copy_delay(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, bool dup)
+/* ... and the rest for a copy admitted at `at`: reorder, else the delay d and, with a
+ * rate, netem's FIFO: time_to_send = max(the queue's last, at + d) + the copy's
+ * transmission time, so a rate absorbs jitter and never reorders.  A resend goes outside
+ * the queue (net.h): at + d + its transmission time. */
+static void copy_delay(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int64_t at,
+		       size_t b, bool dup)
 {
-	cp->arrival = cp->fin;
-	if (!reorder_draw(t, u, a, dup ? RNG_STREAM_COPY_REORDER : RNG_STREAM_REORDER))
-		cp->arrival += delay_of(t->l, t->step, t->phase, u, a,
-					dup ? RNG_STREAM_COPY_DELAY : RNG_STREAM_DELAY);
+	struct net_link *l = t->l;
+	int64_t d, tts;
+
+	if (reorder_draw(t, u, a, dup ? RNG_STREAM_COPY_REORDER : RNG_STREAM_REORDER)) {
+		cp->arrival = at;
+		return;
+	}
+	d = delay_of(l, t->step, t->phase, u, a, dup ? RNG_STREAM_COPY_DELAY : RNG_STREAM_DELAY);
+	if (a == 0 && l->bw) {
+		tts = (t->q->free_at > at + d ? t->q->free_at : at + d) + net_serialise_ns(l, b);
+		t->q->free_at = tts;
+		txq_push(t->q, tts);
+	} else {
+		tts = at + d + net_serialise_ns(l, b);
+	}
+	cp->arrival = tts;
 }
 
 /* A link with a schedule: the model of this transmission into l->cfg, by its step and its
- * start (net.h); when the link is down there, the copy serialises and is lost, without
- * a draw (returns true). */
+ * start `at` (net.h); when the link is down there, the copy is sent and lost, without a
+ * draw (returns true). */
 static bool transmit_down(struct tx *t, uint32_t a, int64_t at, size_t b, struct copy *cp)
 {
 	struct net_link *l = t->l;
-	int64_t start = a == 0 ? t->out->depart + net_serialise_ns(l, t->burst) : at;
 
-	if (!net_model_at(&l->base, l->win, l->nwin, t->step, start, &l->cfg))
+	if (!net_model_at(&l->base, l->win, l->nwin, t->step, at, &l->cfg))
 		return false;
-	serialise(t, cp, a, at, b);
+	admit(t, cp, a, b);
 	return true;
 }
 
-/* One transmission (attempt a, at time `at`) of unit u of b bytes, in netem_enqueue's
- * order of draws: duplicate, loss, then for a surviving packet corrupt, the limit, the
- * copy's own pass (its loss, corrupt, limit, reorder, delay), reorder and delay.  Unlike
- * netem, a packet the loss draw takes still occupies the queue and the wire (the network
- * loses it past the sender's NIC).  The earliest usable copy is the unit's: *best, or
- * none (returns false).  *last_fin: when the last copy left, for the sender's timer. */
+/* One transmission (attempt a, handed to the link at time `at`) of unit u of b bytes, in
+ * netem_enqueue's order of draws: duplicate, loss, then for a surviving packet corrupt,
+ * the limit, the copy's own pass (its loss, corrupt, limit, reorder, delay), reorder and
+ * delay.  A packet the loss draw takes is sent and gone: it takes no place in the rate
+ * queue (netem drops it at enqueue).  The earliest usable copy is the unit's: *best, or
+ * none (returns false); the sender's timer for a resend starts at `at`. */
 static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
-		     struct copy *best, int64_t *last_fin)
+		     struct copy *best)
 {
 	const struct net_cfg *c = &t->l->cfg;
 	struct copy cp[2] = { { .flip = -1 }, { .flip = -1 } };
 	int ncopies = 1;
 
-	if (t->l->nwin && transmit_down(t, a, at, b, &cp[0])) {
-		*last_fin = cp[0].wire && cp[0].fin > at ? cp[0].fin : at;
+	if (t->l->nwin && transmit_down(t, a, at, b, &cp[0]))
 		return false;
-	}
 	if (c->duplicate > 0) {
 		struct rng_key k = net_key(t->l, t->step, t->phase, u, a, RNG_STREAM_DUP);
-		double r[2];
 
-		rng_uniform2(&k, r);
-		ncopies += r[0] < c->duplicate;
+		ncopies += decide(t->l, NET_CORR_DUP, c->duplicate_correlation, c->duplicate, &k);
 	}
 	if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_LOSS))
 		ncopies--;	/* netem: --count; a duplicate's first copy survives */
 	if (ncopies == 0) {
-		serialise(t, &cp[0], a, at, b);	/* lost on the way: no further draws */
-	} else if (copy_enqueue(t, &cp[0], u, a, at, b, false)) {
+		admit(t, &cp[0], a, b);	/* lost on the way: no further draws */
+	} else if (copy_enqueue(t, &cp[0], u, a, b, false)) {
 		/* netem enqueues the duplicate at the root before the original's reorder
 		 * and delay: the copy's whole pass comes in between (the reorder counter
-		 * sees the copy first) */
+		 * and the rate queue see the copy first) */
 		if (ncopies == 2) {
 			t->out->duplicated++;
 			if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_COPY_LOSS))
-				serialise(t, &cp[1], a, at, b);
-			else if (copy_enqueue(t, &cp[1], u, a, at, b, true))
-				copy_delay(t, &cp[1], u, a, true);
+				admit(t, &cp[1], a, b);
+			else if (copy_enqueue(t, &cp[1], u, a, b, true))
+				copy_delay(t, &cp[1], u, a, at, b, true);
 		}
-		copy_delay(t, &cp[0], u, a, false);
+		copy_delay(t, &cp[0], u, a, at, b, false);
 	}
-	*last_fin = at;
-	for (int i = 0; i < 2; i++)
-		if (cp[i].wire && cp[i].fin > *last_fin)
-			*last_fin = cp[i].fin;
 	int pick = -1;
 
 	for (int i = 0; i < 2; i++)
@@ -553,11 +580,10 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 	     int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip, struct net_msg *out)
 {
 	const struct net_cfg *c = &l->cfg;
-	int64_t depart = now > q->free_at ? now : q->free_at;
 	struct net_cfg msg;	/* with a schedule: the model at the departure (net.h) */
 
 	if (l->nwin) {
-		net_model_at(&l->base, l->win, l->nwin, step, depart, &msg);
+		net_model_at(&l->base, l->win, l->nwin, step, now, &msg);
 		c = &msg;
 		l->bw = bw_of(c);
 	}
@@ -572,23 +598,22 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 	memset(arrived, 0, (size_t)(nu + 63) / 64 * sizeof(uint64_t));
 	out->nunits = nu;
 	out->unit = ub;
-	out->depart = depart;
-	out->last_arrival = out->depart;
+	out->depart = now;
+	out->last_arrival = now;
 	for (int u = 0; u < nu; u++) {
 		size_t off = (size_t)u * ub;
 		size_t b = len > off ? (len - off < ub ? len - off : ub) : 0;
 		uint32_t a = 0;
-		int64_t fin;
+		int64_t at = now;
 		struct copy got;
-		bool ok = transmit(&t, (uint32_t)u, 0, out->depart, b, &got, &fin);
+		bool ok = transmit(&t, (uint32_t)u, 0, now, b, &got);
 
-		/* a reliable sender resends when its timer, started as the last copy left,
-		 * runs out: rto, doubling per repeated loss */
+		/* a reliable sender resends when its timer, started as it handed the last
+		 * copy over, runs out: rto, doubling per repeated loss */
 		while (!ok && reliable && (int)a < c->max_retries) {
-			int64_t at = fin + net_rto(c, (int)a);
-
+			at += net_rto(c, (int)a);
 			a++;
-			ok = transmit(&t, (uint32_t)u, a, at, b, &got, &fin);
+			ok = transmit(&t, (uint32_t)u, a, at, b, &got);
 		}
 		out->attempts += a + 1;
 		out->retransmits += a;
@@ -599,7 +624,7 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 				arrival[u] = -1;
 			/* a sender that gave up knows it when its last timer runs out: the
 			 * receiver waits that long for nothing */
-			int64_t gave_up = fin + net_rto(c, (int)a);
+			int64_t gave_up = at + net_rto(c, (int)a);
 
 			if (reliable && gave_up > out->last_arrival)
 				out->last_arrival = gave_up;

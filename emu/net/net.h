@@ -2,8 +2,8 @@
  *
  * References (current upstream): the kernel's net/sched/sch_netem.c (loss_4state,
  * loss_gilb_ell, tabledist, packet_time_ns, the rate branch of netem_enqueue) and
- * iproute2's tc/q_netem.c (defaults of omitted "loss state" / "loss gemodel" parameters)
- * and netem/pareto.c (the pareto table).  Deviations are marked "netem:" in net.c.
+ * iproute2's tc/q_netem.c (defaults of omitted "loss state" / "loss gemodel" parameters,
+ * its refusals, its .dist tables).  Deviations are marked "netem:" in net.c.
  *
  * A message of len bytes is cut into loss units: the whole message (unit = message), or
  * ceil(len/mtu) packets (unit = packet); at least one unit, even for len 0.  Each unit is
@@ -15,50 +15,54 @@
  *            duplicated unit that the draw takes still goes out once;
  *   corrupt  with probability `corrupt` one bit of the unit's bytes flips (a uniform
  *            byte, a uniform bit); corrupt_detect = checksum makes the receiver drop it;
- *   limit    a first transmission that finds `limit` units of its sender still
- *            serialising is tail-dropped (netem's limit counts the packets it holds,
- *            delayed ones too: here only the transmit queue, see below);
+ *   limit    a first transmission that finds `limit` units held in its sender's rate
+ *            queue (time to send still ahead) is tail-dropped (netem's limit counts the
+ *            packets it holds; without a rate emu's queue holds none, netem's holds the
+ *            delayed ones too);
  *   the copy a duplicate's second copy then passes loss, corrupt, limit, reorder and
  *            delay with draws of its own (netem re-enqueues it at the root qdisc);
  *   reorder  with gap g (0 = 1): after each reordered unit the next g - 1 are delayed;
- *            then each is sent at once with probability `reorder`: it skips latency and
- *            jitter (netem also skips its rate for it; here it is serialised);
- *   delay    arrival = finish + latency + jitter (uniform, normal or pareto), never below
- *            finish.
+ *            then each is sent at once with probability `reorder`: it skips latency,
+ *            jitter and the rate (netem puts it at the head of its queue);
+ *   delay    d = latency + jitter (uniform, or one of iproute2's tables, emu/net/dist.h),
+ *            never below 0; the unit arrives at now + d, or with a bandwidth in netem's
+ *            FIFO: max(the queue's last time to send, now + d) + its transmission time,
+ *            so a rate absorbs jitter and does not reorder;
+ *   correlation  each of delay, loss (bernoulli), duplicate, reorder and corrupt may be
+ *            correlated with its previous draw as netem's get_crandom does (net.c).
  * Each draw comes from the counter-based RNG keyed by (seed, link, step, phase, unit,
  * attempt, stream), so a result depends only on the order in which ONE sender sends on
  * ONE link.  The unit that counts is the earliest copy to arrive that the receiver keeps.
  *
- *   queue    first transmissions serialise at `bandwidth` through the sender's transmit
- *            queue (struct net_txq, shared by all links of a sender or not, the caller
- *            decides): a message starts when the queue is idle, unit u finishes after
- *            (bytes of the units up to u) * 8 / bandwidth.  Every copy put on the wire
- *            takes its place, lost ones included: the network loses them past the
- *            sender's NIC (netem drops at enqueue, before its rate queue, so there a lost
- *            packet costs no time).  Per-packet overhead 0.
+ *   queue    first transmissions are handed to the sender's rate queue (struct net_txq,
+ *            shared by all links of a sender or not, the caller decides) at the
+ *            message's send time, all units at once, and leave it in FIFO order at
+ *            `bandwidth` (the delay rule above: netem's rate branch of netem_enqueue).  A
+ *            copy the loss draw takes is sent but takes no place in the queue (netem
+ *            drops it at enqueue).  Per-packet overhead 0.
  *   reliable a unit of which no copy arrived usable is sent again when the sender's timer
- *            runs out, rto after its last copy left, doubling per repeated loss up to
- *            rto_max; each attempt is a new transmission (attempt number in the key) that
- *            advances the chain.  A resend serialises when its timer fires, outside the
- *            queue: it delays nothing queued before it fired (in a real NIC it would
- *            queue; rto is normally far longer than the queue is busy).  After
- *            max_retries resends all lost the unit is given up, as TCP gives up a
- *            connection: it is lost, counted like an unreliable loss, and the message is
- *            complete (for the receiver's clock) when the last timer runs out.
+ *            runs out, rto after it handed its last copy over, doubling per repeated loss
+ *            up to rto_max; each attempt is a new transmission (attempt number in the key)
+ *            that advances the chain.  A resend arrives at its timer + delay + its
+ *            transmission time, outside the queue: it delays nothing queued before it
+ *            fired (a real sender would queue it; rto is normally far longer than the
+ *            queue is busy).  After max_retries resends all lost the unit is given up,
+ *            as TCP gives up a connection: it is lost, counted like an unreliable loss,
+ *            and the message is complete (for the receiver's clock) when the last timer
+ *            runs out.
  *   unreliable  lost units are gone; the receiver's deadline is the caller's business
  *            (xchg_deadline.c).
  *
  * A link may have a schedule: windows (an [event] section each, emu/cfg/cfg_event.h) in
  * which it is down or takes other values of some keys.  Whether a window is in effect is
  * decided per transmission, by the step of the exchange or, for a window in virtual
- * time, by the transmission's start: a first transmission starts when its unit starts
- * serialising (the message's departure plus the units before it), a resend when its
- * timer fires.  What a message is (its units: unit, mtu), how fast it serialises
- * (bandwidth) and how its sender resends (transport, rto, rto_max, max_retries) is
- * decided once, at its departure; loss, duplicate, corrupt, reorder, delay and the
- * limit per transmission.  Down: the copy serialises and is lost past the sender's NIC,
- * with no draw; a reliable sender resends it as any lost unit, up to max_retries.  The
- * loss chain is the link's one chain throughout: a window's model continues it in the
+ * time, by the transmission's start: a first transmission starts when its message is
+ * sent, a resend when its timer fires.  What a message is (its units: unit, mtu), how
+ * fast it serialises (bandwidth) and how its sender resends (transport, rto, rto_max,
+ * max_retries) is decided once, at its departure; loss, duplicate, corrupt, reorder,
+ * delay and the limit per transmission.  Down: the copy is sent and lost, with no draw;
+ * a reliable sender resends it as any lost unit, up to max_retries.  The loss chain is
+ * the link's one chain throughout: a window's model continues it in the
  * state the link's own model (or an earlier window) left it, and the link's model takes
  * it back after the window as the window left it; a chain of another model (gilbert
  * after state) restarts in netem's initial state.  A down window does not advance it.
@@ -80,9 +84,10 @@ enum net_4_state {
 	NET_TX_IN_GAP = 1, NET_TX_IN_BURST = 2, NET_LOST_IN_BURST = 3, NET_LOST_IN_GAP = 4
 };
 
-/* A sender's transmit queue: idle from free_at (virtual ns) on; fin[] holds the finish
- * times of the units still serialising, for `limit` (a ring of cap entries).  Zero
- * initialised it serves links without a limit; net_txq_init sizes it for a limit. */
+/* A sender's rate queue: free_at is the last time to send of a unit in it (virtual ns,
+ * netem's "last"); fin[] holds the times to send of the units still in it, for `limit`
+ * (a ring of cap entries, in FIFO order).  Zero initialised it serves links without a
+ * limit; net_txq_init sizes it for a limit. */
 struct net_txq {
 	int64_t free_at;
 	int64_t *fin;
@@ -102,6 +107,10 @@ struct net_window {
 	uint8_t mask[sizeof(struct net_cfg)];
 };
 
+/* netem's correlated draws (get_crandom), one state each (the last value drawn) */
+enum net_corr { NET_CORR_DELAY, NET_CORR_LOSS, NET_CORR_DUP, NET_CORR_REORDER,
+		NET_CORR_CORRUPT, NET_NCORR };
+
 /* One directed link.  Plain data, no heap: init, use, forget.  With a schedule, cfg is
  * the model of the transmission under way (base under the windows in effect), and bw
  * the bandwidth of the message under way. */
@@ -113,6 +122,7 @@ struct net_link {
 	enum net_loss chain;	/* the loss model whose chain state is in state */
 	uint64_t bw;		/* bandwidth in bit/s, rounded; 0 = unlimited */
 	int64_t reorder_count;	/* netem's q->counter: units delayed since the last reorder */
+	uint32_t corr_last[NET_NCORR];	/* each correlation's last draw (net.c correlate) */
 	struct net_cfg base;	/* the link's own model */
 	const struct net_window *win;	/* its schedule, in order; not owned */
 	int nwin;
@@ -122,7 +132,7 @@ struct net_link {
 struct net_msg {
 	int nunits, narrived;
 	size_t unit;		/* bytes per unit (the last may be shorter); >= 1 */
-	int64_t depart;		/* when it left: max(now, queue idle) */
+	int64_t depart;		/* when it was sent: now */
 	int64_t last_arrival;	/* latest arrival of an arrived unit, or when a reliable sender
 				 * gave one up (its last timer); depart if none */
 	uint64_t attempts;	/* transmissions, retransmissions included */
@@ -146,7 +156,8 @@ static inline uint32_t net_link_id(int src, int dst)
 void net_loss_defaults(struct net_cfg *c);
 
 /* 0, or -EINVAL for probabilities outside [0, 1], p13 + p14 > 1, p31 + p32 > 1, a
- * packet unit without mtu > 0, negative times or bandwidth, reliable without rto > 0. */
+ * packet unit without mtu > 0, negative times or bandwidth, reliable without rto > 0,
+ * jitter from a table this process has not loaded (net_dist_load, emu/net/dist.h). */
 int net_cfg_check(const struct net_cfg *c);
 
 /* Copies c, resolves omitted parameters (net_loss_defaults), checks (net_cfg_check):
@@ -172,13 +183,10 @@ size_t net_unit_bytes(const struct net_cfg *c, size_t len);
  * true when lost. */
 bool net_unit_lost(struct net_link *l, int64_t step, int phase, uint32_t unit, uint32_t attempt);
 
-/* One draw z of netem's distribution d (uniform in [-1, 1), normal, pareto: the value is
- * mu + sigma * z), from the block of key k.  Also the compute model's jitter. */
-struct rng_key;
-double net_dist_draw(enum net_dist d, const struct rng_key *k);
 
-/* latency + jitter for one transmission, in ns, never negative. */
-int64_t net_delay(const struct net_link *l, int64_t step, int phase, uint32_t unit,
+/* latency + jitter for one transmission, in ns, never negative (advances the delay
+ * correlation's state). */
+int64_t net_delay(struct net_link *l, int64_t step, int phase, uint32_t unit,
 		  uint32_t attempt);
 
 /* Time to serialise `bytes` at the link's bandwidth (floor, as netem's packet_time_ns). */

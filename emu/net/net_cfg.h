@@ -7,10 +7,15 @@
 #include <stdint.h>
 
 #define NET_MAX_WORKERS 64	/* link ids and loss-chain keys hold worker ids below this */
+#define NET_PATH_MAX 161	/* a file name in a model, with its NUL (CFG_STR_MAX + 1) */
 
 enum net_loss { LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT, LOSS_STATE };
 enum net_unit { UNIT_MESSAGE, UNIT_PACKET };
-enum net_dist { DIST_UNIFORM, DIST_NORMAL, DIST_PARETO };
+/* uniform: netem's default (no table); the others: iproute2's tables of those names,
+ * and table: the file distribution_table names (emu/net/dist.h) */
+enum net_dist {
+	DIST_UNIFORM, DIST_NORMAL, DIST_PARETO, DIST_PARETONORMAL, DIST_EXPERIMENTAL, DIST_TABLE
+};
 enum net_transport { TRANSPORT_UNRELIABLE, TRANSPORT_RELIABLE };
 enum net_corrupt_detect { CORRUPT_DETECT_NONE, CORRUPT_DETECT_CHECKSUM };
 
@@ -27,6 +32,7 @@ struct net_cfg {
 	int64_t latency;	/* ns */
 	int64_t jitter;		/* ns */
 	enum net_dist distribution;
+	char distribution_table[NET_PATH_MAX];	/* distribution = table: its file */
 	double bandwidth;	/* bit/s; 0 = unlimited */
 	enum net_transport transport;
 	int64_t timeout;	/* ns: unreliable receiver gives up */
@@ -40,6 +46,10 @@ struct net_cfg {
 	double corrupt;		/* probability of one flipped bit in a unit (netem corrupt) */
 	enum net_corrupt_detect corrupt_detect;	/* checksum: a corrupted unit is lost */
 	int64_t limit;		/* units the transmit queue holds (tail drop); 0 = no limit */
+	/* netem's correlations (tc's CORRELATION arguments): each draw is (1 - c) times a
+	 * fresh one plus c times the last, net.c's correlate() */
+	double delay_correlation, loss_correlation, duplicate_correlation;
+	double reorder_correlation, corrupt_correlation;
 };
 
 #endif

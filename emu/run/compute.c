@@ -1,6 +1,6 @@
 /* emu/run/compute.c — see compute.h. */
 #include "emu/cfg/cfg_event.h"
-#include "emu/net/net.h"
+#include "emu/net/dist.h"
 #include "emu/net/rng.h"
 #include "emu/run/compute.h"
 
@@ -41,7 +41,10 @@ int64_t compute_step_ns(const struct cfg *c, int id, int64_t step, double base_n
 	if (wm->jitter != 0) {
 		struct rng_key k = { .seed = c->run.seed, .link = RNG_LINK_COMPUTE | (uint32_t)id,
 				     .step = step, .stream = RNG_STREAM_COMPUTE };
-		t += (double)wm->jitter * net_dist_draw(wm->jitter_dist, &k);
+		uint32_t w[4];
+
+		rng_block(&k, w);
+		t += (double)wm->jitter * net_dist_z(wm->jitter_dist, NULL, w[0]);
 	}
 	if (!(t > 0))		/* a negative draw, or NaN */
 		return 0;

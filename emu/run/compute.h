@@ -12,9 +12,10 @@
  * slowdown) in effect for the worker's step: an event counted in steps or epochs is in
  * effect for the steps of its interval, one in virtual time when the worker's clock at
  * the start of the step's compute is in its interval.
- * z drawn from jitter_dist (netem's distributions, net_dist_draw) by the counter-based
- * RNG keyed by (run.seed, RNG_LINK_COMPUTE | worker, step, RNG_STREAM_COMPUTE): the same
- * for a (seed, worker, step) whatever the scheduling, independent of every network draw.
+ * z drawn from jitter_dist (uniform or one of iproute2's tables, net_dist_z in
+ * emu/net/dist.h) by the counter-based RNG keyed by (run.seed, RNG_LINK_COMPUTE | worker,
+ * step, RNG_STREAM_COMPUTE): the same for a (seed, worker, step) whatever the scheduling,
+ * independent of every network draw.
  * Evaluation is not charged (it is the experimenter's, not the training's, time).
  */
 #ifndef EMU_COMPUTE_H
