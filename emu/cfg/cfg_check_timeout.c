@@ -45,7 +45,7 @@ static double whole_ns(const struct net_cfg *m, size_t bytes)
 	double wire;
 
 	/* reordered units skip the rate (net.h): all of them may */
-	if (m->bandwidth <= 0 || units < 0 || m->reorder > 0)
+	if (m->bandwidth <= 0 || units < 0 || m->reorder > 0 || m->trace[0])
 		return 0;
 	wire = (double)units * (double)net_unit_bytes(m, bytes) * 8e9 / m->bandwidth;
 	return wire + (double)cfg_earliest_delay(m);

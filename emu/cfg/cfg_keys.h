@@ -97,6 +97,12 @@
 	X(net, bandwidth, RATE, 0, "0bit", 1000, 1e15, CFG_OR_ZERO, \
 	  "serialisation rate with a per-sender queue, like netem rate; 0bit = unlimited " \
 	  "(below 1Kbit the virtual clock would overflow)") \
+	X(net, trace, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, \
+	  "a delivery trace in Mahimahi's format (one line per 1500-byte opportunity, in ms; " \
+	  "it repeats) that the sender's queue follows instead of bandwidth") \
+	X(net, series, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, \
+	  "a CSV file time_s,loss_p,latency_s: from each row's time on, Bernoulli loss_p " \
+	  "and latency take its values") \
 	X(net, limit, I64, 0, "0", 0, 16777216, 0, \
 	  "units the sender's transmit queue holds; a unit that finds it full is dropped " \
 	  "(tail drop); 0 = no limit (netem's default is 1000)") \

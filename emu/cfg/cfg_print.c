@@ -258,8 +258,13 @@ static void print_link_line(FILE *f, int src, int dst, const struct net_cfg *n)
 		fprintf(f, " %s", n->distribution == DIST_TABLE ? n->distribution_table :
 			cfg_dist_names[n->distribution]);
 	}
-	fprintf(f, " bandwidth %s", n->bandwidth > 0 ?
-		val(n, CFG_NETK_bandwidth, a, sizeof(a)) : "unlimited");
+	if (n->trace[0])
+		fprintf(f, " trace %s", n->trace);
+	else
+		fprintf(f, " bandwidth %s", n->bandwidth > 0 ?
+			val(n, CFG_NETK_bandwidth, a, sizeof(a)) : "unlimited");
+	if (n->series[0])
+		fprintf(f, " series %s", n->series);
 	if (n->transport == TRANSPORT_RELIABLE)
 		fprintf(f, " reliable rto %s rto_max %s max_retries %d",
 			val(n, CFG_NETK_rto, a, sizeof(a)), val(n, CFG_NETK_rto_max, b, sizeof(b)),

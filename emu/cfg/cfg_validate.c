@@ -14,6 +14,7 @@
 #include "emu/cfg/units.h"
 #include "emu/net/dist.h"
 #include "emu/net/net.h"
+#include "emu/net/trace.h"
 
 #define BIT(k) ((uint64_t)1 << (k))
 
@@ -474,6 +475,36 @@ static int check_distribution(struct loader *L, const struct scope *s)
 	return 0;
 }
 
+/* A delivery trace replaces the bandwidth, a time series the Bernoulli loss and the
+ * latency (emu/net/trace.h): read each once, their errors naming file and line. */
+static int check_traces(struct loader *L, const struct scope *s)
+{
+	const struct net_cfg *n = &s->n;
+	char err[512];
+
+	if (n->trace[0] && n->bandwidth > 0) {
+		char a[32];
+
+		cfg_key_format(&cfg_keys[CFG_NETK_bandwidth], n, a, sizeof(a));
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_trace),
+						 scope_loc(L, s, CFG_NETK_bandwidth)),
+				"%s.trace and %s.bandwidth = %s: a trace is the link's capacity; "
+				"expected bandwidth = 0bit with a trace", s->label, s->label, a);
+	}
+	if (n->series[0] && (n->loss == LOSS_GILBERT || n->loss == LOSS_STATE))
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_series),
+						 scope_loc(L, s, CFG_NETK_loss)),
+				"%s.series gives Bernoulli loss over time, but %s.loss = %s; "
+				"expected loss = none or bernoulli with a series", s->label,
+				s->label, cfg_loss_names[n->loss]);
+	if (n->trace[0] && net_trace_load(n->trace, err, sizeof(err)))
+		return cfg_fail(L, scope_loc(L, s, CFG_NETK_trace), "%s.trace: %s", s->label, err);
+	if (n->series[0] && net_series_load(n->series, err, sizeof(err)))
+		return cfg_fail(L, scope_loc(L, s, CFG_NETK_series), "%s.series: %s", s->label,
+				err);
+	return 0;
+}
+
 /* Most a unit's jitter can take off the latency: a draw is at least -1 sigma (uniform)
  * or the table's least value over 8192 (net_dist_floor; the table is loaded by
  * check_distribution first). */
@@ -484,11 +515,16 @@ int64_t cfg_earliest_delay(const struct net_cfg *n)
 	/* a reordered unit is sent at once, skipping latency and jitter */
 	if (n->reorder > 0)
 		return 0;
+	int64_t lat = n->latency;
+	const struct net_series *s = n->series[0] ? net_series_find(n->series) : NULL;
+
+	for (int i = 0; s && i < s->n; i++)	/* a series: its least latency */
+		lat = i == 0 || s->row[i].latency < lat ? s->row[i].latency : lat;
 	if (n->jitter == 0)
-		return n->latency;
+		return lat;
 	/* net.c's delay_of: latency + jitter * z rounded, never below 0 */
-	d = n->latency - (int64_t)llround((double)n->jitter *
-					  net_dist_floor(n->distribution, n->distribution_table));
+	d = lat - (int64_t)llround((double)n->jitter *
+				   net_dist_floor(n->distribution, n->distribution_table));
 	return d > 0 ? d : 0;
 }
 
@@ -507,7 +543,7 @@ static int check_link_model(struct loader *L, const struct scope *s)
 		r = -EINVAL;
 	if (check_reorder(L, s))
 		r = -EINVAL;
-	if (check_distribution(L, s))
+	if (check_distribution(L, s) || check_traces(L, s))
 		return -EINVAL;
 	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout < cfg_earliest_delay(n)) {
 		char e[32], how[160];

@@ -6,6 +6,7 @@
 #include "emu/net/dist.h"
 #include "emu/net/net.h"
 #include "emu/net/rng.h"
+#include "emu/net/trace.h"
 
 static bool prob_ok(double p)
 {
@@ -71,9 +72,13 @@ int net_cfg_check(const struct net_cfg *c)
 	    !prob_ok(c->duplicate_correlation) || !prob_ok(c->reorder_correlation) ||
 	    !prob_ok(c->corrupt_correlation))
 		return -EINVAL;
-	/* a table this process has not read would draw nothing netem draws */
+	/* a table or a trace this process has not read would draw nothing */
 	if (c->jitter > 0 && c->distribution != DIST_UNIFORM &&
 	    !net_dist_find(c->distribution, c->distribution_table))
+		return -EINVAL;
+	if ((c->trace[0] && (!net_trace_find(c->trace) || c->bandwidth > 0)) ||
+	    (c->series[0] && (!net_series_find(c->series) || c->loss == LOSS_GILBERT ||
+			      c->loss == LOSS_STATE)))
 		return -EINVAL;
 	return 0;
 }
@@ -505,7 +510,12 @@ static void copy_delay(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, in
 		return;
 	}
 	d = delay_of(l, t->step, t->phase, u, a, dup ? RNG_STREAM_COPY_DELAY : RNG_STREAM_DELAY);
-	if (a == 0 && l->bw) {
+	if (a == 0 && l->cfg.trace[0]) {	/* the opportunities it needs, in order */
+		tts = net_trace_send(net_trace_find(l->cfg.trace), &t->q->cursor, at + d,
+				     (int64_t)((b + NET_TRACE_MTU - 1) / NET_TRACE_MTU));
+		t->q->free_at = tts > t->q->free_at ? tts : t->q->free_at;
+		txq_push(t->q, tts);
+	} else if (a == 0 && l->bw) {
 		tts = (t->q->free_at > at + d ? t->q->free_at : at + d) + net_serialise_ns(l, b);
 		t->q->free_at = tts;
 		txq_push(t->q, tts);
@@ -528,6 +538,20 @@ static bool transmit_down(struct tx *t, uint32_t a, int64_t at, size_t b, struct
 	return true;
 }
 
+/* A link with a time series: its loss_p (Bernoulli) and latency at time `at` into the
+ * model of this transmission (over the windows' model, else the link's own). */
+static void series_at(struct net_link *l, int64_t at)
+{
+	const struct net_series_row *r = net_series_at(net_series_find(l->cfg.series), at);
+
+	if (!l->nwin)
+		l->cfg = l->base;
+	l->cfg.loss = r->loss_p > 0 || l->cfg.loss == LOSS_BERNOULLI ? LOSS_BERNOULLI :
+		      LOSS_NONE;
+	l->cfg.loss_p = r->loss_p;
+	l->cfg.latency = r->latency;
+}
+
 /* One transmission (attempt a, handed to the link at time `at`) of unit u of b bytes, in
  * netem_enqueue's order of draws: duplicate, loss, then for a surviving packet corrupt,
  * the limit, the copy's own pass (its loss, corrupt, limit, reorder, delay), reorder and
@@ -543,6 +567,8 @@ static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
 
 	if (t->l->nwin && transmit_down(t, a, at, b, &cp[0]))
 		return false;
+	if (c->series[0])
+		series_at(t->l, at);
 	if (c->duplicate > 0) {
 		struct rng_key k = net_key(t->l, t->step, t->phase, u, a, RNG_STREAM_DUP);
 

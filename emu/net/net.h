@@ -29,7 +29,9 @@
  *            FIFO: max(the queue's last time to send, now + d) + its transmission time,
  *            so a rate absorbs jitter and does not reorder;
  *   correlation  each of delay, loss (bernoulli), duplicate, reorder and corrupt may be
- *            correlated with its previous draw as netem's get_crandom does (net.c).
+ *            correlated with its previous draw as netem's get_crandom does (net.c);
+ *   traces   a delivery trace in place of the bandwidth, and a time series of loss_p and
+ *            latency by a transmission's start (emu/net/trace.h).
  * Each draw comes from the counter-based RNG keyed by (seed, link, step, phase, unit,
  * attempt, stream), so a result depends only on the order in which ONE sender sends on
  * ONE link.  The unit that counts is the earliest copy to arrive that the receiver keeps.
@@ -85,11 +87,13 @@ enum net_4_state {
 };
 
 /* A sender's rate queue: free_at is the last time to send of a unit in it (virtual ns,
- * netem's "last"); fin[] holds the times to send of the units still in it, for `limit`
- * (a ring of cap entries, in FIFO order).  Zero initialised it serves links without a
+ * netem's "last"), cursor the next delivery opportunity of a link's trace (a sender's
+ * links share one, so give them one trace); fin[] holds the times to send of the units
+ * still in it, for `limit` (a ring of cap entries, in FIFO order).  Zero initialised it serves links without a
  * limit; net_txq_init sizes it for a limit. */
 struct net_txq {
 	int64_t free_at;
+	int64_t cursor;		/* a trace's next delivery opportunity (trace.h) */
 	int64_t *fin;
 	uint32_t cap, head, count;
 };

@@ -46,6 +46,8 @@ struct net_cfg {
 	double corrupt;		/* probability of one flipped bit in a unit (netem corrupt) */
 	enum net_corrupt_detect corrupt_detect;	/* checksum: a corrupted unit is lost */
 	int64_t limit;		/* units the transmit queue holds (tail drop); 0 = no limit */
+	char trace[NET_PATH_MAX];	/* a delivery trace replacing bandwidth (trace.h) */
+	char series[NET_PATH_MAX];	/* loss_p and latency over time (trace.h) */
 	/* netem's correlations (tc's CORRELATION arguments): each draw is (1 - c) times a
 	 * fresh one plus c times the last, net.c's correlate() */
 	double delay_correlation, loss_correlation, duplicate_correlation;

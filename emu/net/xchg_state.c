@@ -27,12 +27,13 @@ void xchg_link_stats_in(const struct xchg *x, int src, struct xchg_link_stats *o
 /* The state that outlives a step, in this order: the clock and totals, then per peer j
  * the link id -> j (its chain, reorder counter and the model of the transmission under
  * way: the schedule's pointer stays this process's), both sides' counters, then the
- * transmit queue (idle time and the finish times still in its ring, oldest first).
+ * rate queue (its last time to send, its trace cursor, and the times to send still in
+ * its ring, oldest first).
  * Messages are not part of it: between two steps none is in flight for this worker. */
 struct xsave_head {
 	int64_t clock;
 	uint64_t bytes_sent, units_dropped, bytes_delivered, units_late;
-	int64_t free_at;
+	int64_t free_at, cursor;
 	uint32_t count, n;
 };
 
@@ -50,7 +51,8 @@ void xchg_state_save(const struct xchg *x, void *dst)
 	struct xsave_head h = {
 		.clock = x->clock, .bytes_sent = x->bytes_sent, .units_dropped = x->units_dropped,
 		.bytes_delivered = x->bytes_delivered, .units_late = x->units_late,
-		.free_at = p->txq.free_at, .count = p->txq.count, .n = (uint32_t)x->n,
+		.free_at = p->txq.free_at, .cursor = p->txq.cursor, .count = p->txq.count,
+		.n = (uint32_t)x->n,
 	};
 	uint8_t *o = dst;
 
@@ -122,6 +124,7 @@ int xchg_state_load(struct xchg *x, const void *src, size_t len)
 	memcpy(p->stats_in, in, (size_t)x->n * sizeof(*p->stats_in));
 	in += (size_t)x->n * sizeof(*p->stats_in);
 	p->txq.free_at = h.free_at;
+	p->txq.cursor = h.cursor;
 	p->txq.head = 0;
 	p->txq.count = h.count;
 	for (uint32_t k = 0; k < h.count; k++, in += sizeof(int64_t))
