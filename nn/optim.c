@@ -47,7 +47,10 @@ float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps)
 
 double lr_at(const struct lr_schedule *s, double epoch)
 {
-	double target = s->base * (s->linear_scaling ? s->nworkers : 1);
+	double target = s->base * s->scale;
+
+	if (s->max > 0 && target > s->max)
+		target = s->max;
 	double lr = target;
 	/* Goyal et al. 2017, sec. 2.2: gradual warm-up from one worker's rate. */
 	if (s->warmup_epochs > 0 && epoch < s->warmup_epochs)

@@ -17,13 +17,13 @@ void optim_ema(float *v, const float *g, size_t n, float beta);
 float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps);
 double optim_norm2(const float *v, size_t n);	/* squared Euclidean norm, double accumulator */
 
-/* Learning-rate schedule of Goyal et al. (2017): base * (nworkers if linear scaling), a
- * linear warm-up from base (one worker's rate) to the scaled rate over warmup_epochs,
- * then multiplied by factor at each epoch in decay[] (sorted).  epoch is fractional. */
+/* Learning-rate schedule of Goyal et al. (2017): base * scale (the workers' factor: 1,
+ * n for linear scaling, sqrt n), capped at max when max > 0, a linear warm-up from base
+ * (one worker's rate) to that rate over warmup_epochs, then multiplied by factor at each
+ * epoch in decay[] (sorted).  epoch is fractional. */
 struct lr_schedule {
 	double base;
-	int nworkers;
-	int linear_scaling;
+	double scale, max;
 	double warmup_epochs;
 	int ndecay;
 	const double *decay;

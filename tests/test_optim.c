@@ -83,7 +83,7 @@ static void test_norm_and_lars(void **state)
 static void test_schedule(void **state)
 {
 	static const double decay[] = { 30, 60, 80 };
-	struct lr_schedule s = { .base = 0.1, .nworkers = 8, .linear_scaling = 1,
+	struct lr_schedule s = { .base = 0.1, .scale = 8,
 				 .warmup_epochs = 5, .ndecay = 3, .decay = decay,
 				 .factor = 0.1 };
 	double peak = 0.1 * 8;
@@ -101,13 +101,21 @@ static void test_schedule(void **state)
 	for (double e = 0; e < 5; e += 0.25)
 		assert_true(lr_at(&s, e) < lr_at(&s, e + 0.25));
 
-	s.linear_scaling = 0;	/* no scaling: nothing to warm up to */
+	s.scale = 1;	/* no scaling: nothing to warm up to */
 	assert_near(lr_at(&s, 0), 0.1, 1e-12);
 	assert_near(lr_at(&s, 2.5), 0.1, 1e-12);
 	assert_near(lr_at(&s, 45), 0.01, 1e-12);
-	s.linear_scaling = 1;
+	s.scale = 8;
 	s.warmup_epochs = 0;	/* no warm-up: the scaled rate from the start */
 	assert_near(lr_at(&s, 0), peak, 1e-12);
+	/* a cap: the warm-up ends at it, and the decays start from it */
+	s.max = 0.5;
+	s.warmup_epochs = 5;
+	assert_near(lr_at(&s, 2.5), (0.1 + 0.5) / 2, 1e-12);
+	assert_near(lr_at(&s, 10), 0.5, 1e-12);
+	assert_near(lr_at(&s, 30), 0.05, 1e-12);
+	s.max = 1.0;	/* a cap above the scaled rate changes nothing */
+	assert_near(lr_at(&s, 10), peak, 1e-12);
 }
 
 int main(void)

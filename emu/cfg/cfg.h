@@ -66,7 +66,7 @@ enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
 enum cfg_draws { DRAWS_SHARED, DRAWS_INDEPENDENT };
 enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
 enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
-enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR };
+enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR, LR_SCALE_SQRT };
 
 /* The compute model of one worker, resolved from the [worker A-B] sections: its modelled
  * compute time per step is multiplied by slowdown, then jitter * z is added, z drawn from
@@ -160,6 +160,7 @@ struct cfg {
 		int batch;		/* per worker */
 		double lr;		/* base learning rate for one worker */
 		enum cfg_lr_scaling lr_scaling;
+		double lr_max;		/* cap of the scaled rate; 0 = none */
 		double warmup_epochs;
 		int ndecay;
 		double decay_epochs[CFG_MAX_DECAY];
@@ -236,6 +237,10 @@ void cfg_link_net(const struct cfg *c, int src, int dst, struct net_cfg *out);
  * (emu/net/net.c), never below 0; 0 where units may be reordered (sent at once).  An
  * unreliable timeout shorter than this is refused: no unit could meet it. */
 int64_t cfg_earliest_delay(const struct net_cfg *n);
+
+/* The factor train.lr_scaling puts on train.lr for run.workers: 1, workers or
+ * sqrt(workers) (emu/cfg/cfg_lr.c; train.lr_max caps the product). */
+double cfg_lr_scale(const struct cfg *c);
 /* The links of worker id as its exchange sees them (emu/net/xchg.h). */
 struct xchg_links;
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);

@@ -61,7 +61,7 @@ const char *const cfg_dataset_names[] = { [DATA_FASHION_MNIST] = "fashion-mnist"
 const char *const cfg_shard_names[] = { [SHARD_IID] = "iid", [SHARD_LABEL] = "label",
 	[SHARD_DIRICHLET] = "dirichlet", NULL };
 const char *const cfg_lr_scaling_names[] = { [LR_SCALE_NONE] = "none",
-	[LR_SCALE_LINEAR] = "linear", NULL };
+	[LR_SCALE_LINEAR] = "linear", [LR_SCALE_SQRT] = "sqrt", NULL };
 const char *const cfg_model_names[] = { "mlp", "lenet", "resnet20", "resnet32", "resnet44",
 	"resnet56", "resnet110", "lstm", "logreg", "linreg", NULL };
 

@@ -163,7 +163,10 @@
 	X(train, batch, INT, 0, "32", 1, 65536, 0, "samples per step per worker") \
 	X(train, lr, DOUBLE, 0, "0.01", 0, 1000, CFG_GT_LO, "base learning rate of one worker") \
 	X(train, lr_scaling, ENUM, cfg_lr_scaling_names, "linear", 0, 0, 0, \
-	  "linear: lr times workers (Goyal et al.); none: lr as given") \
+	  "linear: lr times workers (Goyal et al.); sqrt: lr times the square root of " \
+	  "workers; none: lr as given") \
+	X(train, lr_max, DOUBLE, 0, "0", 0, 1000, 0, \
+	  "cap of the scaled rate (the warm-up ends at it); 0 = no cap") \
 	X(train, warmup_epochs, DOUBLE, 0, "0", 0, 1e6, 0, "epochs of linear warm-up from lr (one worker's rate) to the scaled rate") \
 	X(train, decay_epochs, LIST, ndecay, "", 0, 1e6, CFG_ASCENDING, \
 	  "epochs at which lr is multiplied by decay_factor, comma separated, increasing") \

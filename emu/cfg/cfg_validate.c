@@ -730,6 +730,8 @@ int cfg_validate(struct loader *L)
 			     "adversaries than workers", c->signum.adversaries, c->run.workers);
 	if (check_net(L))
 		r = -EINVAL;
+	if (cfg_check_lr(L))
+		r = -EINVAL;
 	if (L->stop)
 		return -EINVAL;
 	if (cfg_validate_events(L))

@@ -270,8 +270,7 @@ static void progress_init(struct progress *p, const struct worker *w)
 	memset(p, 0, sizeof(*p));
 	train_length(c, w->train->n, &p->spe, &p->total);
 	p->sched = (struct lr_schedule){
-		.base = c->train.lr, .nworkers = w->n,
-		.linear_scaling = c->train.lr_scaling == LR_SCALE_LINEAR,
+		.base = c->train.lr, .scale = cfg_lr_scale(c), .max = c->train.lr_max,
 		.warmup_epochs = c->train.warmup_epochs, .ndecay = c->train.ndecay,
 		.decay = c->train.decay_epochs, .factor = c->train.decay_factor,
 	};
