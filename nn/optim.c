@@ -45,18 +45,52 @@ float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps)
 	return (float)(trust * wn / (gn + wd * wn + eps));
 }
 
+/* PyTorch's _annealing_cos: from start at pct 0 to end at pct 1 */
+static double anneal_cos(double start, double end, double pct)
+{
+	return end + (start - end) / 2.0 * (cos(M_PI * pct) + 1.0);
+}
+
+/* OneCycleLR (pct_start 0.3, div_factor 25, final_div_factor 1e4, cos) at step i of n */
+static double one_cycle(double peak, double i, double n)
+{
+	double initial = peak / 25.0, floor = initial / 1e4, up = 0.3 * n - 1.0;
+
+	if (i <= up)
+		return anneal_cos(initial, peak, up > 0 ? i / up : 1.0);
+	return anneal_cos(peak, floor, n - 1.0 > up ? (i - up) / (n - 1.0 - up) : 1.0);
+}
+
 double lr_at(const struct lr_schedule *s, double epoch)
 {
-	double target = s->base * s->scale;
+	double target = s->base * s->scale, step = epoch * s->spe;
 
 	if (s->max > 0 && target > s->max)
 		target = s->max;
+	if (s->kind == LR_ONECYCLE)
+		return one_cycle(target, step, s->total_steps);
 	double lr = target;
 	/* Goyal et al. 2017, sec. 2.2: gradual warm-up from one worker's rate. */
 	if (s->warmup_epochs > 0 && epoch < s->warmup_epochs)
 		lr = s->base + (target - s->base) * (epoch / s->warmup_epochs);
-	for (int i = 0; i < s->ndecay; i++)
-		if (epoch >= s->decay[i])
-			lr *= s->factor;
-	return lr;
+	if (s->kind == LR_STEP) {
+		for (int i = 0; i < s->ndecay; i++)
+			if (epoch >= s->decay[i])
+				lr *= s->factor;
+		return lr;
+	}
+	if (s->warmup_epochs > 0 && epoch < s->warmup_epochs)
+		return lr;
+	double w = s->warmup_epochs * s->spe, span = s->total_steps - w;
+	double t = span > 0 ? (step - w) / span : 1.0;
+
+	t = t < 0 ? 0 : t > 1 ? 1 : t;
+	switch (s->kind) {
+	case LR_COSINE:
+		return anneal_cos(target, s->end, t);
+	case LR_LINEAR:
+		return target + (s->end - target) * t;
+	default:	/* LR_POLY */
+		return target * pow(1.0 - t, s->power);
+	}
 }

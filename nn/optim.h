@@ -17,13 +17,27 @@ void optim_ema(float *v, const float *g, size_t n, float beta);
 float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps);
 double optim_norm2(const float *v, size_t n);	/* squared Euclidean norm, double accumulator */
 
+/* The shape of the rate after the warm-up, each as PyTorch's scheduler of that name
+ * stepped once a training step (t: the share of the steps after the warm-up done):
+ *   LR_STEP      factor at each epoch of decay[] (MultiStepLR)
+ *   LR_COSINE    end + (peak - end) (1 + cos(pi t)) / 2 (CosineAnnealingLR, eta_min = end)
+ *   LR_LINEAR    peak + (end - peak) t (LinearLR to end / peak)
+ *   LR_POLY      peak (1 - t)^power (PolynomialLR)
+ *   LR_ONECYCLE  OneCycleLR's two cosine phases, from peak / 25 up to peak over the first
+ *                30% of the steps, then down to peak / 25e4 (no warm-up of its own; the
+ *                momentum is not cycled) */
+enum lr_kind { LR_STEP, LR_COSINE, LR_LINEAR, LR_POLY, LR_ONECYCLE };
+
 /* Learning-rate schedule of Goyal et al. (2017): base * scale (the workers' factor: 1,
- * n for linear scaling, sqrt n), capped at max when max > 0, a linear warm-up from base
- * (one worker's rate) to that rate over warmup_epochs, then multiplied by factor at each
- * epoch in decay[] (sorted).  epoch is fractional. */
+ * n for linear scaling, sqrt n), capped at max when max > 0: the peak; a linear warm-up
+ * from base (one worker's rate) to the peak over warmup_epochs, then the kind's shape
+ * over the rest of the total_steps steps of spe a epoch.  epoch is fractional. */
 struct lr_schedule {
+	enum lr_kind kind;
 	double base;
 	double scale, max;
+	double end, power;
+	double spe, total_steps;
 	double warmup_epochs;
 	int ndecay;
 	const double *decay;

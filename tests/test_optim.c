@@ -116,6 +116,19 @@ static void test_schedule(void **state)
 	assert_near(lr_at(&s, 30), 0.05, 1e-12);
 	s.max = 1.0;	/* a cap above the scaled rate changes nothing */
 	assert_near(lr_at(&s, 10), peak, 1e-12);
+
+	/* the other shapes start after the warm-up: cosine from the peak at epoch 5 to
+	 * 0.01 at the last step (100 epochs of 10 steps), half-way at epoch 52.5 */
+	s = (struct lr_schedule){ .kind = LR_COSINE, .base = 0.1, .scale = 8, .end = 0.01,
+				  .warmup_epochs = 5, .spe = 10, .total_steps = 1000 };
+	assert_near(lr_at(&s, 2.5), (0.1 + peak) / 2, 1e-12);
+	assert_near(lr_at(&s, 5), peak, 1e-12);
+	assert_near(lr_at(&s, 52.5), (peak + 0.01) / 2, 1e-12);
+	assert_near(lr_at(&s, 100), 0.01, 1e-12);
+	assert_near(lr_at(&s, 200), 0.01, 1e-12);	/* past the end: the end */
+	s.kind = LR_POLY;
+	s.power = 2;
+	assert_near(lr_at(&s, 52.5), peak / 4, 1e-12);
 }
 
 int main(void)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include "emu/net/net_cfg.h"
 #include "emu/shm/notify.h"
+#include "nn/optim.h"
 
 #define CFG_MAX_WORKERS NET_MAX_WORKERS
 
@@ -162,6 +163,8 @@ struct cfg {
 		enum cfg_lr_scaling lr_scaling;
 		double lr_max;		/* cap of the scaled rate; 0 = none */
 		double warmup_epochs;
+		enum lr_kind lr_schedule;	/* nn/optim.h */
+		double lr_end, lr_power;
 		int ndecay;
 		double decay_epochs[CFG_MAX_DECAY];
 		double decay_factor;

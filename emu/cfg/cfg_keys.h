@@ -168,6 +168,12 @@
 	X(train, lr_max, DOUBLE, 0, "0", 0, 1000, 0, \
 	  "cap of the scaled rate (the warm-up ends at it); 0 = no cap") \
 	X(train, warmup_epochs, DOUBLE, 0, "0", 0, 1e6, 0, "epochs of linear warm-up from lr (one worker's rate) to the scaled rate") \
+	X(train, lr_schedule, ENUM, cfg_lr_schedule_names, "step", 0, 0, 0, \
+	  "after the warm-up, as PyTorch's schedulers stepped once a step: step (decay_epochs), " \
+	  "cosine (to lr_end), linear (to lr_end), poly (lr_power), onecycle (OneCycleLR's " \
+	  "defaults, no warm-up of its own)") \
+	X(train, lr_end, DOUBLE, 0, "0", 0, 1000, 0, "cosine, linear: the rate at the last step") \
+	X(train, lr_power, DOUBLE, 0, "1", 0, 100, CFG_GT_LO, "poly: the power of (1 - t)") \
 	X(train, decay_epochs, LIST, ndecay, "", 0, 1e6, CFG_ASCENDING, \
 	  "epochs at which lr is multiplied by decay_factor, comma separated, increasing") \
 	X(train, decay_factor, DOUBLE, 0, "0.1", 0, 1, CFG_GT_LO, "lr factor at each decay epoch") \
@@ -340,7 +346,7 @@ extern const char *const cfg_bool_names[], *const cfg_notify_names[],
 	*const cfg_dist_names[], *const cfg_compute_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
 	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
-	*const cfg_lr_scaling_names[], *const cfg_model_names[],
+	*const cfg_lr_scaling_names[], *const cfg_lr_schedule_names[], *const cfg_model_names[],
 	*const cfg_corrupt_detect_names[];
 /* run.device's values: the backends a configuration may name (nn_backend_known, in the
  * registry's order), then "auto"; filled before main. */

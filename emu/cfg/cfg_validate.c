@@ -651,6 +651,18 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		if ((!strcmp(name, "device_flops") || !strcmp(name, "op_overhead")) &&
 		    c->train.compute != COMPUTE_FLOPS)
 			return "train.compute = flops";
+		enum lr_kind k = c->train.lr_schedule;
+
+		if (!strcmp(name, "lr_end") && k != LR_COSINE && k != LR_LINEAR)
+			return "train.lr_schedule = cosine or linear";
+		if (!strcmp(name, "lr_power") && k != LR_POLY)
+			return "train.lr_schedule = poly";
+		if ((!strcmp(name, "decay_epochs") || !strcmp(name, "decay_factor")) &&
+		    k != LR_STEP)
+			return "train.lr_schedule = step";
+		if (!strcmp(name, "warmup_epochs") && k == LR_ONECYCLE)
+			return "a train.lr_schedule other than onecycle (its first phase is its "
+			       "warm-up)";
 		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay")) && a == ALGO_SIGNUM)
 			return "an algorithm other than signum (signum has signum.beta and "
 			       "signum.weight_decay)";

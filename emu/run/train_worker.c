@@ -270,7 +270,9 @@ static void progress_init(struct progress *p, const struct worker *w)
 	memset(p, 0, sizeof(*p));
 	train_length(c, w->train->n, &p->spe, &p->total);
 	p->sched = (struct lr_schedule){
-		.base = c->train.lr, .scale = cfg_lr_scale(c), .max = c->train.lr_max,
+		.kind = c->train.lr_schedule, .base = c->train.lr, .scale = cfg_lr_scale(c),
+		.max = c->train.lr_max, .end = c->train.lr_end, .power = c->train.lr_power,
+		.spe = (double)p->spe, .total_steps = (double)p->total,
 		.warmup_epochs = c->train.warmup_epochs, .ndecay = c->train.ndecay,
 		.decay = c->train.decay_epochs, .factor = c->train.decay_factor,
 	};
