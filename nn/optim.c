@@ -28,6 +28,21 @@ void optim_ema(float *v, const float *g, size_t n, float beta)
 		v[i] = (1.0f - beta) * g[i] + beta * v[i];
 }
 
+void optim_sgd_step(float *dst, const float *x, float *g, float *v, size_t n, float lr,
+		    float wd, float beta, int nesterov)
+{
+	if (!v) {
+		optim_sgd_to(dst, x, g, n, lr, wd);
+		return;
+	}
+	if (wd != 0)
+		optim_sgd(g, x, n, -wd, 0);	/* g += wd x */
+	optim_momentum(v, g, n, beta);
+	if (nesterov)
+		optim_sgd(g, v, n, -beta, 0);	/* g += beta v */
+	optim_sgd_to(dst, x, nesterov ? g : v, n, lr, 0);
+}
+
 double optim_norm2(const float *v, size_t n)
 {
 	double s = 0;

@@ -12,6 +12,11 @@ void optim_sgd_to(float *dst, const float *x, const float *g, size_t n, float lr
 void optim_momentum(float *v, const float *g, size_t n, float beta);
 /* v = (1 - beta) * g + beta * v  (Signum's momentum) */
 void optim_ema(float *v, const float *g, size_t n, float beta);
+/* One step of PyTorch's SGD (no dampening) into dst (which may be x): without v,
+ * dst = x - lr (g + wd x); with v, g += wd x, v = beta v + g, then dst = x - lr v, or
+ * with nesterov dst = x - lr (g + beta v).  g is overwritten where v is given. */
+void optim_sgd_step(float *dst, const float *x, float *g, float *v, size_t n, float lr,
+		    float wd, float beta, int nesterov);
 /* LARS trust ratio of one layer from its squared norms w2 = |w|^2, g2 = |g|^2
  * (optim_norm2): trust * |w| / (|g| + wd * |w| + eps); 1 if |w| or |g| is 0 */
 float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps);

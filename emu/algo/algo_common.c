@@ -214,17 +214,11 @@ void algo_take_arrived_else(float *dst, const struct xmsg *reply, size_t nfloats
 
 void algo_sgd_step_to(struct worker *w, float *momentum, float *dst)
 {
-	float *x = w->m.params, *g = w->m.grads;
-	size_t n = w->m.nparams;
-	float wd = (float)w->c->train.weight_decay;
-	if (!momentum) {
-		optim_sgd_to(dst, x, g, n, (float)w->lr, wd);
-		return;
-	}
-	if (wd != 0)
-		optim_sgd(g, x, n, -wd, 0);	/* g += wd x */
-	optim_momentum(momentum, g, n, (float)w->c->train.momentum);
-	optim_sgd_to(dst, x, momentum, n, (float)w->lr, 0);
+	const struct cfg *c = w->c;
+
+	optim_sgd_step(dst, w->m.params, w->m.grads, momentum, w->m.nparams, (float)w->lr,
+		       (float)c->train.weight_decay, (float)c->train.momentum,
+		       c->train.nesterov);
 }
 
 void algo_sgd_step(struct worker *w, float *momentum)

@@ -147,13 +147,15 @@ static void js_update(struct jointspar *s, size_t off, size_t n, float ratio)
 	float *mom = s->momentum ? s->momentum + off : NULL;
 	float lr = (float)w->lr, wd = (float)w->c->train.weight_decay;
 	float beta = (float)w->c->train.momentum;
+	int nesterov = w->c->train.nesterov;
+
 	for (size_t i = 0; i < n; i++) {
 		if (!ok[i])
 			continue;
 		float u = ratio * (g[i] + wd * x[i]);
-		if (mom) {
+		if (mom) {	/* as nn/optim.c's optim_sgd_step */
 			mom[i] = beta * mom[i] + u;
-			u = mom[i];
+			u = nesterov ? u + beta * mom[i] : mom[i];
 		}
 		x[i] -= lr * u;
 	}

@@ -169,6 +169,7 @@ struct cfg {
 		double decay_epochs[CFG_MAX_DECAY];
 		double decay_factor;
 		double momentum;
+		int nesterov;		/* 1: Nesterov's momentum */
 		double weight_decay;
 		int log_every;		/* steps between train.csv lines */
 		int eval_every;		/* steps between evaluations; 0 = each epoch */

@@ -178,6 +178,8 @@
 	  "epochs at which lr is multiplied by decay_factor, comma separated, increasing") \
 	X(train, decay_factor, DOUBLE, 0, "0.1", 0, 1, CFG_GT_LO, "lr factor at each decay epoch") \
 	X(train, momentum, DOUBLE, 0, "0", 0, 1, CFG_LT_HI, "heavy-ball momentum") \
+	X(train, nesterov, ENUM, cfg_bool_names, "false", 0, 0, 0, \
+	  "Nesterov's momentum, as PyTorch's SGD nesterov=True: the step is g + momentum v") \
 	X(train, weight_decay, DOUBLE, 0, "0", 0, 1, 0, "L2 penalty") \
 	X(train, log_every, INT, 0, "10", 1, 1000000000, 0, "steps between train.csv lines") \
 	X(train, eval_every, INT, 0, "0", 0, 1000000000, 0, \

@@ -663,7 +663,10 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		if (!strcmp(name, "warmup_epochs") && k == LR_ONECYCLE)
 			return "a train.lr_schedule other than onecycle (its first phase is its "
 			       "warm-up)";
-		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay")) && a == ALGO_SIGNUM)
+		if (!strcmp(name, "nesterov") && c->train.momentum == 0)
+			return "train.momentum > 0";
+		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay") ||
+		     !strcmp(name, "nesterov")) && a == ALGO_SIGNUM)
 			return "an algorithm other than signum (signum has signum.beta and "
 			       "signum.weight_decay)";
 	} else if (!strcmp(section, "data")) {

@@ -1,6 +1,8 @@
-/* tests/test_torch_lr.c — the learning-rate schedules (nn/optim.h lr_at) against PyTorch's
- * schedulers of the same name (Debian's python3-torch), stepped once a training step:
- * every step's rate within 1e-12 of PyTorch's, relative. */
+/* tests/test_torch_optim.c — the optimiser against PyTorch's (Debian's python3-torch):
+ * the learning-rate schedules (nn/optim.h lr_at) against the schedulers of the same name
+ * stepped once a training step, every step's rate within 1e-12 of PyTorch's, relative;
+ * SGD with momentum, weight decay and Nesterov (optim_sgd_step) against torch.optim.SGD
+ * over 8 steps, every parameter within 1e-6. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +30,18 @@ static const char torch_script[] =
 	"    out.append(opt.param_groups[0]['lr'])\n"
 	"    opt.step(); s.step()\n"
 	"print(' '.join('%.17g' % x for x in out))\n";
+
+/* argv: MOMENTUM WD NESTEROV; 8 steps of SGD at lr 0.1 on x_i = cos(i), gradients
+ * g_i,t = sin(3i + t); prints x after each step, 16 floats a line */
+static const char torch_sgd[] =
+	"import sys, math, torch\n"
+	"m, wd, nest = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3] == '1'\n"
+	"p = torch.nn.Parameter(torch.tensor([math.cos(i) for i in range(16)], dtype=torch.float32))\n"
+	"opt = torch.optim.SGD([p], lr=0.1, momentum=m, weight_decay=wd, nesterov=nest)\n"
+	"for t in range(8):\n"
+	"    p.grad = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
+	"    opt.step()\n"
+	"    print(' '.join('%.9g' % v for v in p.detach().tolist()))\n";
 
 /* One schedule: 5 epochs of 10 steps, one worker's 0.1 scaled by 4 (peak 0.4) */
 static void check(enum lr_kind kind, const char *name, double end, double power)
@@ -76,6 +90,50 @@ static void test_onecycle(void **state)
 	check(LR_ONECYCLE, "onecycle", 0, 1);
 }
 
+static void sgd(float momentum, float wd, int nesterov)
+{
+	enum { N = 16 };
+	float x[N], g[N], v[N] = { 0 };
+	char cmd[256], line[1024];
+	double worst = 0;
+	FILE *f;
+
+	for (int i = 0; i < N; i++)
+		x[i] = (float)cos(i);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$EMU_TORCH_SGD\" %g %g %d", momentum,
+		 wd, nesterov);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	for (int t = 0; t < 8; t++) {
+		char *p = line, *q;
+
+		for (int i = 0; i < N; i++)
+			g[i] = (float)sin(3 * i + t);
+		optim_sgd_step(x, x, g, momentum > 0 ? v : NULL, N, 0.1f, wd, momentum, nesterov);
+		assert_non_null(fgets(line, sizeof(line), f));
+		for (int i = 0; i < N; i++, p = q) {
+			double want = strtod(p, &q);
+
+			assert_true(q != p);
+			if (fabs(x[i] - want) > 1e-6 * fmax(1, fabs(want)))
+				fail_msg("momentum %g wd %g nesterov %d, step %d, x[%d]: %.9g here, "
+					 "%.9g in PyTorch", momentum, wd, nesterov, t, i, x[i], want);
+			worst = fmax(worst, fabs(x[i] - want));
+		}
+	}
+	assert_int_equal(pclose(f), 0);
+	print_message("sgd momentum %g wd %g nesterov %d: 8 steps, largest difference %.2g\n",
+		      momentum, wd, nesterov, worst);
+}
+
+static void test_sgd(void **state)
+{
+	sgd(0, 0, 0);
+	sgd(0, 1e-2f, 0);
+	sgd(0.9f, 1e-2f, 0);
+	sgd(0.9f, 1e-2f, 1);
+}
+
 int main(void)
 {
 	if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
@@ -83,11 +141,13 @@ int main(void)
 		return 77;
 	}
 	setenv("EMU_TORCH_LR", torch_script, 1);
+	setenv("EMU_TORCH_SGD", torch_sgd, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cosine),
 		cmocka_unit_test(test_linear),
 		cmocka_unit_test(test_poly),
 		cmocka_unit_test(test_onecycle),
+		cmocka_unit_test(test_sgd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
