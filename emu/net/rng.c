@@ -1,4 +1,5 @@
 /* emu/net/rng.c — Philox4x32-10 and the draws built on it (see rng.h). */
+#include <math.h>
 #include "emu/net/rng.h"
 
 /* Multipliers and Weyl key increments from the Philox paper / Random123 philox.h. */
@@ -60,6 +61,15 @@ void rng_uniform2(const struct rng_key *k, double u[2])
 	rng_block(k, b);
 	u[0] = rng_u53(b[0], b[1]);
 	u[1] = rng_u53(b[2], b[3]);
+}
+
+double rng_normal(const struct rng_key *k)
+{
+	double u[2];
+
+	rng_uniform2(k, u);
+	/* 1 - u is in (0, 1], so the log is finite. */
+	return sqrt(-2.0 * log(1.0 - u[0])) * cos(2.0 * M_PI * u[1]);
 }
 
 static void rng_algo_block(uint64_t seed, uint32_t stream, uint64_t a, uint64_t b,

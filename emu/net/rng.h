@@ -3,7 +3,8 @@
  *
  * A draw is a pure function of what it is about: (seed, link, step, phase, unit, attempt,
  * stream).  There is no generator state, so no result depends on call order, threads or
- * OS scheduling.  Each key gives one 128-bit block: two 53-bit uniforms, or 32-bit words.
+ * OS scheduling.  Each key gives one 128-bit block: two 53-bit uniforms, one normal, or
+ * 32-bit words.
  *
  * Counter layout (documented because changing it changes every run's numbers):
  *   ctr[0] = unit   ctr[1] = step bits 0..31   ctr[3] = link
@@ -65,6 +66,8 @@ static inline double rng_u53(uint32_t hi, uint32_t lo)
 
 /* Two independent uniforms in [0, 1) from one block. */
 void rng_uniform2(const struct rng_key *k, double u[2]);
+/* One standard normal from one block (Box-Muller, cosine branch). */
+double rng_normal(const struct rng_key *k);
 
 /* For algorithms: 64 random bits keyed by (seed, stream, a, b), e.g. a = step,
  * b = an index.  Never collides with network draws (link id UINT32_MAX is reserved).
