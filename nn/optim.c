@@ -43,6 +43,25 @@ void optim_sgd_step(float *dst, const float *x, float *g, float *v, size_t n, fl
 	optim_sgd_to(dst, x, nesterov ? g : v, n, lr, 0);
 }
 
+void optim_adam_step(float *dst, const float *x, const float *g, float *m, float *v,
+		     size_t n, double lr, float wd, double b1, double b2, float eps, int64_t t,
+		     int decoupled)
+{
+	/* the scalars as PyTorch computes them, in double, then applied to floats */
+	float step = (float)(lr / (1.0 - pow(b1, (double)t)));
+	float bc2 = (float)sqrt(1.0 - pow(b2, (double)t));
+	float keep = decoupled ? (float)(1.0 - lr * wd) : 1.0f;
+	float fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1.0 - b1), a2 = (float)(1.0 - b2);
+
+	for (size_t i = 0; i < n; i++) {
+		float gi = decoupled || wd == 0 ? g[i] : g[i] + wd * x[i];
+
+		m[i] = fb1 * m[i] + a1 * gi;
+		v[i] = fb2 * v[i] + a2 * gi * gi;
+		dst[i] = x[i] * keep - step * (m[i] / (sqrtf(v[i]) / bc2 + eps));
+	}
+}
+
 double optim_norm2(const float *v, size_t n)
 {
 	double s = 0;

@@ -3,6 +3,7 @@
 #define NN_OPTIM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* x -= lr * (g + wd * x) */
 void optim_sgd(float *x, const float *g, size_t n, float lr, float wd);
@@ -17,6 +18,13 @@ void optim_ema(float *v, const float *g, size_t n, float beta);
  * with nesterov dst = x - lr (g + beta v).  g is overwritten where v is given. */
 void optim_sgd_step(float *dst, const float *x, float *g, float *v, size_t n, float lr,
 		    float wd, float beta, int nesterov);
+/* Step t (1, 2, ...) of PyTorch's Adam (decoupled = 0: wd adds wd x to g) or AdamW
+ * (decoupled = 1: x first shrinks by lr wd) into dst (which may be x), m and v its two
+ * moments: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g g, then
+ * dst = x - lr / (1 - b1^t) m / (sqrt(v) / sqrt(1 - b2^t) + eps). */
+void optim_adam_step(float *dst, const float *x, const float *g, float *m, float *v,
+		     size_t n, double lr, float wd, double b1, double b2, float eps, int64_t t,
+		     int decoupled);
 /* LARS trust ratio of one layer from its squared norms w2 = |w|^2, g2 = |g|^2
  * (optim_norm2): trust * |w| / (|g| + wd * |w| + eps); 1 if |w| or |g| is 0 */
 float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps);

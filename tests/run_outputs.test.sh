@@ -18,11 +18,11 @@ whole() {
 	[ -z "$(find "$1" -name '*.tmp')" ] || fail "temporaries left in $1: $(ls -a "$1")"
 }
 
-# --- a full disk: a 32 KiB tmpfs in a mount namespace of our own ---------------------
+# --- a full disk: a 64 KiB tmpfs in a mount namespace of our own ---------------------
 if unshare -m true 2>/dev/null || unshare -rm true 2>/dev/null; then
 	u="unshare -m"; unshare -m true 2>/dev/null || u="unshare -rm"
 	mkdir "$T/full"
-	$u sh -c "mount -t tmpfs -o size=32k none '$T/full' || exit 99
+	$u sh -c "mount -t tmpfs -o size=64k none '$T/full' || exit 99
 		'$EMU' run '$T/s.ini' run.output='$T/full/x' train.epochs=100000 train.log_every=1 \
 			2>'$T/full.err'
 		echo \$? >'$T/full.rc'

@@ -1,8 +1,8 @@
 /* tests/test_torch_optim.c — the optimiser against PyTorch's (Debian's python3-torch):
  * the learning-rate schedules (nn/optim.h lr_at) against the schedulers of the same name
  * stepped once a training step, every step's rate within 1e-12 of PyTorch's, relative;
- * SGD with momentum, weight decay and Nesterov (optim_sgd_step) against torch.optim.SGD
- * over 8 steps, every parameter within 1e-6. */
+ * SGD with momentum, weight decay and Nesterov (optim_sgd_step), Adam and AdamW
+ * (optim_adam_step) against torch.optim's over 8 steps, every parameter within 1e-6. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,13 +31,16 @@ static const char torch_script[] =
 	"    opt.step(); s.step()\n"
 	"print(' '.join('%.17g' % x for x in out))\n";
 
-/* argv: MOMENTUM WD NESTEROV; 8 steps of SGD at lr 0.1 on x_i = cos(i), gradients
- * g_i,t = sin(3i + t); prints x after each step, 16 floats a line */
+/* argv: OPT MOMENTUM WD NESTEROV; 8 steps of OPT (sgd at lr 0.1, adam or adamw at 0.01)
+ * on x_i = cos(i), gradients g_i,t = sin(3i + t); prints x after each step, 16 floats a
+ * line */
 static const char torch_sgd[] =
 	"import sys, math, torch\n"
-	"m, wd, nest = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3] == '1'\n"
+	"o, m, wd, nest = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == '1'\n"
 	"p = torch.nn.Parameter(torch.tensor([math.cos(i) for i in range(16)], dtype=torch.float32))\n"
-	"opt = torch.optim.SGD([p], lr=0.1, momentum=m, weight_decay=wd, nesterov=nest)\n"
+	"opt = {'sgd': lambda: torch.optim.SGD([p], lr=0.1, momentum=m, weight_decay=wd, nesterov=nest),\n"
+	"       'adam': lambda: torch.optim.Adam([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd),\n"
+	"       'adamw': lambda: torch.optim.AdamW([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd)}[o]()\n"
 	"for t in range(8):\n"
 	"    p.grad = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
 	"    opt.step()\n"
@@ -90,18 +93,20 @@ static void test_onecycle(void **state)
 	check(LR_ONECYCLE, "onecycle", 0, 1);
 }
 
-static void sgd(float momentum, float wd, int nesterov)
+/* opt: 0 sgd, 1 adam, 2 adamw */
+static void step_vs_torch(int opt, float momentum, float wd, int nesterov)
 {
+	static const char *const name[] = { "sgd", "adam", "adamw" };
 	enum { N = 16 };
-	float x[N], g[N], v[N] = { 0 };
+	float x[N], g[N], v[2 * N] = { 0 };
 	char cmd[256], line[1024];
 	double worst = 0;
 	FILE *f;
 
 	for (int i = 0; i < N; i++)
 		x[i] = (float)cos(i);
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$EMU_TORCH_SGD\" %g %g %d", momentum,
-		 wd, nesterov);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$EMU_TORCH_SGD\" %s %g %g %d", name[opt],
+		 momentum, wd, nesterov);
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	for (int t = 0; t < 8; t++) {
@@ -109,29 +114,42 @@ static void sgd(float momentum, float wd, int nesterov)
 
 		for (int i = 0; i < N; i++)
 			g[i] = (float)sin(3 * i + t);
-		optim_sgd_step(x, x, g, momentum > 0 ? v : NULL, N, 0.1f, wd, momentum, nesterov);
+		if (opt)
+			optim_adam_step(x, x, g, v, v + N, N, 0.01, wd, 0.9, 0.999, 1e-8f, t + 1,
+					opt == 2);
+		else
+			optim_sgd_step(x, x, g, momentum > 0 ? v : NULL, N, 0.1f, wd, momentum,
+				       nesterov);
 		assert_non_null(fgets(line, sizeof(line), f));
 		for (int i = 0; i < N; i++, p = q) {
 			double want = strtod(p, &q);
 
 			assert_true(q != p);
 			if (fabs(x[i] - want) > 1e-6 * fmax(1, fabs(want)))
-				fail_msg("momentum %g wd %g nesterov %d, step %d, x[%d]: %.9g here, "
-					 "%.9g in PyTorch", momentum, wd, nesterov, t, i, x[i], want);
+				fail_msg("%s momentum %g wd %g nesterov %d, step %d, x[%d]: %.9g "
+					 "here, %.9g in PyTorch", name[opt], momentum, wd, nesterov, t,
+					 i, x[i], want);
 			worst = fmax(worst, fabs(x[i] - want));
 		}
 	}
 	assert_int_equal(pclose(f), 0);
-	print_message("sgd momentum %g wd %g nesterov %d: 8 steps, largest difference %.2g\n",
-		      momentum, wd, nesterov, worst);
+	print_message("%s momentum %g wd %g nesterov %d: 8 steps, largest difference %.2g\n",
+		      name[opt], momentum, wd, nesterov, worst);
 }
 
 static void test_sgd(void **state)
 {
-	sgd(0, 0, 0);
-	sgd(0, 1e-2f, 0);
-	sgd(0.9f, 1e-2f, 0);
-	sgd(0.9f, 1e-2f, 1);
+	step_vs_torch(0, 0, 0, 0);
+	step_vs_torch(0, 0, 1e-2f, 0);
+	step_vs_torch(0, 0.9f, 1e-2f, 0);
+	step_vs_torch(0, 0.9f, 1e-2f, 1);
+}
+
+static void test_adam(void **state)
+{
+	step_vs_torch(1, 0, 0, 0);
+	step_vs_torch(1, 0, 1e-2f, 0);
+	step_vs_torch(2, 0, 1e-2f, 0);
 }
 
 int main(void)
@@ -148,6 +166,7 @@ int main(void)
 		cmocka_unit_test(test_poly),
 		cmocka_unit_test(test_onecycle),
 		cmocka_unit_test(test_sgd),
+		cmocka_unit_test(test_adam),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,14 +52,18 @@ size_t algo_take_arrived(float *dst, const struct xmsg *reply, size_t nfloats,
 void algo_take_arrived_else(float *dst, const struct xmsg *reply, size_t nfloats,
 			    const float *own);
 /* One zeroed allocation (release with free): a state struct of `size` bytes followed by
- * a momentum buffer of nparams floats when [train] momentum > 0 (else *momentum = NULL). */
-void *algo_state_alloc(const struct worker *w, size_t size, float **momentum);
-/* The momentum buffer as a state part (none when NULL): the count (0 or 1). */
-int algo_momentum_part(float *momentum, size_t nparams, struct algo_part parts[]);
+ * the optimiser's state, *nopt floats: Adam's two moments (2 nparams) with optimizer =
+ * adam or adamw, else a momentum buffer of nparams floats when momentum > 0, else none
+ * (*momentum = NULL). */
+void *algo_state_alloc(const struct worker *w, size_t size, float **momentum, size_t *nopt);
+/* The optimiser's state of nopt floats as a state part (none when NULL): the count. */
+int algo_momentum_part(float *momentum, size_t nopt, struct algo_part parts[]);
 /* Floats in the largest of w's n blocks. */
 size_t algo_max_block(const struct worker *w);
 /* x -= lr (g + wd x), through a momentum buffer when it is not NULL (as torch.optim.SGD:
- * m = beta m + g + wd x; x -= lr m).  Overwrites w->m.grads with g + wd x on that path. */
+ * m = beta m + g + wd x; x -= lr m).  Overwrites w->m.grads with g + wd x on that path.
+ * With optimizer = adam or adamw, the step of torch.optim.Adam / AdamW, its moments in
+ * the buffer (nn/optim.h optim_adam_step). */
 void algo_sgd_step(struct worker *w, float *momentum);
 /* The same with the new parameters written to dst (nparams floats) instead of in place:
  * the parameters stay as they were. */

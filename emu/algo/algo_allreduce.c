@@ -14,17 +14,19 @@
 
 struct allreduce {
 	float *momentum;	/* NULL without momentum */
-	size_t nparams;
+	size_t nparams, nopt;	/* nopt: floats of the optimiser's state */
 };
 
 static int ar_init(struct worker *w, void **state, size_t *max_msg)
 {
 	float *momentum;
-	struct allreduce *a = algo_state_alloc(w, sizeof(*a), &momentum);
+	size_t nopt;
+	struct allreduce *a = algo_state_alloc(w, sizeof(*a), &momentum, &nopt);
 	if (!a)
 		return -ENOMEM;
 	a->momentum = momentum;
 	a->nparams = w->m.nparams;
+	a->nopt = nopt;
 	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = a;
 	return 0;
@@ -71,7 +73,7 @@ static int ar_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 static int ar_parts(void *state, struct algo_part parts[])
 {
 	struct allreduce *a = state;
-	return algo_momentum_part(a->momentum, a->nparams, parts);
+	return algo_momentum_part(a->momentum, a->nopt, parts);
 }
 
 const struct algo algo_allreduce = { ar_init, NULL, ar_step, free, ar_parts };

@@ -215,8 +215,16 @@ void algo_take_arrived_else(float *dst, const struct xmsg *reply, size_t nfloats
 void algo_sgd_step_to(struct worker *w, float *momentum, float *dst)
 {
 	const struct cfg *c = w->c;
+	size_t n = w->m.nparams;
 
-	optim_sgd_step(dst, w->m.params, w->m.grads, momentum, w->m.nparams, (float)w->lr,
+	if (c->train.optimizer != OPTIM_SGD) {	/* m and v after each other in the buffer */
+		optim_adam_step(dst, w->m.params, w->m.grads, momentum, momentum + n, n, w->lr,
+				(float)c->train.weight_decay, c->train.adam_beta1,
+				c->train.adam_beta2, (float)c->train.adam_eps, w->step + 1,
+				c->train.optimizer == OPTIM_ADAMW);
+		return;
+	}
+	optim_sgd_step(dst, w->m.params, w->m.grads, momentum, n, (float)w->lr,
 		       (float)c->train.weight_decay, (float)c->train.momentum,
 		       c->train.nesterov);
 }
@@ -235,19 +243,23 @@ size_t algo_max_block(const struct worker *w)
 	return big;
 }
 
-void *algo_state_alloc(const struct worker *w, size_t size, float **momentum)
+void *algo_state_alloc(const struct worker *w, size_t size, float **momentum, size_t *nopt)
 {
 	size_t head = (size + 63) & ~(size_t)63;	/* the buffer starts on a cache line */
-	int with = w->c->train.momentum > 0;
-	uint8_t *p = calloc(1, head + (with ? w->m.nparams * sizeof(float) : 0));
-	*momentum = p && with ? (float *)(p + head) : NULL;
+	const struct cfg *c = w->c;
+	size_t n = c->train.optimizer != OPTIM_SGD ? 2 * w->m.nparams :
+		   c->train.momentum > 0 ? w->m.nparams : 0;
+	uint8_t *p = calloc(1, head + n * sizeof(float));
+
+	*momentum = p && n ? (float *)(p + head) : NULL;
+	*nopt = n;
 	return p;
 }
 
-int algo_momentum_part(float *momentum, size_t nparams, struct algo_part parts[])
+int algo_momentum_part(float *momentum, size_t nopt, struct algo_part parts[])
 {
 	if (!momentum)
 		return 0;
-	parts[0] = (struct algo_part){ momentum, nparams * sizeof(float) };
+	parts[0] = (struct algo_part){ momentum, nopt * sizeof(float) };
 	return 1;
 }

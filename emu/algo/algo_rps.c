@@ -17,7 +17,7 @@
 
 struct rps {
 	float *momentum;	/* NULL without momentum */
-	size_t nparams;
+	size_t nparams, nopt;	/* nopt: floats of the optimiser's state */
 	int block_of[CFG_MAX_WORKERS];	/* server j handles block block_of[j] */
 };
 
@@ -40,11 +40,13 @@ static void rps_block_map(const struct worker *w, struct rps *r)
 static int rps_init(struct worker *w, void **state, size_t *max_msg)
 {
 	float *momentum;
-	struct rps *r = algo_state_alloc(w, sizeof(*r), &momentum);
+	size_t nopt;
+	struct rps *r = algo_state_alloc(w, sizeof(*r), &momentum, &nopt);
 	if (!r)
 		return -ENOMEM;
 	r->momentum = momentum;
 	r->nparams = w->m.nparams;
+	r->nopt = nopt;
 	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = r;
 	return 0;
@@ -104,7 +106,7 @@ static int rps_step(struct worker *w, void *state, uint32_t flags, uint32_t *fla
 static int rps_parts(void *state, struct algo_part parts[])
 {
 	struct rps *r = state;
-	return algo_momentum_part(r->momentum, r->nparams, parts);
+	return algo_momentum_part(r->momentum, r->nopt, parts);
 }
 
 const struct algo algo_rps = { rps_init, NULL, rps_step, free, rps_parts };

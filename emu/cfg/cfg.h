@@ -68,6 +68,7 @@ enum cfg_draws { DRAWS_SHARED, DRAWS_INDEPENDENT };
 enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
 enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
 enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR, LR_SCALE_SQRT };
+enum cfg_optimizer { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW };
 
 /* The compute model of one worker, resolved from the [worker A-B] sections: its modelled
  * compute time per step is multiplied by slowdown, then jitter * z is added, z drawn from
@@ -168,6 +169,8 @@ struct cfg {
 		int ndecay;
 		double decay_epochs[CFG_MAX_DECAY];
 		double decay_factor;
+		enum cfg_optimizer optimizer;
+		double adam_beta1, adam_beta2, adam_eps;
 		double momentum;
 		int nesterov;		/* 1: Nesterov's momentum */
 		double weight_decay;

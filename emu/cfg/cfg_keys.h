@@ -177,6 +177,12 @@
 	X(train, decay_epochs, LIST, ndecay, "", 0, 1e6, CFG_ASCENDING, \
 	  "epochs at which lr is multiplied by decay_factor, comma separated, increasing") \
 	X(train, decay_factor, DOUBLE, 0, "0.1", 0, 1, CFG_GT_LO, "lr factor at each decay epoch") \
+	X(train, optimizer, ENUM, cfg_optimizer_names, "sgd", 0, 0, 0, \
+	  "sgd (momentum, nesterov), adam or adamw, each as torch.optim's; adam and adamw " \
+	  "with rps and allreduce") \
+	X(train, adam_beta1, DOUBLE, 0, "0.9", 0, 1, CFG_LT_HI, "adam, adamw: beta1") \
+	X(train, adam_beta2, DOUBLE, 0, "0.999", 0, 1, CFG_LT_HI, "adam, adamw: beta2") \
+	X(train, adam_eps, DOUBLE, 0, "1e-8", 0, 1, CFG_GT_LO, "adam, adamw: eps") \
 	X(train, momentum, DOUBLE, 0, "0", 0, 1, CFG_LT_HI, "heavy-ball momentum") \
 	X(train, nesterov, ENUM, cfg_bool_names, "false", 0, 0, 0, \
 	  "Nesterov's momentum, as PyTorch's SGD nesterov=True: the step is g + momentum v") \
@@ -349,6 +355,7 @@ extern const char *const cfg_bool_names[], *const cfg_notify_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
 	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
 	*const cfg_lr_scaling_names[], *const cfg_lr_schedule_names[], *const cfg_model_names[],
+	*const cfg_optimizer_names[],
 	*const cfg_corrupt_detect_names[];
 /* run.device's values: the backends a configuration may name (nn_backend_known, in the
  * registry's order), then "auto"; filled before main. */

@@ -79,8 +79,9 @@ int cfg_validate(struct loader *L);
 /* Of cfg_validate: the [link ...] and [worker ...] sections against run.workers and each
  * other; resolves c->worker[]. */
 int cfg_validate_sections(struct loader *L);
-/* Of cfg_validate: train.lr_max against train.lr (0 or -EINVAL, reported), and a warning
- * for linear scaling past 16 workers without a cap (cfg_lr.c). */
+/* Of cfg_validate: train.lr_max against train.lr and train.optimizer against the
+ * algorithm (0 or -EINVAL, reported), and a warning for linear scaling past 16 workers
+ * without a cap (cfg_lr.c). */
 int cfg_check_lr(struct loader *L);
 
 /* --- [event NAME] sections (cfg_event_parse.c, cfg_validate_events.c) ----------------- */

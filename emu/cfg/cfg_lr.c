@@ -1,5 +1,6 @@
 /* emu/cfg/cfg_lr.c — the learning rate the workers' count gives (train.lr_scaling and
- * train.lr_max), and its checks.
+ * train.lr_max), and the checks of the rate and the optimiser (Adam and AdamW step in
+ * rps and allreduce; signum and jointspar have rules of their own).
  *
  * Linear scaling (Goyal et al.) multiplies one worker's rate by the workers; past what a
  * model trains at, the run diverges.  Measured with ini/quickstart.ini (LeNet on
@@ -42,6 +43,14 @@ int cfg_check_lr(struct loader *L)
 		return cfg_fail(L, at_max, "train.lr_max = %g is below train.lr = %g: a cap "
 				"under one worker's rate; expected lr_max >= lr, or 0 (no cap)",
 				c->train.lr_max, c->train.lr);
+	if (c->train.optimizer != OPTIM_SGD && c->train.algorithm != ALGO_RPS &&
+	    c->train.algorithm != ALGO_ALLREDUCE)
+		return cfg_fail(L, L->key_loc[cfg_key_find("train", "optimizer") - cfg_keys],
+				"train.optimizer = %s with train.algorithm = %s: signum and "
+				"jointspar step by their own rules; expected optimizer = sgd, or "
+				"algorithm = rps or allreduce",
+				cfg_optimizer_names[c->train.optimizer],
+				cfg_algo_names[c->train.algorithm]);
 	if (c->train.lr_scaling == LR_SCALE_LINEAR && c->run.workers > 16 &&
 	    c->train.lr_max == 0)
 		cfg_warn(L, at_s, "train.lr_scaling = linear takes train.lr = %g to %g with %d "

@@ -663,6 +663,11 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		if (!strcmp(name, "warmup_epochs") && k == LR_ONECYCLE)
 			return "a train.lr_schedule other than onecycle (its first phase is its "
 			       "warm-up)";
+		if (!strncmp(name, "adam_", 5) && c->train.optimizer == OPTIM_SGD)
+			return "train.optimizer = adam or adamw";
+		if ((!strcmp(name, "momentum") || !strcmp(name, "nesterov")) &&
+		    c->train.optimizer != OPTIM_SGD)
+			return "train.optimizer = sgd (adam's momentum is adam_beta1)";
 		if (!strcmp(name, "nesterov") && c->train.momentum == 0)
 			return "train.momentum > 0";
 		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay") ||
