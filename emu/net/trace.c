@@ -31,8 +31,10 @@ const struct net_series *net_series_find(const char *path)
 	return NULL;
 }
 
-/* The file's text, NUL-terminated, or -errno with the message in err */
-static int slurp(const char *path, char **text, int kinds, char *err, size_t errlen)
+/* The file's text, NUL-terminated, and its count of lines (at least 1), or -errno with
+ * the message in err */
+static int slurp(const char *path, char **text, int64_t *lines, int kinds, char *err,
+		 size_t errlen)
 {
 	size_t len;
 	int rc;
@@ -53,6 +55,9 @@ static int slurp(const char *path, char **text, int kinds, char *err, size_t err
 		*text = NULL;
 		rc = -EINVAL;
 	}
+	*lines = 1;
+	for (const char *c = rc ? "" : *text; *c; c++)
+		*lines += *c == '\n';
 	return rc;
 }
 
@@ -112,16 +117,14 @@ int net_trace_load(const char *path, char *err, size_t errlen)
 {
 	struct net_trace *t;
 	char *text = NULL;
-	int64_t lines = 1;
+	int64_t lines;
 	int rc;
 
 	if (net_trace_find(path))
 		return 0;
-	rc = slurp(path, &text, ntraces, err, errlen);
+	rc = slurp(path, &text, &lines, ntraces, err, errlen);
 	if (rc)
 		return rc;
-	for (const char *c = text; *c; c++)
-		lines += *c == '\n';
 	t = malloc(sizeof(*t) + (size_t)lines * sizeof(t->t[0]));
 	if (!t) {
 		free(text);
@@ -230,15 +233,19 @@ int net_series_load(const char *path, char *err, size_t errlen)
 {
 	struct net_series *s;
 	char *text = NULL;
-	int lines = 1, rc;
+	int64_t lines;
+	int rc;
 
 	if (net_series_find(path))
 		return 0;
-	rc = slurp(path, &text, nseries, err, errlen);
+	rc = slurp(path, &text, &lines, nseries, err, errlen);
 	if (rc)
 		return rc;
-	for (const char *c = text; *c; c++)
-		lines += *c == '\n';
+	if (lines > INT32_MAX) {
+		free(text);
+		snprintf(err, errlen, "%s: more than %d lines", path, INT32_MAX);
+		return -EFBIG;
+	}
 	s = malloc(sizeof(*s) + (size_t)lines * sizeof(s->row[0]));
 	if (!s) {
 		free(text);
@@ -246,7 +253,7 @@ int net_series_load(const char *path, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	rc = parse_series(text, s, lines, err, errlen);
+	rc = parse_series(text, s, (int)lines, err, errlen);
 	free(text);
 	if (rc) {
 		free(s);
