@@ -104,7 +104,8 @@
 	  "a CSV file time_s,loss_p,latency_s: from each row's time on, Bernoulli loss_p " \
 	  "and latency take its values") \
 	X(net, limit, I64, 0, "0", 0, 16777216, 0, \
-	  "units the sender's transmit queue holds; a unit that finds it full is dropped " \
+	  "units the sender's rate queue holds (their time to send ahead); a unit that finds " \
+	  "it full is dropped " \
 	  "(tail drop); 0 = no limit (netem's default is 1000)") \
 	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
 	  "unreliable: lost units are gone; reliable: lost units are resent after rto") \
