@@ -14,142 +14,157 @@
 #include <cmocka.h>
 #include "nn/optim.h"
 
-/* argv: NAME STEPS PEAK END POWER; prints one line: the rate before each step */
+/* One run of python for every case (each start of torch costs a second): argv, one
+ * word a case, "lr:NAME:END:POWER" (a schedule over T = 50 steps at peak 0.4: one line,
+ * the rate before each step) or "opt:OPT:MOMENTUM:WD:NESTEROV" (8 steps of OPT, sgd at lr
+ * 0.1, adam or adamw at 0.01, on x_i = cos(i) with gradients g_i,t = sin(3i + t): 8 lines,
+ * x after each step). */
 static const char torch_script[] =
-	"import sys, torch\n"
-	"name, T, peak, end, power = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), "
-	"float(sys.argv[4]), float(sys.argv[5])\n"
-	"opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=peak)\n"
-	"L = torch.optim.lr_scheduler\n"
-	"s = {'cosine': lambda: L.CosineAnnealingLR(opt, T_max=T, eta_min=end),\n"
-	"     'linear': lambda: L.LinearLR(opt, start_factor=1.0, end_factor=end / peak, total_iters=T),\n"
-	"     'poly': lambda: L.PolynomialLR(opt, total_iters=T, power=power),\n"
-	"     'onecycle': lambda: L.OneCycleLR(opt, max_lr=peak, total_steps=T, cycle_momentum=False)}[name]()\n"
-	"out = []\n"
-	"for i in range(T):\n"
-	"    out.append(opt.param_groups[0]['lr'])\n"
-	"    opt.step(); s.step()\n"
-	"print(' '.join('%.17g' % x for x in out))\n";
-
-/* argv: OPT MOMENTUM WD NESTEROV; 8 steps of OPT (sgd at lr 0.1, adam or adamw at 0.01)
- * on x_i = cos(i), gradients g_i,t = sin(3i + t); prints x after each step, 16 floats a
- * line */
-static const char torch_sgd[] =
 	"import sys, math, torch\n"
-	"o, m, wd, nest = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == '1'\n"
-	"p = torch.nn.Parameter(torch.tensor([math.cos(i) for i in range(16)], dtype=torch.float32))\n"
-	"opt = {'sgd': lambda: torch.optim.SGD([p], lr=0.1, momentum=m, weight_decay=wd, nesterov=nest),\n"
-	"       'adam': lambda: torch.optim.Adam([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd),\n"
-	"       'adamw': lambda: torch.optim.AdamW([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd)}[o]()\n"
-	"for t in range(8):\n"
-	"    p.grad = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
-	"    opt.step()\n"
-	"    print(' '.join('%.9g' % v for v in p.detach().tolist()))\n";
+	"L = torch.optim.lr_scheduler\n"
+	"for case in sys.argv[1:]:\n"
+	"    w = case.split(':')\n"
+	"    if w[0] == 'lr':\n"
+	"        name, T, peak, end, power = w[1], 50, 0.4, float(w[2]), float(w[3])\n"
+	"        opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=peak)\n"
+	"        s = {'cosine': lambda: L.CosineAnnealingLR(opt, T_max=T, eta_min=end),\n"
+	"             'linear': lambda: L.LinearLR(opt, start_factor=1.0, end_factor=end / peak, total_iters=T),\n"
+	"             'poly': lambda: L.PolynomialLR(opt, total_iters=T, power=power),\n"
+	"             'onecycle': lambda: L.OneCycleLR(opt, max_lr=peak, total_steps=T, cycle_momentum=False)}[name]()\n"
+	"        out = []\n"
+	"        for i in range(T):\n"
+	"            out.append(opt.param_groups[0]['lr'])\n"
+	"            opt.step(); s.step()\n"
+	"        print(' '.join('%.17g' % x for x in out))\n"
+	"        continue\n"
+	"    o, m, wd, nest = w[1], float(w[2]), float(w[3]), w[4] == '1'\n"
+	"    p = torch.nn.Parameter(torch.tensor([math.cos(i) for i in range(16)], dtype=torch.float32))\n"
+	"    opt = {'sgd': lambda: torch.optim.SGD([p], lr=0.1, momentum=m, weight_decay=wd, nesterov=nest),\n"
+	"           'adam': lambda: torch.optim.Adam([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd),\n"
+	"           'adamw': lambda: torch.optim.AdamW([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd)}[o]()\n"
+	"    for t in range(8):\n"
+	"        p.grad = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
+	"        opt.step()\n"
+	"        print(' '.join('%.9g' % v for v in p.detach().tolist()))\n";
 
-/* One schedule: 5 epochs of 10 steps, one worker's 0.1 scaled by 4 (peak 0.4) */
-static void check(enum lr_kind kind, const char *name, double end, double power)
-{
-	enum { SPE = 10, T = 50 };
-	struct lr_schedule s = { .kind = kind, .base = 0.1, .scale = 4, .end = end,
-				 .power = power, .spe = SPE, .total_steps = T };
-	char cmd[256], line[8192], *p = line, *q;
-	FILE *f;
-	double worst = 0;
+enum { SPE = 10, T = 50, N = 16, STEPS = 8 };
 
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$EMU_TORCH_LR\" %s %d 0.4 %.17g %.17g",
-		 name, T, end, power);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	assert_non_null(fgets(line, sizeof(line), f));
-	assert_int_equal(pclose(f), 0);
-	for (int i = 0; i < T; i++, p = q) {
-		double want = strtod(p, &q), got = lr_at(&s, (double)i / SPE);
-
-		assert_true(q != p);
-		if (fabs(got - want) > 1e-12 * fabs(want))
-			fail_msg("%s, step %d: %.17g here, %.17g in PyTorch", name, i, got, want);
-		worst = fmax(worst, fabs(got - want) / fabs(want));
-	}
-	print_message("%s: %d steps, largest relative difference %.2g\n", name, T, worst);
-}
-
-static void test_cosine(void **state)
-{
-	check(LR_COSINE, "cosine", 0.01, 1);
-}
-
-static void test_linear(void **state)
-{
-	check(LR_LINEAR, "linear", 0.01, 1);
-}
-
-static void test_poly(void **state)
-{
-	check(LR_POLY, "poly", 0, 2);
-}
-
-static void test_onecycle(void **state)
-{
-	check(LR_ONECYCLE, "onecycle", 0, 1);
-}
+static const struct lr_case {
+	enum lr_kind kind;
+	const char *name;
+	double end, power;
+} lr_cases[] = {
+	{ LR_COSINE, "cosine", 0.01, 1 }, { LR_LINEAR, "linear", 0.01, 1 },
+	{ LR_POLY, "poly", 0, 2 }, { LR_ONECYCLE, "onecycle", 0, 1 },
+};
 
 /* opt: 0 sgd, 1 adam, 2 adamw */
-static void step_vs_torch(int opt, float momentum, float wd, int nesterov)
+static const struct opt_case {
+	int opt;
+	float momentum, wd;
+	int nesterov;
+} opt_cases[] = {
+	{ 0, 0, 0, 0 }, { 0, 0, 1e-2f, 0 }, { 0, 0.9f, 1e-2f, 0 }, { 0, 0.9f, 1e-2f, 1 },
+	{ 1, 0, 0, 0 }, { 1, 0, 1e-2f, 0 }, { 2, 0, 1e-2f, 0 },
+};
+static const char *const opt_name[] = { "sgd", "adam", "adamw" };
+
+#define NLR (sizeof(lr_cases) / sizeof(lr_cases[0]))
+#define NOPT (sizeof(opt_cases) / sizeof(opt_cases[0]))
+
+/* PyTorch's lines: one per schedule, then STEPS per optimiser case */
+static char *torch_lines[NLR + NOPT * STEPS];
+
+static int run_torch(void **state)
 {
-	static const char *const name[] = { "sgd", "adam", "adamw" };
-	enum { N = 16 };
-	float x[N], g[N], v[2 * N] = { 0 };
-	char cmd[256], line[1024];
-	double worst = 0;
+	char cmd[2048], line[8192];
+	int n = snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$EMU_TORCH_OPTIM\"");
 	FILE *f;
 
-	for (int i = 0; i < N; i++)
-		x[i] = (float)cos(i);
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$EMU_TORCH_SGD\" %s %g %g %d", name[opt],
-		 momentum, wd, nesterov);
+	for (size_t k = 0; k < NLR; k++)
+		n += snprintf(cmd + n, sizeof(cmd) - (size_t)n, " lr:%s:%.17g:%.17g",
+			      lr_cases[k].name, lr_cases[k].end, lr_cases[k].power);
+	for (size_t k = 0; k < NOPT; k++)
+		n += snprintf(cmd + n, sizeof(cmd) - (size_t)n, " opt:%s:%g:%g:%d",
+			      opt_name[opt_cases[k].opt], opt_cases[k].momentum, opt_cases[k].wd,
+			      opt_cases[k].nesterov);
 	f = popen(cmd, "r");
-	assert_non_null(f);
-	for (int t = 0; t < 8; t++) {
-		char *p = line, *q;
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < NLR + NOPT * STEPS; i++)
+		if (!fgets(line, sizeof(line), f) || !(torch_lines[i] = strdup(line)))
+			break;
+	return pclose(f) == 0 && torch_lines[NLR + NOPT * STEPS - 1] ? 0 : -1;
+}
 
-		for (int i = 0; i < N; i++)
-			g[i] = (float)sin(3 * i + t);
-		if (opt)
-			optim_adam_step(x, x, g, v, v + N, N, 0.01, wd, 0.9, 0.999, 1e-8f, t + 1,
-					opt == 2);
-		else
-			optim_sgd_step(x, x, g, momentum > 0 ? v : NULL, N, 0.1f, wd, momentum,
-				       nesterov);
-		assert_non_null(fgets(line, sizeof(line), f));
-		for (int i = 0; i < N; i++, p = q) {
-			double want = strtod(p, &q);
+static int free_torch(void **state)
+{
+	for (size_t i = 0; i < NLR + NOPT * STEPS; i++)
+		free(torch_lines[i]);
+	return 0;
+}
+
+/* Schedules: 5 epochs of 10 steps, one worker's 0.1 scaled by 4 (peak 0.4); every
+ * step's rate within 1e-12 of PyTorch's, relative */
+static void test_schedules(void **state)
+{
+	for (size_t k = 0; k < NLR; k++) {
+		const struct lr_case *c = &lr_cases[k];
+		struct lr_schedule s = { .kind = c->kind, .base = 0.1, .scale = 4, .end = c->end,
+					 .power = c->power, .spe = SPE, .total_steps = T };
+		char *p = torch_lines[k], *q;
+		double worst = 0;
+
+		for (int i = 0; i < T; i++, p = q) {
+			double want = strtod(p, &q), got = lr_at(&s, (double)i / SPE);
 
 			assert_true(q != p);
-			if (fabs(x[i] - want) > 1e-6 * fmax(1, fabs(want)))
-				fail_msg("%s momentum %g wd %g nesterov %d, step %d, x[%d]: %.9g "
-					 "here, %.9g in PyTorch", name[opt], momentum, wd, nesterov, t,
-					 i, x[i], want);
-			worst = fmax(worst, fabs(x[i] - want));
+			if (fabs(got - want) > 1e-12 * fabs(want))
+				fail_msg("%s, step %d: %.17g here, %.17g in PyTorch", c->name, i, got,
+					 want);
+			worst = fmax(worst, fabs(got - want) / fabs(want));
 		}
+		print_message("%s: %d steps, largest relative difference %.2g\n", c->name, T,
+			      worst);
 	}
-	assert_int_equal(pclose(f), 0);
-	print_message("%s momentum %g wd %g nesterov %d: 8 steps, largest difference %.2g\n",
-		      name[opt], momentum, wd, nesterov, worst);
 }
 
-static void test_sgd(void **state)
+/* The optimisers: every parameter within 1e-6 of PyTorch's after each of 8 steps */
+static void test_optimisers(void **state)
 {
-	step_vs_torch(0, 0, 0, 0);
-	step_vs_torch(0, 0, 1e-2f, 0);
-	step_vs_torch(0, 0.9f, 1e-2f, 0);
-	step_vs_torch(0, 0.9f, 1e-2f, 1);
-}
+	for (size_t k = 0; k < NOPT; k++) {
+		const struct opt_case *c = &opt_cases[k];
+		float x[N], g[N], v[2 * N] = { 0 };
+		double worst = 0;
 
-static void test_adam(void **state)
-{
-	step_vs_torch(1, 0, 0, 0);
-	step_vs_torch(1, 0, 1e-2f, 0);
-	step_vs_torch(2, 0, 1e-2f, 0);
+		for (int i = 0; i < N; i++)
+			x[i] = (float)cos(i);
+		for (int t = 0; t < STEPS; t++) {
+			char *p = torch_lines[NLR + k * STEPS + (size_t)t], *q;
+
+			for (int i = 0; i < N; i++)
+				g[i] = (float)sin(3 * i + t);
+			if (c->opt)
+				optim_adam_step(x, x, g, v, v + N, N, 0.01, c->wd, 0.9, 0.999, 1e-8f,
+						t + 1, c->opt == 2);
+			else
+				optim_sgd_step(x, x, g, c->momentum > 0 ? v : NULL, N, 0.1f, c->wd,
+					       c->momentum, c->nesterov);
+			for (int i = 0; i < N; i++, p = q) {
+				double want = strtod(p, &q);
+
+				assert_true(q != p);
+				if (fabs(x[i] - want) > 1e-6 * fmax(1, fabs(want)))
+					fail_msg("%s momentum %g wd %g nesterov %d, step %d, x[%d]: "
+						 "%.9g here, %.9g in PyTorch", opt_name[c->opt],
+						 c->momentum, c->wd, c->nesterov, t, i, x[i], want);
+				worst = fmax(worst, fabs(x[i] - want));
+			}
+		}
+		print_message("%s momentum %g wd %g nesterov %d: %d steps, largest difference "
+			      "%.2g\n", opt_name[c->opt], c->momentum, c->wd, c->nesterov, STEPS,
+			      worst);
+	}
 }
 
 int main(void)
@@ -158,15 +173,10 @@ int main(void)
 		printf("python3-torch is not installed (scripts/install-deps test installs it)\n");
 		return 77;
 	}
-	setenv("EMU_TORCH_LR", torch_script, 1);
-	setenv("EMU_TORCH_SGD", torch_sgd, 1);
+	setenv("EMU_TORCH_OPTIM", torch_script, 1);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cosine),
-		cmocka_unit_test(test_linear),
-		cmocka_unit_test(test_poly),
-		cmocka_unit_test(test_onecycle),
-		cmocka_unit_test(test_sgd),
-		cmocka_unit_test(test_adam),
+		cmocka_unit_test(test_schedules),
+		cmocka_unit_test(test_optimisers),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, run_torch, free_torch);
 }
