@@ -23,6 +23,11 @@ static bool failed(struct nn_backend *be, bool out_of_memory, const char *call,
 
 bool nn_cuda_rt_ok(struct nn_backend *be, cudaError_t e, const char *call)
 {
+	/* An MPS server takes a bounded number of clients a GPU; CUDA's own text names no way out */
+	if (e == cudaErrorMpsMaxClientsReached)
+		return failed(be, false, call, cudaGetErrorName(e),
+			      "the GPU's MPS server takes no more clients: run fewer workers a GPU, "
+			      "or stop MPS (echo quit | nvidia-cuda-mps-control)");
 	return e == cudaSuccess || failed(be, e == cudaErrorMemoryAllocation, call,
 					  cudaGetErrorName(e), cudaGetErrorString(e));
 }

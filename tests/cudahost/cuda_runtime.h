@@ -19,6 +19,7 @@ typedef enum cudaError {
 	cudaErrorMemoryAllocation = 2,
 	cudaErrorNoDevice = 100,
 	cudaErrorLaunchFailure = 719,
+	cudaErrorMpsMaxClientsReached = 808,
 } cudaError_t;
 
 typedef struct CUstream_st *cudaStream_t;

@@ -88,6 +88,7 @@ extern "C" const char *cudaGetErrorName(cudaError_t e)
 	case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
 	case cudaErrorNoDevice: return "cudaErrorNoDevice";
 	case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+	case cudaErrorMpsMaxClientsReached: return "cudaErrorMpsMaxClientsReached";
 	}
 	return "cudaErrorUnknown";
 }
@@ -100,6 +101,8 @@ extern "C" const char *cudaGetErrorString(cudaError_t e)
 	case cudaErrorMemoryAllocation: return "out of memory";
 	case cudaErrorNoDevice: return "no CUDA-capable device is detected";
 	case cudaErrorLaunchFailure: return "unspecified launch failure";
+	case cudaErrorMpsMaxClientsReached:
+		return "The hardware resources required to create MPS client have been exhausted";
 	}
 	return "unknown error";
 }
