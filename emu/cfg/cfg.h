@@ -65,6 +65,7 @@ enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
 enum cfg_on_miss { MISS_OWN, MISS_ZERO };
 enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
 enum cfg_draws { DRAWS_SHARED, DRAWS_INDEPENDENT };
+enum cfg_shape { SHAPE_NONE, SHAPE_SWITCH };
 enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
 enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
 enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR, LR_SCALE_SQRT };
@@ -218,6 +219,14 @@ struct cfg {
 		double lars_eps;
 		enum cfg_draws draws;	/* the same layers on every worker, or each its own */
 	} jointspar;
+	struct {
+		enum cfg_shape shape;	/* none: every link its own pipe */
+		double port_rate;	/* bit/s of a switch port toward its worker */
+		int64_t port_buffer;	/* bytes that may wait at a port; 0 = no limit */
+		int64_t port_packets;	/* units that may wait at a port; 0 = no limit */
+		int64_t port_latency;	/* ns from the port to its worker */
+		int64_t ecn_threshold;	/* mark above this many bytes waiting; 0 = never */
+	} topology;
 	int nevents;
 	struct cfg_event events[CFG_MAX_EVENTS];	/* in the order of the file */
 };

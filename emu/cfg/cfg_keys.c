@@ -55,6 +55,8 @@ const char *const cfg_adversary_names[] = { [ADV_INVERT] = "invert", [ADV_RANDOM
 	NULL };
 const char *const cfg_draws_names[] = { [DRAWS_SHARED] = "shared",
 	[DRAWS_INDEPENDENT] = "independent", NULL };
+const char *const cfg_shape_names[] = { [SHAPE_NONE] = "none", [SHAPE_SWITCH] = "switch",
+	NULL };
 const char *const cfg_dataset_names[] = { [DATA_FASHION_MNIST] = "fashion-mnist",
 	[DATA_CIFAR10] = "cifar10", [DATA_TEXT] = "text", [DATA_GAUSSIAN] = "gaussian",
 	[DATA_LINREG] = "linreg", NULL };
@@ -105,6 +107,7 @@ int cfg_section_index(const char *name)
 #define OFF_allreduce OFF_run
 #define OFF_signum OFF_run
 #define OFF_jointspar OFF_run
+#define OFF_topology OFF_run
 /* a worker key's name is not its field's: compute_jitter is the model's jitter */
 #define WF_slowdown slowdown
 #define WF_compute_jitter jitter
@@ -119,6 +122,7 @@ int cfg_section_index(const char *name)
 #define SIZE_allreduce SIZE_run
 #define SIZE_signum SIZE_run
 #define SIZE_jointspar SIZE_run
+#define SIZE_topology SIZE_run
 #define EXTRA_INT(s, x)
 #define EXTRA_I64(s, x)
 #define EXTRA_U64(s, x)

@@ -237,7 +237,22 @@
 	  "LARS trust coefficient (algorithm = jointspar-lars)") \
 	X(jointspar, lars_eps, DOUBLE, 0, "1e-9", 0, 1, CFG_GT_LO, "LARS denominator guard") \
 	X(jointspar, draws, ENUM, cfg_draws_names, "shared", 0, 0, 0, \
-	  "sample the same layers on every worker (sparse replies) or each its own")
+	  "sample the same layers on every worker (sparse replies) or each its own") \
+	X(topology, shape, ENUM, cfg_shape_names, "none", 0, 0, 0, \
+	  "none: every directed link is its own pipe; switch: every worker hangs off one " \
+	  "switch, whose port toward a worker queues what all senders send it (incast)") \
+	X(topology, port_rate, RATE, 0, "10Gbit", 0, 1e15, CFG_GT_LO, \
+	  "line rate of a switch port toward its worker") \
+	X(topology, port_buffer, SIZE, 0, "0B", 0, 1e12, 0, \
+	  "bytes that may wait at a port (drop-tail); 0B = no limit in bytes") \
+	X(topology, port_packets, I64, 0, "100", 0, 1e9, 0, \
+	  "units (packets) that may wait at a port (drop-tail), besides the one being sent; " \
+	  "0 = no limit in units") \
+	X(topology, port_latency, DURATION, 0, "1us", 0, 1e9, 0, \
+	  "from a port to its worker (the links' latency is from the sender to the switch)") \
+	X(topology, ecn_threshold, SIZE, 0, "0B", 0, 1e12, 0, \
+	  "a unit that finds more than this many bytes waiting is ECN-marked (counted); 0B = " \
+	  "no marking")
 
 /* The keys of [worker A-B] sections: fields of struct cfg_worker_model (cfg_keys.c maps
  * each name to its field), resolved per worker into cfg.worker[]. */
@@ -327,6 +342,10 @@ extern const size_t cfg_nkeys;
 	X(SIGNUM, "signum", "signum", "signum (Bernstein et al. 2019): 1-bit signs, majority vote") \
 	X(JOINTSPAR, "jointspar", "jointspar", \
 	  "jointspar (Liu & Mozafari 2022): sampled layers, bandit-learned probabilities") \
+	X(TOPOLOGY, "topology", "topology", \
+	  "where the workers hang: by default every directed link is its own pipe; with a " \
+	  "switch, the units all senders send one worker share that worker's port, a " \
+	  "drop-tail queue, after their links' own model (docs/network.md, Topology)") \
 	CFG_SECTIONS_EXTRA(X)
 
 /* A build may add sections with -D'CFG_SECTIONS_EXTRA(X)=X(...)': the test of the lists
@@ -354,7 +373,7 @@ extern const char *const cfg_bool_names[], *const cfg_notify_names[],
 	*const cfg_compute_names[], *const cfg_loss_names[], *const cfg_unit_names[],
 	*const cfg_dist_names[], *const cfg_compute_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
-	*const cfg_draws_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
+	*const cfg_draws_names[], *const cfg_shape_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
 	*const cfg_lr_scaling_names[], *const cfg_lr_schedule_names[], *const cfg_model_names[],
 	*const cfg_optimizer_names[],
 	*const cfg_corrupt_detect_names[];

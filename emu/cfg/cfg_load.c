@@ -12,6 +12,7 @@
 #include "emu/cfg/cfg.h"
 
 #include <errno.h>
+#include <math.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -682,6 +683,15 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 	out->nwin = 0;
 	out->absent = NULL;	/* the crashes: emu/run/crash.h */
 	out->nabsent = 0;
+	out->port = (struct port_cfg){ 0 };
+	if (c->topology.shape == SHAPE_SWITCH)
+		out->port = (struct port_cfg){
+			.rate = (uint64_t)llround(c->topology.port_rate),
+			.latency = c->topology.port_latency,
+			.buffer_units = (uint64_t)c->topology.port_packets,
+			.buffer_bytes = (uint64_t)c->topology.port_buffer,
+			.ecn_bytes = (uint64_t)c->topology.ecn_threshold,
+		};
 	for (int j = 0; j < c->run.workers; j++) {
 		cfg_link_net(c, id, j, &out->to[j]);
 		cfg_link_net(c, j, id, &out->from[j]);

@@ -693,6 +693,9 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		return "train.algorithm = allreduce";
 	} else if (!strcmp(section, "signum") && a != ALGO_SIGNUM) {
 		return "train.algorithm = signum";
+	} else if (!strcmp(section, "topology") && strcmp(name, "shape") &&
+		   c->topology.shape == SHAPE_NONE) {
+		return "topology.shape = switch";
 	} else if (!strcmp(section, "jointspar")) {
 		if ((!strcmp(name, "trust") || !strcmp(name, "lars_eps")) && a != ALGO_JOINTSPAR_LARS)
 			return "train.algorithm = jointspar-lars";

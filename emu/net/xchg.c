@@ -200,6 +200,8 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	mark_gone(x, step);
 	/* Scatter, then reduce in worker-id order. */
 	rc = run_phase(x, step, PHASE_SCATTER, flags, scatter_iov, NULL, len);
+	if (!rc)
+		rc = xchg_apply_port(x);
 	if (rc)
 		return rc;
 	xchg_phase_timeouts(x, step, x->clock);
@@ -220,6 +222,8 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	for (int j = 0; j < x->n; j++)
 		rlen[j] = reply;
 	rc = run_phase(x, step, PHASE_BCAST, or_flags, reply_iov, &riov, rlen);
+	if (!rc)
+		rc = xchg_apply_port(x);
 	if (rc)
 		return rc;
 	xchg_phase_timeouts(x, step, t1);

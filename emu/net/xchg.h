@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "emu/net/net_cfg.h"
+#include "emu/net/port.h"
 
 struct region;
 struct notify;
@@ -132,6 +133,7 @@ struct xchg_links {
 	int nwin;
 	const struct xchg_absence *absent;	/* the peers' crashes, nabsent of them */
 	int nabsent;
+	struct port_cfg port;	/* the switch port toward this worker; rate 0: none */
 };
 
 /* Worker `worker` is down (its process crashed: emu/run/crash.h) for the exchanges of
@@ -194,6 +196,9 @@ size_t xchg_ring_size(int64_t ring_size, size_t payload);
 
 /* Advance the virtual clock by modelled compute time. */
 void xchg_compute(struct xchg *x, int64_t ns);
+
+/* The counters of the switch port toward this worker (all zero without one). */
+void xchg_port_stats(const struct xchg *x, struct port_stats *out);
 
 /* Sender-side counters of link id -> dst (receiver fields zero). */
 void xchg_link_stats(const struct xchg *x, int dst, struct xchg_link_stats *out);

@@ -6,6 +6,7 @@
  *   xchg_wire.c      one message on a ring: its header, bitmap, times and payload
  *   xchg_flows.c     a phase's messages moved together: passes, spin, sleep
  *   xchg_deadline.c  the receiver's virtual clock: timeouts, deadlines, giving up
+ *   xchg_port.c      the switch port toward the receiver: what all its senders share
  *   xchg_setup.c     xchg_init and xchg_free: the links, schedules and buffers
  *   xchg_state.c     the counters and the checkpointed state that outlives a step
  */
@@ -97,6 +98,9 @@ struct xpriv {
 	int nabsent;
 	bool *gone;			/* [n]: peer j is down in this step (absent) */
 	int64_t *giveup_in;		/* [n]: j -> id, how long a reliable transport tries */
+	struct port port;		/* the switch port toward this worker (port.h) */
+	struct port_unit *pu;		/* [pu_cap] a phase's units through it */
+	uint32_t pu_cap;
 };
 
 /* xchg_wire.c: a message on a ring (see there) */
@@ -109,6 +113,9 @@ void xchg_release_in_place(struct xchg *x);
 
 /* xchg_flows.c: every flow of a phase to completion (0 or -errno) */
 int xchg_run_flows(struct xchg *x, int64_t step, int phase);
+
+/* xchg_port.c: every unit of the phase through this worker's port (0 or -errno) */
+int xchg_apply_port(struct xchg *x);
 
 /* xchg_deadline.c: the receiver's virtual clock (see there) */
 void xchg_phase_timeouts(struct xchg *x, int64_t step, int64_t t0);

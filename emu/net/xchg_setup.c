@@ -156,6 +156,8 @@ static void xchg_free_priv(struct xpriv *p)
 		free(p->gone);
 		free(p->giveup_in);
 		free(p->absent);
+		free(p->pu);
+		port_free(&p->port);
 	}
 	free(p);
 }
@@ -215,6 +217,7 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		p->stage_off = align64(max_msg);
 		p->reply = p->outbox;
 	}
+	port_init(&p->port, &l->port);
 	rc = net_txq_init(&p->txq, max_limit(l, n, id));
 	if (rc)
 		goto err;

@@ -2,6 +2,7 @@
  * read for the logs, and the state a checkpoint saves and a resume loads.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emu/net/xchg_impl.h"
@@ -28,7 +29,8 @@ void xchg_link_stats_in(const struct xchg *x, int src, struct xchg_link_stats *o
  * the link id -> j (its chain, reorder counter and the model of the transmission under
  * way: the schedule's pointer stays this process's), both sides' counters, then the
  * rate queue (its last time to send, its trace cursor, and the times to send still in
- * its ring, oldest first).
+ * its ring, oldest first); with a switch port (xchg_port.c), the port's clock, counters
+ * and the units still waiting in it, oldest first.
  * Messages are not part of it: between two steps none is in flight for this worker. */
 struct xsave_head {
 	int64_t clock;
@@ -37,12 +39,69 @@ struct xsave_head {
 	uint32_t count, n;
 };
 
+struct xsave_port {
+	int64_t free_at, last_t;
+	struct port_stats st;
+	uint64_t count;
+};
+
+static size_t port_bytes(const struct port *q, uint64_t count)
+{
+	return q->cfg.rate ? sizeof(struct xsave_port) + count * sizeof(struct port_slot) : 0;
+}
+
+static size_t head_bytes(int n, uint32_t txq_count)
+{
+	return sizeof(struct xsave_head) + (size_t)n * (sizeof(struct net_link) +
+	       2 * sizeof(struct xchg_link_stats)) + (size_t)txq_count * sizeof(int64_t);
+}
+
 size_t xchg_state_size(const struct xchg *x)
 {
 	const struct xpriv *p = x->priv;
 
-	return sizeof(struct xsave_head) + (size_t)x->n * (sizeof(struct net_link) +
-	       2 * sizeof(struct xchg_link_stats)) + (size_t)p->txq.count * sizeof(int64_t);
+	return head_bytes(x->n, p->txq.count) + port_bytes(&p->port, p->port.count);
+}
+
+static void port_save(const struct port *q, uint8_t *o)
+{
+	struct xsave_port s = { .free_at = q->free_at, .last_t = q->last_t, .st = q->st,
+				.count = q->count };
+
+	memcpy(o, &s, sizeof(s));
+	o += sizeof(s);
+	for (uint32_t k = 0; k < q->count; k++, o += sizeof(struct port_slot))
+		memcpy(o, &q->q[(q->head + k) % q->cap], sizeof(struct port_slot));
+}
+
+/* The port's part of a state at in, of len bytes (what follows the rest): 0 or -EINVAL. */
+static int port_load(struct port *q, const uint8_t *in, size_t len)
+{
+	struct xsave_port s;
+
+	if (!q->cfg.rate)
+		return len ? -EINVAL : 0;
+	if (len < sizeof(s))
+		return -EINVAL;
+	memcpy(&s, in, sizeof(s));
+	if (s.count > UINT32_MAX || len != port_bytes(q, s.count))
+		return -EINVAL;
+	struct port_slot *slots = s.count ? malloc(s.count * sizeof(*slots)) : NULL;
+
+	if (s.count && !slots)
+		return -ENOMEM;
+	memcpy(slots, in + sizeof(s), s.count * sizeof(*slots));
+	free(q->q);
+	q->q = slots;
+	q->cap = q->count = (uint32_t)s.count;
+	q->head = 0;
+	q->waiting_bytes = 0;
+	for (uint32_t k = 0; k < q->count; k++)
+		q->waiting_bytes += slots[k].bytes;
+	q->free_at = s.free_at;
+	q->last_t = s.last_t;
+	q->st = s.st;
+	return 0;
 }
 
 void xchg_state_save(const struct xchg *x, void *dst)
@@ -66,6 +125,8 @@ void xchg_state_save(const struct xchg *x, void *dst)
 	o += (size_t)x->n * sizeof(*p->stats_in);
 	for (uint32_t k = 0; k < p->txq.count; k++, o += sizeof(int64_t))
 		memcpy(o, &p->txq.fin[(p->txq.head + k) % p->txq.cap], sizeof(int64_t));
+	if (p->port.cfg.rate)
+		port_save(&p->port, o);
 }
 
 int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
@@ -78,7 +139,7 @@ int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
 	if (len < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, at, sizeof(h));
-	if (h.n != (uint32_t)n || len != sizeof(h) + links + 2 * st + (size_t)h.count * sizeof(int64_t))
+	if (h.n != (uint32_t)n || len < head_bytes(n, h.count))
 		return -EINVAL;
 	memset(tot, 0, sizeof(*tot));
 	tot->clock = h.clock;
@@ -103,9 +164,13 @@ int xchg_state_load(struct xchg *x, const void *src, size_t len)
 	memcpy(&h, in, sizeof(h));
 	in += sizeof(h);
 	if (h.n != (uint32_t)x->n || h.count > p->txq.cap || (h.count && !p->txq.fin) ||
-	    len != sizeof(h) + (size_t)x->n * (sizeof(struct net_link) +
-	    2 * sizeof(struct xchg_link_stats)) + (size_t)h.count * sizeof(int64_t))
+	    len < head_bytes(x->n, h.count))
 		return -EINVAL;
+	int rc = port_load(&p->port, in + (head_bytes(x->n, h.count) - sizeof(h)),
+			   len - head_bytes(x->n, h.count));
+
+	if (rc)
+		return rc;
 	x->clock = h.clock;
 	x->bytes_sent = h.bytes_sent;
 	x->units_dropped = h.units_dropped;

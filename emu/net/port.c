@@ -1,0 +1,196 @@
+/* emu/net/port.c — a switch's egress port (port.h): units taken in virtual-time order
+ * from a heap, a FIFO of the units that wait, drop-tail at the buffer. */
+#include "emu/net/port.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int port_init(struct port *p, const struct port_cfg *cfg)
+{
+	memset(p, 0, sizeof(*p));
+	p->cfg = *cfg;
+	p->free_at = -1;
+	p->last_t = 0;
+	return 0;
+}
+
+void port_free(struct port *p)
+{
+	free(p->q);
+	free(p->heap);
+	memset(p, 0, sizeof(*p));
+}
+
+int64_t port_tx_ns(uint64_t rate, uint64_t bytes)
+{
+	if (!rate)
+		return 0;
+	unsigned __int128 bits = (unsigned __int128)bytes * 8 * 1000000000u;
+
+	return (int64_t)((bits + rate - 1) / rate);
+}
+
+/* --- the heap of units still to reach the port, earliest (t, src, idx) first ------- */
+
+static bool before(const struct port_unit *a, const struct port_unit *b)
+{
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (a->src != b->src)
+		return a->src < b->src;
+	return a->idx < b->idx;
+}
+
+static void heap_push(uint32_t *h, uint32_t *n, const struct port_unit *u, uint32_t i)
+{
+	uint32_t k = (*n)++;
+
+	while (k && before(&u[i], &u[h[(k - 1) / 2]])) {
+		h[k] = h[(k - 1) / 2];
+		k = (k - 1) / 2;
+	}
+	h[k] = i;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *n, const struct port_unit *u)
+{
+	uint32_t top = h[0], last = h[--(*n)], k = 0;
+
+	for (;;) {
+		uint32_t c = 2 * k + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && before(&u[h[c + 1]], &u[h[c]]))
+			c++;
+		if (!before(&u[h[c]], &u[last]))
+			break;
+		h[k] = h[c];
+		k = c;
+	}
+	if (*n)
+		h[k] = last;
+	return top;
+}
+
+/* --- the FIFO of waiting units ------------------------------------------------------- */
+
+static int fifo_push(struct port *p, int64_t start, uint32_t bytes)
+{
+	if (p->count == p->cap) {
+		uint32_t cap = p->cap ? 2 * p->cap : 64;
+		struct port_slot *q = malloc((size_t)cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < p->count; i++)
+			q[i] = p->q[(p->head + i) % p->cap];
+		free(p->q);
+		p->q = q;
+		p->cap = cap;
+		p->head = 0;
+	}
+	p->q[(p->head + p->count++) % p->cap] = (struct port_slot){ start, bytes, false };
+	p->waiting_bytes += bytes;
+	return 0;
+}
+
+/* A waiting unit stops waiting when its transmission starts; one that starts at t itself
+ * still waits for units arriving at t (they come first, port.h). */
+static void fifo_advance(struct port *p, int64_t t)
+{
+	while (p->count && p->q[p->head].start < t) {
+		p->waiting_bytes -= p->q[p->head].bytes;
+		p->head = (p->head + 1) % p->cap;
+		p->count--;
+	}
+}
+
+static bool full(const struct port *p, uint32_t bytes)
+{
+	return (p->cfg.buffer_units && p->count + 1 > p->cfg.buffer_units) ||
+	       (p->cfg.buffer_bytes && p->waiting_bytes + bytes > p->cfg.buffer_bytes);
+}
+
+/* One unit reaching the port at t: 1 when it went on (u->out set), 0 when dropped,
+ * or -ENOMEM. */
+static int pass(struct port *p, struct port_unit *u, int64_t t)
+{
+	struct port_stats *st = &p->st;
+	int64_t start = t;
+
+	fifo_advance(p, t);
+	u->attempts++;
+	u->marked = p->cfg.ecn_bytes && p->waiting_bytes > p->cfg.ecn_bytes;
+	if (p->free_at >= t) {	/* busy (one ending at t: still, for arrivals at t) */
+		if (full(p, u->bytes)) {
+			st->drops++;
+			return 0;
+		}
+		start = p->free_at;
+		if (fifo_push(p, start, u->bytes))
+			return -ENOMEM;
+		if (p->count > st->peak_units)
+			st->peak_units = p->count;
+		if (p->waiting_bytes > st->peak_bytes)
+			st->peak_bytes = p->waiting_bytes;
+	}
+	st->marks += u->marked;
+	st->units++;
+	st->bytes += u->bytes;
+	st->wait_units_ns += (double)(start - t);
+	st->wait_bytes_ns += (double)(start - t) * u->bytes;
+	p->free_at = start + port_tx_ns(p->cfg.rate, u->bytes);
+	u->out = p->free_at + p->cfg.latency;
+	return 1;
+}
+
+int port_resolve(struct port *p, struct port_unit *u, uint32_t n, port_resend_fn resend,
+		 void *ctx)
+{
+	uint32_t nh = 0;
+
+	if (!p->cfg.rate) {	/* no port: every unit passes */
+		for (uint32_t i = 0; i < n; i++) {
+			u[i].attempts = 1;
+			u[i].out = u[i].t + p->cfg.latency;
+			u[i].marked = false;
+		}
+		return 0;
+	}
+	if (n > p->heap_cap) {
+		uint32_t *h = realloc(p->heap, (size_t)n * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		p->heap = h;
+		p->heap_cap = n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		u[i].attempts = 0;
+		u[i].out = -1;
+		u[i].marked = false;
+		heap_push(p->heap, &nh, u, i);
+	}
+	while (nh) {
+		uint32_t i = heap_pop(p->heap, &nh, u);
+		int64_t t = u[i].t > p->last_t ? u[i].t : p->last_t;
+		int rc;
+
+		p->last_t = t;
+		rc = pass(p, &u[i], t);
+		if (rc < 0)
+			return rc;
+		if (rc)
+			continue;
+		int64_t wait = resend ? resend(ctx, u[i].src, u[i].attempts - 1) : -1;
+
+		if (wait >= 0) {
+			u[i].t = t + wait;
+			p->st.resends++;
+			heap_push(p->heap, &nh, u, i);
+		}
+	}
+	return 0;
+}
