@@ -7,43 +7,25 @@
 # is the run done in one go.
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
-cat >"$T/s.ini" <<INI
-[run]
-name = topo
-workers = 8
-seed = 3
-[net]
-unit = packet
-mtu = 1500B
-bandwidth = 10Gbit
-latency = 2us
-timeout = 1ms
+small_ini "$T/s.ini"
+# appended sections' keys are overrides of the small experiment's
+cat >>"$T/s.ini" <<INI
 [topology]
 shape = switch
 port_rate = 1Gbit
 port_packets = 8
-[train]
-algorithm = rps
-model = mlp
-max_steps = 60
-batch = 16
-lr = 0.05
-lr_scaling = none
-log_every = 5
-[data]
-dataset = gaussian
-synthetic_size = 2048
-dim = 16
-classes = 4
 INI
-go() { name=$1; shift; "$EMU" run "$T/s.ini" run.output="$T/$name" "$@" >/dev/null 2>"$T/err" ||
-	{ cat "$T/err"; fail "$name"; }; }
+set -- run.workers=8 run.seed=3 net.unit=packet net.mtu=1500B net.bandwidth=10Gbit \
+	net.latency=2us net.timeout=1ms train.max_steps=60
+base="$*"
+# shellcheck disable=SC2086 # base: the overrides above, one word each
+run() { name=$1; shift; go "$name" $base "$@"; }
 last() { col "$T/$1/train.csv" "$2" | tail -n 1; }
-go plain topology.shape=none
-go port
-go port2
-go rel net.transport=reliable net.rto=200us
-go rel2 net.transport=reliable net.rto=200us
+run plain topology.shape=none
+run port
+run port2
+run rel net.transport=reliable net.rto=200us
+run rel2 net.transport=reliable net.rto=200us
 for pair in "port port2" "rel rel2"; do
 	set -- $pair
 	"$EMU" compare "$T/$1" "$T/$2" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "$2 differs from $1"; }
@@ -53,7 +35,7 @@ plain=$(last plain bytes_delivered) port=$(last port bytes_delivered) rel=$(last
 [ "$rel" -gt "$port" ] || fail "reliable: $rel bytes delivered, not more than unreliable's $port"
 awk -v a="$(last rel vtime_s)" -v b="$(last plain vtime_s)" 'BEGIN { exit !(a > 2 * b) }' ||
 	fail "reliable over the ports: virtual time $(last rel vtime_s) s, not well above $(last plain vtime_s) s"
-go whole train.max_steps=60
-go part train.max_steps=30 run.checkpoint_every=30
+run whole train.max_steps=60
+run part train.max_steps=30 run.checkpoint_every=30
 "$EMU" resume "$T/part" train.max_steps=60 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "resume"; }
 "$EMU" compare "$T/whole" "$T/part" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "resumed run differs"; }
