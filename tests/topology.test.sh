@@ -35,7 +35,20 @@ plain=$(last plain bytes_delivered) port=$(last port bytes_delivered) rel=$(last
 [ "$rel" -gt "$port" ] || fail "reliable: $rel bytes delivered, not more than unreliable's $port"
 awk -v a="$(last rel vtime_s)" -v b="$(last plain vtime_s)" 'BEGIN { exit !(a > 2 * b) }' ||
 	fail "reliable over the ports: virtual time $(last rel vtime_s) s, not well above $(last plain vtime_s) s"
+# ports.csv: a row per port at each evaluation; drops where bytes went missing, never
+# more waiting than the buffer holds; none without a switch
+[ ! -e "$T/plain/ports.csv" ] || fail "ports.csv without a switch"
+[ "$(head -n 1 "$T/port/ports.csv")" = "step,vtime_s,port,units,bytes,drops,ecn_marks,resends,peak_units,peak_bytes,mean_units,mean_bytes" ] ||
+	fail "ports.csv header: $(head -n 1 "$T/port/ports.csv")"
+evals=$(($(wc -l <"$T/port/eval.csv") - 1))
+awk -F, -v rows_want=$((8 * evals)) 'NR > 1 { rows++; d += $6; if ($9 > 8) bad = 1; if ($8 != 0) bad = 1 }
+	END { exit !(rows == rows_want && d > 0 && !bad) }' "$T/port/ports.csv" ||
+	fail "ports.csv of the unreliable run: $(tail -n 3 "$T/port/ports.csv")"
+awk -F, 'NR > 1 && $8 > 0 { r = 1 } END { exit !r }' "$T/rel/ports.csv" ||
+	fail "reliable: no resend in ports.csv"
+cmp -s "$T/port/ports.csv" "$T/port2/ports.csv" || fail "ports.csv differs between two runs"
 run whole train.max_steps=60
 run part train.max_steps=30 run.checkpoint_every=30
 "$EMU" resume "$T/part" train.max_steps=60 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "resume"; }
 "$EMU" compare "$T/whole" "$T/part" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "resumed run differs"; }
+cmp -s "$T/whole/ports.csv" "$T/part/ports.csv" || fail "the resumed run's ports.csv differs"

@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include "emu/cfg/cfg.h"
 
-#define CKPT_VERSION 2	/* 2: the manifest holds the data's hash */
+#define CKPT_VERSION 3	/* 3: the manifest holds ports.csv's size */
 #define CKPT_DIR "ckpt"
-#define CKPT_LOGS 4		/* train.csv, eval.csv, net.csv, workers.csv */
+#define CKPT_LOGS 5		/* train.csv, eval.csv, net.csv, workers.csv, ports.csv */
 
 enum ckpt_kind { CKPT_WORKER = 1, CKPT_MANIFEST = 2 };
 

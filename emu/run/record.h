@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include "emu/net/xchg.h"
 
-enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN, REC_CKPT, REC_DOWN };
+enum rec_type { REC_TRAIN = 1, REC_EVAL, REC_LINK, REC_LINK_IN, REC_CKPT, REC_DOWN, REC_PORT };
 
 struct rec_train {		/* one per worker per logged step */
 	int32_t type;
@@ -108,6 +108,16 @@ static inline struct rec_link rec_link_in(int src, int dst, int64_t step,
 		.units_late = st->units_late, .bytes_delivered = st->bytes_delivered,
 	};
 }
+
+/* The switch port toward a worker ([topology] shape = switch), at each evaluation, from
+ * that worker (the port's owner: emu/net/xchg_port.c): its counters since the start.
+ * Sent with its link records; ports.csv keeps it likewise. */
+struct rec_port {
+	int32_t type;
+	int32_t worker;
+	int64_t step;
+	struct port_stats st;
+};
 
 /* Worker w goes down before step, its exchange's totals as x has them. */
 static inline struct rec_down rec_down_of(int w, int64_t step, const struct xchg *x)

@@ -23,7 +23,7 @@
 
 /* What a run writes: an earlier run's are removed (run.overwrite) and none may be a link. */
 static const char *const outputs[] = { "config.ini", "train.csv", "eval.csv", "net.csv",
-	"workers.csv", "events.csv", "status.json" };
+	"workers.csv", "ports.csv", "events.csv", "status.json" };
 #define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
 #define OPEN_FLAGS (O_NOFOLLOW | O_CLOEXEC)
 /* status.json's record: its fixed text, numbers and times take < STATUS_FIXED bytes;

@@ -67,9 +67,12 @@ struct runlog {
 	const struct cfg *c;
 	int n;
 	struct rundir dir;
-	struct csv train, eval, net, workers;	/* workers: fd -1 unless run.worker_log */
-	/* train, eval and link records per worker */
+	/* workers: fd -1 unless run.worker_log; ports: unless topology.shape = switch */
+	struct csv train, eval, net, workers, ports;
+	/* train, eval, link and port records per worker */
 	struct queue tq[CFG_MAX_WORKERS], eq[CFG_MAX_WORKERS], lq[CFG_MAX_WORKERS];
+	struct queue pq[CFG_MAX_WORKERS];
+	struct rec_port port[CFG_MAX_WORKERS];	/* each port's latest, as links_out */
 	/* n*n each, per directed link src -> dst (at src * n + dst) at the evaluation being
 	 * written: its sender's record (REC_LINK) and its receiver's (REC_LINK_IN), one row
 	 * of net.csv */
@@ -299,7 +302,9 @@ static int logs_check(struct runlog *l, const struct ckpt_manifest *m, int *stat
 	    csv_reopen(l, &l->eval, "eval.csv", m->off[1], status, err, errlen) < 0 ||
 	    csv_reopen(l, &l->net, "net.csv", m->off[2], status, err, errlen) < 0 ||
 	    (l->c->run.worker_log &&
-	     csv_reopen(l, &l->workers, "workers.csv", m->off[3], status, err, errlen) < 0))
+	     csv_reopen(l, &l->workers, "workers.csv", m->off[3], status, err, errlen) < 0) ||
+	    (l->c->topology.shape == SHAPE_SWITCH &&
+	     csv_reopen(l, &l->ports, "ports.csv", m->off[4], status, err, errlen) < 0))
 		return -1;
 	return 0;
 }
@@ -310,7 +315,8 @@ static int logs_resume(struct runlog *l, const struct ckpt_manifest *m, char *er
 		       size_t errlen)
 {
 	if (csv_cut(l, &l->train, err, errlen) < 0 || csv_cut(l, &l->eval, err, errlen) < 0 ||
-	    csv_cut(l, &l->net, err, errlen) < 0 || csv_cut(l, &l->workers, err, errlen) < 0)
+	    csv_cut(l, &l->net, err, errlen) < 0 || csv_cut(l, &l->workers, err, errlen) < 0 ||
+	    csv_cut(l, &l->ports, err, errlen) < 0)
 		return -1;
 	l->step = m->log_step;
 	l->loss = m->loss;
@@ -340,11 +346,12 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	l->last_line = l->t0;
 	l->tty = isatty(STDERR_FILENO);
 	l->every = (double)c->run.progress_every * 1e-9;
-	l->train.fd = l->eval.fd = l->net.fd = l->workers.fd = -1;
+	l->train.fd = l->eval.fd = l->net.fd = l->workers.fd = l->ports.fd = -1;
 	for (int i = 0; i < l->n; i++) {
 		l->tq[i].size = sizeof(struct rec_train);
 		l->eq[i].size = sizeof(struct rec_eval);
 		l->lq[i].size = sizeof(struct rec_link);
+		l->pq[i].size = sizeof(struct rec_port);
 		l->cq[i].size = sizeof(struct rec_ckpt);
 	}
 	l->links_out = calloc((size_t)l->n * (size_t)l->n, sizeof(*l->links_out));
@@ -389,7 +396,11 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	    (c->run.worker_log &&
 	     csv_open(l, &l->workers, "workers.csv",
 		      "step,worker,vtime_s,loss,compute_s,bytes_sent,bytes_delivered,"
-		      "units_dropped,units_late", err, errlen) < 0))
+		      "units_dropped,units_late", err, errlen) < 0) ||
+	    (c->topology.shape == SHAPE_SWITCH &&
+	     csv_open(l, &l->ports, "ports.csv",
+		      "step,vtime_s,port,units,bytes,drops,ecn_marks,resends,peak_units,peak_bytes,"
+		      "mean_units,mean_bytes", err, errlen) < 0))
 		goto fail;
 	*status = 0;
 	return l;
@@ -400,6 +411,7 @@ fail:
 	csv_close(l, &l->eval);
 	csv_close(l, &l->net);
 	csv_close(l, &l->workers);
+	csv_close(l, &l->ports);
 	rundir_close(&l->dir);
 	free(l->links_out);
 	free(l->links_in);
@@ -590,6 +602,41 @@ static int net_block(struct runlog *l, int64_t step, double vt)
 	return block_write(l, &b, &l->net);
 }
 
+/* ports.csv's block of one evaluation: the port toward each worker, its counters since
+ * the start (its owner's latest records up to the step: a worker that is down sent
+ * none, its port's row stays as it left it), and its mean occupancy over the run's
+ * virtual time so far (Little's law: the waiting time of all units over that time). */
+static int ports_block(struct runlog *l, int64_t step, double vt)
+{
+	struct block b;
+
+	if (l->ports.fd < 0)
+		return 0;
+	for (int i = 0; i < l->n; i++)
+		while (l->pq[i].len) {
+			const struct rec_port *r = queue_front(&l->pq[i]);
+
+			if (r->step > step)
+				break;
+			l->port[i] = *r;
+			queue_pop(&l->pq[i]);
+		}
+	if (block_open(l, &b) < 0)
+		return -1;
+	for (int i = 0; i < l->n; i++) {
+		const struct port_stats *s = &l->port[i].st;
+		double ns = vt > 0 ? vt * 1e9 : 1;
+
+		fprintf(b.f, "%lld,%.9f,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.3f\n",
+			(long long)step, vt, i, (unsigned long long)s->units,
+			(unsigned long long)s->bytes, (unsigned long long)s->drops,
+			(unsigned long long)s->marks, (unsigned long long)s->resends,
+			(unsigned long long)s->peak_units, (unsigned long long)s->peak_bytes,
+			s->wait_units_ns / ns, s->wait_bytes_ns / ns);
+	}
+	return block_write(l, &b, &l->ports);
+}
+
 static int eval_row(struct runlog *l, const struct rec_eval w[], uint64_t up)
 {
 	double loss = 0, vt = 0;
@@ -619,7 +666,7 @@ static int eval_row(struct runlog *l, const struct rec_eval w[], uint64_t up)
 		     (long long)f->step, vt, now_s() - l->t0,
 		     count ? loss / (double)count : 0.0, l->acc, (unsigned long long)bytes,
 		     (unsigned long long)delivered) < 0 ||
-	    net_block(l, f->step, vt) < 0)
+	    net_block(l, f->step, vt) < 0 || ports_block(l, f->step, vt) < 0)
 		return -1;
 	progress(l, true);
 	return 0;
@@ -717,7 +764,7 @@ void runlog_checkpoints(struct runlog *l, uint64_t hash, uint64_t data_hash)
  * fails: it would go on without its checkpoints). */
 static int logs_at_checkpoint(struct runlog *l, struct ckpt_manifest *m)
 {
-	struct csv *o[CKPT_LOGS] = { &l->train, &l->eval, &l->net, &l->workers };
+	struct csv *o[CKPT_LOGS] = { &l->train, &l->eval, &l->net, &l->workers, &l->ports };
 
 	*m = (struct ckpt_manifest){
 		.log_step = l->step, .acc_step = l->acc_step, .loss = l->loss, .epoch = l->epoch,
@@ -810,6 +857,8 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 		const struct rec_link *r = rec;
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
 			rc = queue_push(&l->lq[worker], rec);	/* until its evaluation */
+	} else if (type == REC_PORT && len == sizeof(struct rec_port) && l->ports.fd >= 0) {
+		rc = queue_push(&l->pq[worker], rec);	/* until its evaluation */
 	}
 	if (rc == -ENOMEM)
 		snprintf(l->error, sizeof(l->error), "out of memory joining the workers' records");
@@ -862,6 +911,7 @@ int runlog_close(struct runlog *l, int status, const char *why)
 	csv_close(l, &l->eval);
 	csv_close(l, &l->net);
 	csv_close(l, &l->workers);
+	csv_close(l, &l->ports);
 	if (!failed_before && l->error[0])
 		fprintf(stderr, "emu: %s\n", l->error);
 	if (l->ckpt_on)
@@ -888,6 +938,7 @@ int runlog_close(struct runlog *l, int status, const char *why)
 		free(l->tq[i].rec);
 		free(l->eq[i].rec);
 		free(l->lq[i].rec);
+		free(l->pq[i].rec);
 		free(l->cq[i].rec);
 	}
 	free(l->links_out);

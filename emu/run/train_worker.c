@@ -225,7 +225,8 @@ static int evaluate(struct worker *w, struct scratch *s, uint64_t up, struct rec
 }
 
 /* This worker's side of each of its links: what it sent to peer p (id -> p) and what
- * reached it from p (p -> id); the supervisor joins the two sides of a link. */
+ * reached it from p (p -> id); the supervisor joins the two sides of a link.  And the
+ * switch port toward it, where there is one. */
 static void log_links(struct worker *w, int64_t step)
 {
 	for (int p = 0; p < w->n; p++) {
@@ -238,6 +239,12 @@ static void log_links(struct worker *w, int64_t step)
 		xchg_link_stats_in(&w->x, p, &st);
 		struct rec_link in = rec_link_in(p, w->id, step, &st);
 		worker_log(w->rg, w->id, &in, sizeof(in), &w->nt);
+	}
+	if (w->c->topology.shape == SHAPE_SWITCH) {
+		struct rec_port port = { .type = REC_PORT, .worker = w->id, .step = step };
+
+		xchg_port_stats(&w->x, &port.st);
+		worker_log(w->rg, w->id, &port, sizeof(port), &w->nt);
 	}
 }
 
