@@ -52,3 +52,28 @@ run part train.max_steps=30 run.checkpoint_every=30
 "$EMU" resume "$T/part" train.max_steps=60 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "resume"; }
 "$EMU" compare "$T/whole" "$T/part" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "resumed run differs"; }
 cmp -s "$T/whole/ports.csv" "$T/part/ports.csv" || fail "the resumed run's ports.csv differs"
+# Hosts (emu/net/fabric.h): 4 hosts of 2 GPUs, 2 hosts a leaf, the leaves' uplinks at a
+# quarter of their hosts' rate: the leaf ports drop, two runs and a resumed one are the
+# same, and ports.csv names every port once per evaluation (the GPUs', each host's
+# from its first GPU, each leaf's from its first).
+h="topology.shape=hosts topology.gpus_per_host=2 topology.hosts_per_leaf=2 topology.oversubscription=4"
+# shellcheck disable=SC2086 # h: overrides, one word each
+{ run hosts $h; run hosts2 $h; run hwhole $h; run hpart $h train.max_steps=30 run.checkpoint_every=30; }
+"$EMU" compare "$T/hosts" "$T/hosts2" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "hosts: two runs differ"; }
+cmp -s "$T/hosts/ports.csv" "$T/hosts2/ports.csv" || fail "hosts: ports.csv differs between two runs"
+# shellcheck disable=SC2086
+"$EMU" resume "$T/hpart" train.max_steps=60 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "hosts: resume"; }
+"$EMU" compare "$T/hwhole" "$T/hpart" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "hosts: resumed run differs"; }
+cmp -s "$T/hwhole/ports.csv" "$T/hpart/ports.csv" || fail "hosts: the resumed run's ports.csv differs"
+names=$(awk -F, 'NR > 1 && $1 == s { print $3 }' s="$(tail -n 1 "$T/hosts/ports.csv" | cut -d, -f1)" \
+	"$T/hosts/ports.csv" | sort | tr '\n' ' ')
+want="gpu0.in gpu1.in gpu2.in gpu3.in gpu4.in gpu5.in gpu6.in gpu7.in host0.down host0.up host1.down host1.up host2.down host2.up host3.down host3.up leaf0.down leaf0.up leaf1.down leaf1.up "
+[ "$names" = "$want" ] || fail "hosts: ports.csv names '$names'"
+awk -F, '$3 ~ /^leaf/ { d += $6 } END { exit !(d > 0) }' "$T/hosts/ports.csv" ||
+	fail "hosts: the oversubscribed leaves dropped nothing"
+# a crash would leave a worker's copy of the shared ports behind: refused
+rc=0
+"$EMU" check "$T/s.ini" $h 'event c.kind=crash' 'event c.at=10' 'event c.workers=3' \
+	>/dev/null 2>"$T/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "a crash with topology.shape = hosts" "$T/err" ||
+	fail "hosts with a crash: exit $rc, $(cat "$T/err")"

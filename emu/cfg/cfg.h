@@ -65,7 +65,7 @@ enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
 enum cfg_on_miss { MISS_OWN, MISS_ZERO };
 enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
 enum cfg_draws { DRAWS_SHARED, DRAWS_INDEPENDENT };
-enum cfg_shape { SHAPE_NONE, SHAPE_SWITCH };
+enum cfg_shape { SHAPE_NONE, SHAPE_SWITCH, SHAPE_HOSTS };
 enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
 enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
 enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR, LR_SCALE_SQRT };
@@ -221,7 +221,11 @@ struct cfg {
 	} jointspar;
 	struct {
 		enum cfg_shape shape;	/* none: every link its own pipe */
-		double port_rate;	/* bit/s of a switch port toward its worker */
+		int gpus_per_host, hosts_per_leaf;
+		double oversubscription;	/* a leaf's hosts' rate over its uplink's */
+		double fabric_rate;	/* bit/s into a GPU inside its host */
+		int64_t fabric_latency;
+		double port_rate;	/* bit/s of a switch port toward its worker or host */
 		int64_t port_buffer;	/* bytes that may wait at a port; 0 = no limit */
 		int64_t port_packets;	/* units that may wait at a port; 0 = no limit */
 		int64_t port_latency;	/* ns from the port to its worker */

@@ -56,7 +56,7 @@ const char *const cfg_adversary_names[] = { [ADV_INVERT] = "invert", [ADV_RANDOM
 const char *const cfg_draws_names[] = { [DRAWS_SHARED] = "shared",
 	[DRAWS_INDEPENDENT] = "independent", NULL };
 const char *const cfg_shape_names[] = { [SHAPE_NONE] = "none", [SHAPE_SWITCH] = "switch",
-	NULL };
+	[SHAPE_HOSTS] = "hosts", NULL };
 const char *const cfg_dataset_names[] = { [DATA_FASHION_MNIST] = "fashion-mnist",
 	[DATA_CIFAR10] = "cifar10", [DATA_TEXT] = "text", [DATA_GAUSSIAN] = "gaussian",
 	[DATA_LINREG] = "linreg", NULL };

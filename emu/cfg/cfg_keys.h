@@ -240,9 +240,21 @@
 	  "sample the same layers on every worker (sparse replies) or each its own") \
 	X(topology, shape, ENUM, cfg_shape_names, "none", 0, 0, 0, \
 	  "none: every directed link is its own pipe; switch: every worker hangs off one " \
-	  "switch, whose port toward a worker queues what all senders send it (incast)") \
+	  "switch, whose port toward a worker queues what all senders send it (incast); " \
+	  "hosts: workers are GPUs in hosts that share a NIC, on one switch or leaf-spine") \
+	X(topology, gpus_per_host, INT, 0, "8", 1, CFG_MAX_WORKERS, 0, \
+	  "hosts: GPUs (workers) per host; worker w is on host w / gpus_per_host") \
+	X(topology, hosts_per_leaf, INT, 0, "0", 0, CFG_MAX_WORKERS, 0, \
+	  "hosts: hosts per leaf switch, the leaves joined by a spine; 0 = all on one switch") \
+	X(topology, oversubscription, DOUBLE, 0, "1", 1, 1000, 0, \
+	  "hosts: a leaf's hosts' port rate over its uplink's (4 = 4:1)") \
+	X(topology, fabric_rate, RATE, 0, "3600Gbit", 0, 1e15, CFG_GT_LO, \
+	  "hosts: rate into a GPU inside its host (NVLink-like fabric)") \
+	X(topology, fabric_latency, DURATION, 0, "1us", 0, 1e9, 0, \
+	  "hosts: latency inside a host, and from a host's NIC to its GPU") \
 	X(topology, port_rate, RATE, 0, "10Gbit", 0, 1e15, CFG_GT_LO, \
-	  "line rate of a switch port toward its worker") \
+	  "line rate of a switch port toward its worker (switch) or host, and of a host's " \
+	  "NIC (hosts)") \
 	X(topology, port_buffer, SIZE, 0, "0B", 0, 1e12, 0, \
 	  "bytes that may wait at a port (drop-tail); 0B = no limit in bytes") \
 	X(topology, port_packets, I64, 0, "100", 0, 1e9, 0, \

@@ -676,6 +676,36 @@ void cfg_defaults(struct cfg *c)
 		cfg_worker_default(&c->worker[w]);
 }
 
+/* [topology] shape = hosts: the fabric, and how every link's sender resends. */
+static void cfg_fabric(const struct cfg *c, struct xchg_links *out)
+{
+	const int hpl = c->topology.hosts_per_leaf;
+
+	out->fabric = (struct fabric_cfg){
+		.n = c->run.workers,
+		.gpus_per_host = c->topology.gpus_per_host,
+		.hosts_per_leaf = hpl,
+		.port_rate = (uint64_t)llround(c->topology.port_rate),
+		.uplink_rate = (uint64_t)llround(c->topology.port_rate * (hpl ? hpl : 1) /
+						 c->topology.oversubscription),
+		.fabric_rate = (uint64_t)llround(c->topology.fabric_rate),
+		.port_latency = c->topology.port_latency,
+		.fabric_latency = c->topology.fabric_latency,
+		.buffer_units = (uint64_t)c->topology.port_packets,
+		.buffer_bytes = (uint64_t)c->topology.port_buffer,
+		.ecn_bytes = (uint64_t)c->topology.ecn_threshold,
+	};
+	for (int s = 0; s < c->run.workers; s++)
+		for (int d = 0; d < c->run.workers; d++) {
+			struct net_cfg m;
+
+			cfg_link_net(c, s, d, &m);
+			out->resend[s][d] = (struct xchg_resend){
+				.reliable = m.transport == TRANSPORT_RELIABLE,
+				.max_retries = m.max_retries, .rto = m.rto, .rto_max = m.rto_max };
+		}
+}
+
 void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 {
 	out->seed = c->run.seed;
@@ -684,6 +714,7 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 	out->absent = NULL;	/* the crashes: emu/run/crash.h */
 	out->nabsent = 0;
 	out->port = (struct port_cfg){ 0 };
+	out->fabric = (struct fabric_cfg){ 0 };
 	if (c->topology.shape == SHAPE_SWITCH)
 		out->port = (struct port_cfg){
 			.rate = (uint64_t)llround(c->topology.port_rate),
@@ -696,6 +727,8 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 		cfg_link_net(c, id, j, &out->to[j]);
 		cfg_link_net(c, j, id, &out->from[j]);
 	}
+	if (c->topology.shape == SHAPE_HOSTS)
+		cfg_fabric(c, out);
 }
 
 int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const overrides[],

@@ -695,7 +695,14 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		return "train.algorithm = signum";
 	} else if (!strcmp(section, "topology") && strcmp(name, "shape") &&
 		   c->topology.shape == SHAPE_NONE) {
-		return "topology.shape = switch";
+		return "topology.shape = switch or hosts";
+	} else if (!strcmp(section, "topology") && c->topology.shape == SHAPE_SWITCH &&
+		   (!strcmp(name, "gpus_per_host") || !strcmp(name, "hosts_per_leaf") ||
+		    !strcmp(name, "oversubscription") || !strncmp(name, "fabric_", 7))) {
+		return "topology.shape = hosts";
+	} else if (!strcmp(section, "topology") && !strcmp(name, "oversubscription") &&
+		   c->topology.hosts_per_leaf == 0) {
+		return "topology.hosts_per_leaf > 0 (leaves joined by a spine)";
 	} else if (!strcmp(section, "jointspar")) {
 		if ((!strcmp(name, "trust") || !strcmp(name, "lars_eps")) && a != ALGO_JOINTSPAR_LARS)
 			return "train.algorithm = jointspar-lars";

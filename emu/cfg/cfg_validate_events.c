@@ -101,6 +101,11 @@ static int check_crash(struct loader *L, int i)
 
 	if (e->kind != EVENT_CRASH)
 		return 0;
+	if (c->topology.shape == SHAPE_HOSTS)	/* each worker's copy of the shared ports */
+		return cfg_fail(L, kl[CFG_EVK_kind], "event %s: a crash with topology.shape = "
+				"hosts: a worker that comes back would not know what the ports "
+				"its peers share did while it was down; expected shape = switch or "
+				"none", e->name);
 	if (e->at.unit == WHEN_TIME)
 		return cfg_fail(L, kl[CFG_EVK_at], "event %s.at: a crash is counted in steps or "
 				"epochs (the other workers must know without a message that none "

@@ -113,36 +113,42 @@ static bool full(const struct port *p, uint32_t bytes)
 	       (p->cfg.buffer_bytes && p->waiting_bytes + bytes > p->cfg.buffer_bytes);
 }
 
-/* One unit reaching the port at t: 1 when it went on (u->out set), 0 when dropped,
- * or -ENOMEM. */
-static int pass(struct port *p, struct port_unit *u, int64_t t)
+int port_pass(struct port *p, uint32_t bytes, int64_t t, int64_t *out, bool *marked)
 {
 	struct port_stats *st = &p->st;
+
+	if (t < p->last_t)	/* reaching it before units already resolved: behind them */
+		t = p->last_t;
+	p->last_t = t;
+	if (!p->cfg.rate) {	/* no port: it passes */
+		*out = t + p->cfg.latency;
+		*marked = false;
+		return 1;
+	}
 	int64_t start = t;
 
 	fifo_advance(p, t);
-	u->attempts++;
-	u->marked = p->cfg.ecn_bytes && p->waiting_bytes > p->cfg.ecn_bytes;
+	*marked = p->cfg.ecn_bytes && p->waiting_bytes > p->cfg.ecn_bytes;
 	if (p->free_at >= t) {	/* busy (one ending at t: still, for arrivals at t) */
-		if (full(p, u->bytes)) {
+		if (full(p, bytes)) {
 			st->drops++;
 			return 0;
 		}
 		start = p->free_at;
-		if (fifo_push(p, start, u->bytes))
+		if (fifo_push(p, start, bytes))
 			return -ENOMEM;
 		if (p->count > st->peak_units)
 			st->peak_units = p->count;
 		if (p->waiting_bytes > st->peak_bytes)
 			st->peak_bytes = p->waiting_bytes;
 	}
-	st->marks += u->marked;
+	st->marks += *marked;
 	st->units++;
-	st->bytes += u->bytes;
+	st->bytes += bytes;
 	st->wait_units_ns += (double)(start - t);
-	st->wait_bytes_ns += (double)(start - t) * u->bytes;
-	p->free_at = start + port_tx_ns(p->cfg.rate, u->bytes);
-	u->out = p->free_at + p->cfg.latency;
+	st->wait_bytes_ns += (double)(start - t) * bytes;
+	p->free_at = start + port_tx_ns(p->cfg.rate, bytes);
+	*out = p->free_at + p->cfg.latency;
 	return 1;
 }
 
@@ -151,14 +157,6 @@ int port_resolve(struct port *p, struct port_unit *u, uint32_t n, port_resend_fn
 {
 	uint32_t nh = 0;
 
-	if (!p->cfg.rate) {	/* no port: every unit passes */
-		for (uint32_t i = 0; i < n; i++) {
-			u[i].attempts = 1;
-			u[i].out = u[i].t + p->cfg.latency;
-			u[i].marked = false;
-		}
-		return 0;
-	}
 	if (n > p->heap_cap) {
 		uint32_t *h = realloc(p->heap, (size_t)n * sizeof(*h));
 
@@ -175,19 +173,18 @@ int port_resolve(struct port *p, struct port_unit *u, uint32_t n, port_resend_fn
 	}
 	while (nh) {
 		uint32_t i = heap_pop(p->heap, &nh, u);
-		int64_t t = u[i].t > p->last_t ? u[i].t : p->last_t;
-		int rc;
+		int rc = port_pass(p, u[i].bytes, u[i].t, &u[i].out, &u[i].marked);
 
-		p->last_t = t;
-		rc = pass(p, &u[i], t);
+		u[i].attempts++;
 		if (rc < 0)
 			return rc;
 		if (rc)
 			continue;
+		u[i].out = -1;
 		int64_t wait = resend ? resend(ctx, u[i].src, u[i].attempts - 1) : -1;
 
 		if (wait >= 0) {
-			u[i].t = t + wait;
+			u[i].t = (u[i].t > p->last_t ? u[i].t : p->last_t) + wait;
 			p->st.resends++;
 			heap_push(p->heap, &nh, u, i);
 		}

@@ -85,6 +85,11 @@ void port_free(struct port *p);
 /* Time to send `bytes` at rate bit/s, ns (ceil: a port is never faster than its rate). */
 int64_t port_tx_ns(uint64_t rate, uint64_t bytes);
 
+/* One unit of `bytes` reaching the port at t (the caller brings them in time order; one
+ * earlier than the last is taken at the last): 1 and *out (at the host) when it goes
+ * on, 0 when dropped, -ENOMEM; *marked: ECN-marked. */
+int port_pass(struct port *p, uint32_t bytes, int64_t t, int64_t *out, bool *marked);
+
 /* Every unit of u[0..n) through the port, in the order above; resend as in the header
  * (NULL: nothing is resent).  0 or -ENOMEM. */
 typedef int64_t (*port_resend_fn)(void *ctx, uint32_t src, uint32_t k);

@@ -143,6 +143,7 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 	 * stays as the crash left it, for the process that comes back: inbox.h) */
 	if (p->post)
 		region_inbox(x->rg, x->id)->target[phase] += (uint32_t)(x->n - 1 - p->ngone);
+	xchg_publish(x, step, phase);	/* before any message of the phase is written */
 	return xchg_run_flows(x, step, phase);
 }
 
@@ -201,7 +202,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 	/* Scatter, then reduce in worker-id order. */
 	rc = run_phase(x, step, PHASE_SCATTER, flags, scatter_iov, NULL, len);
 	if (!rc)
-		rc = xchg_apply_port(x);
+		rc = xchg_apply_port(x, step, PHASE_SCATTER);
 	if (rc)
 		return rc;
 	xchg_phase_timeouts(x, step, x->clock);
@@ -223,7 +224,7 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 		rlen[j] = reply;
 	rc = run_phase(x, step, PHASE_BCAST, or_flags, reply_iov, &riov, rlen);
 	if (!rc)
-		rc = xchg_apply_port(x);
+		rc = xchg_apply_port(x, step, PHASE_BCAST);
 	if (rc)
 		return rc;
 	xchg_phase_timeouts(x, step, t1);

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "emu/net/net_cfg.h"
+#include "emu/net/fabric.h"
 #include "emu/net/port.h"
 
 struct region;
@@ -134,6 +135,14 @@ struct xchg_links {
 	const struct xchg_absence *absent;	/* the peers' crashes, nabsent of them */
 	int nabsent;
 	struct port_cfg port;	/* the switch port toward this worker; rate 0: none */
+	/* hosts and switches (fabric.h; n 0: none), and how the sender of every link
+	 * resends a unit a switch port dropped (this worker follows others' units) */
+	struct fabric_cfg fabric;
+	struct xchg_resend {
+		bool reliable;
+		int32_t max_retries;
+		int64_t rto, rto_max;
+	} resend[NET_MAX_WORKERS][NET_MAX_WORKERS];
 };
 
 /* Worker `worker` is down (its process crashed: emu/run/crash.h) for the exchanges of
@@ -197,8 +206,11 @@ size_t xchg_ring_size(int64_t ring_size, size_t payload);
 /* Advance the virtual clock by modelled compute time. */
 void xchg_compute(struct xchg *x, int64_t ns);
 
-/* The counters of the switch port toward this worker (all zero without one). */
-void xchg_port_stats(const struct xchg *x, struct port_stats *out);
+/* The ports this worker logs (ports.csv): with a switch, the port toward it; with hosts,
+ * its GPU's fabric port, its host's ports if it is the host's first GPU and its leaf's
+ * if it is the leaf's first.  Port k (k = 0, 1, ... while it returns true): its name
+ * into name (len bytes) and counters into out. */
+bool xchg_port_stats(const struct xchg *x, int k, char *name, int len, struct port_stats *out);
 
 /* Sender-side counters of link id -> dst (receiver fields zero). */
 void xchg_link_stats(const struct xchg *x, int dst, struct xchg_link_stats *out);

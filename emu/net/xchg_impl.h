@@ -101,6 +101,13 @@ struct xpriv {
 	struct port port;		/* the switch port toward this worker (port.h) */
 	struct port_unit *pu;		/* [pu_cap] a phase's units through it */
 	uint32_t pu_cap;
+	/* hosts and switches (fabric.h; fab.nports 0: none): the units of a phase from
+	 * every worker's board, and how each link's sender resends */
+	struct fabric fab;
+	struct fabric_unit *fu;
+	uint32_t fu_cap;
+	struct xchg_resend *resend;	/* [n][n] */
+	uint32_t board_cap;		/* entries a board half holds */
 };
 
 /* xchg_wire.c: a message on a ring (see there) */
@@ -114,8 +121,12 @@ void xchg_release_in_place(struct xchg *x);
 /* xchg_flows.c: every flow of a phase to completion (0 or -errno) */
 int xchg_run_flows(struct xchg *x, int64_t step, int phase);
 
-/* xchg_port.c: every unit of the phase through this worker's port (0 or -errno) */
-int xchg_apply_port(struct xchg *x);
+/* xchg_port.c: this worker's units of the phase on its board for every worker's fabric
+ * (before any message of the phase is written), and every unit of the phase through
+ * the ports (0 or -errno, x->err said) */
+void xchg_publish(struct xchg *x, int64_t step, int phase);
+uint32_t xchg_board_entries(size_t board_bytes);
+int xchg_apply_port(struct xchg *x, int64_t step, int phase);
 
 /* xchg_deadline.c: the receiver's virtual clock (see there) */
 void xchg_phase_timeouts(struct xchg *x, int64_t step, int64_t t0);

@@ -1,36 +1,158 @@
-/* emu/net/xchg_port.c — the switch port toward the receiver ([topology] shape = switch):
- * every unit that its links delivered in a phase, from every sender, through one
- * drop-tail queue (port.h), resolved here once the phase's messages are all in.
+/* emu/net/xchg_port.c — what the links delivered, through the switches
+ * ([topology] shape = switch: port.h; shape = hosts: fabric.h), resolved once a phase's
+ * messages are all in.
  *
- * The links' model (the sender's NIC queue, latency, jitter, loss: net.h) brings a unit
- * to the switch; the port then decides when it reaches this worker, or drops it.  A unit
- * the port drops is lost as one the link lost: zeroed, its bit cleared; on a reliable
+ * The links' model (the sender's queue, latency, jitter, loss: net.h) brings a unit to
+ * the first port; the ports then decide when it reaches its worker, or drop it.  A unit
+ * a port drops is lost as one the link lost: zeroed, its bit cleared; on a reliable
  * link it comes back when its sender's timer runs out (the link's rto, doubling, up to
- * max_retries resends at the port), and a reliable message is ready at its last unit's
- * arrival or when the last resend was given up.  The receiver's deadline then applies to
- * the port's arrival times (xchg_deadline.c).  The port's own schedule is not affected by
- * [event] windows; the links' is.
+ * max_retries resends), and a reliable message is ready at its last unit's arrival or
+ * when the last resend was given up.  The receiver's deadline then applies to the
+ * ports' arrival times (xchg_deadline.c).  [event] windows change the links, not the
+ * ports.
+ *
+ * With a switch, the port toward this worker carries only units sent to it: this worker
+ * has them all.  With hosts, ports carry units between others too, so every worker puts
+ * the units its links delivered on its board (the region's, one half per phase parity)
+ * before it writes any message of the phase, and every worker reads every board: a
+ * message from a peer is in only after the peer published, so the boards of the phase
+ * are complete when its messages are.  A board half is not written again before every
+ * peer is through the phase (the next phase of its parity comes after their replies).
  */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emu/net/xchg_impl.h"
+#include "emu/shm/region.h"
 
-/* The wait before the k-th resend of a unit the port dropped, or -1: given up. */
-static int64_t port_resend(void *ctx, uint32_t src, uint32_t k)
+struct board_entry {
+	int64_t t;
+	uint32_t bytes, idx;
+	uint16_t dst, pad[3];
+};
+
+struct board_half {
+	_Alignas(64) _Atomic uint64_t seq;	/* 2 * step + phase + 1 once published */
+	uint64_t count;
+	struct board_entry e[];
+};
+
+static uint64_t board_seq(int64_t step, int phase)
 {
-	const struct xpriv *p = ctx;
-	const struct net_cfg *c = &p->from[src];
-
-	if (c->transport != TRANSPORT_RELIABLE || (int)k >= c->max_retries)
-		return -1;
-	return net_rto(c, (int)k);
+	return 2 * (uint64_t)step + (uint64_t)phase + 1;
 }
 
-/* Every arrived unit of every peer's message of the phase into p->pu: their number, or
- * -ENOMEM. */
-static int64_t gather(struct xchg *x)
+static struct board_half *board(struct xchg *x, int worker, int phase)
+{
+	uint8_t *b = region_board(x->rg, worker);
+
+	return (struct board_half *)(b + (size_t)phase * (region_board_bytes(x->rg) / 2 & ~63ul));
+}
+
+/* Entries a board half holds, for xchg_setup.c's check. */
+uint32_t xchg_board_entries(size_t board_bytes)
+{
+	size_t half = board_bytes / 2 & ~63ul;
+
+	return half > sizeof(struct board_half) ?
+	       (uint32_t)((half - sizeof(struct board_half)) / sizeof(struct board_entry)) : 0;
+}
+
+void xchg_publish(struct xchg *x, int64_t step, int phase)
+{
+	struct xpriv *p = x->priv;
+
+	if (!p->fab.nports)
+		return;
+	struct board_half *b = board(x, x->id, phase);
+	uint64_t k = 0;
+
+	for (int j = 0; j < x->n; j++) {
+		const struct xflow *f = &p->out[j];
+
+		if (j == x->id || p->gone[j])
+			continue;
+		for (int u = 0; u < f->h.nunits; u++)
+			if (xchg_bit(f->bits, u))
+				b->e[k++] = (struct board_entry){ .t = f->times[u], .idx = (uint32_t)u,
+					.bytes = (uint32_t)(xhdr_unit_end(&f->h, u) - (size_t)u * f->h.unit),
+					.dst = (uint16_t)j };
+	}
+	b->count = k;
+	atomic_store_explicit(&b->seq, board_seq(step, phase), memory_order_release);
+}
+
+/* The wait before the k-th resend of a unit on link src -> dst, or -1: given up. */
+static int64_t resend_wait(const struct xchg_resend *r, uint32_t k)
+{
+	if (!r->reliable || (int)k >= r->max_retries)
+		return -1;
+	struct net_cfg c = { .rto = r->rto, .rto_max = r->rto_max };
+
+	return net_rto(&c, (int)k);
+}
+
+static int64_t port_resend(void *ctx, uint32_t src, uint32_t k)
+{
+	const struct xpriv *p = ((const struct xchg *)ctx)->priv;
+	const struct net_cfg *c = &p->from[src];
+	struct xchg_resend r = { c->transport == TRANSPORT_RELIABLE, c->max_retries, c->rto,
+				 c->rto_max };
+
+	return resend_wait(&r, k);
+}
+
+static int64_t fabric_resend(void *ctx, int src, int dst, uint32_t k)
+{
+	const struct xchg *x = ctx;
+	const struct xpriv *p = x->priv;
+
+	return resend_wait(&p->resend[(size_t)src * (size_t)x->n + (size_t)dst], k);
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t each)
+{
+	if (need <= *cap)
+		return 0;
+	void *a = realloc(*arr, (size_t)need * 2 * each);
+
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = need * 2;
+	return 0;
+}
+
+/* Unit u of peer src's message: at this worker at out, or (out < 0) dropped, its last
+ * pass at last (a reliable sender gave it up then). */
+static void apply_unit(struct xchg *x, int src, int u, uint32_t bytes, int64_t out, int64_t last)
+{
+	struct xflow *f = &((struct xpriv *)x->priv)->in[src];
+	struct xhdr *h = &f->h;
+
+	if (out >= 0) {
+		f->times[u] = out;
+		if (out > h->arrive)
+			h->arrive = out;
+		return;
+	}
+	if (f->zc) {	/* read in place: copy it out to zero the unit */
+		memcpy(f->buf, f->zc, h->len);
+		f->zc = NULL;
+	}
+	f->bits[u >> 6] &= ~(1ULL << (u & 63));
+	f->times[u] = -1;
+	h->narrived--;
+	memset(f->buf + (size_t)u * h->unit, 0, bytes);
+	if (last > h->arrive)
+		h->arrive = last;
+}
+
+/* A switch: the units sent to this worker, through the port toward it. */
+static int through_port(struct xchg *x)
 {
 	struct xpriv *p = x->priv;
 	uint32_t n = 0;
@@ -40,80 +162,100 @@ static int64_t gather(struct xchg *x)
 
 		if (j == x->id || p->gone[j])
 			continue;
-		if (n + (uint32_t)f->h.narrived > p->pu_cap) {
-			uint32_t cap = 2 * (n + (uint32_t)f->h.narrived);
-			struct port_unit *u = realloc(p->pu, (size_t)cap * sizeof(*u));
-
-			if (!u)
-				return -ENOMEM;
-			p->pu = u;
-			p->pu_cap = cap;
-		}
-		for (int u = 0; u < f->h.nunits; u++) {
-			if (!xchg_bit(f->bits, u))
-				continue;
-			size_t s = (size_t)u * f->h.unit;
-
-			p->pu[n++] = (struct port_unit){ .t = f->times[u], .src = (uint32_t)j,
-				.bytes = (uint32_t)(xhdr_unit_end(&f->h, u) - s), .idx = (uint32_t)u };
-		}
+		if (grow((void **)&p->pu, &p->pu_cap, n + (uint32_t)f->h.narrived, sizeof(*p->pu)))
+			return -ENOMEM;
+		for (int u = 0; u < f->h.nunits; u++)
+			if (xchg_bit(f->bits, u))
+				p->pu[n++] = (struct port_unit){ .t = f->times[u], .src = (uint32_t)j,
+					.bytes = (uint32_t)(xhdr_unit_end(&f->h, u) - (size_t)u * f->h.unit),
+					.idx = (uint32_t)u };
 	}
-	return n;
+	int rc = port_resolve(&p->port, p->pu, n, port_resend, x);
+
+	for (uint32_t i = 0; !rc && i < n; i++)
+		apply_unit(x, (int)p->pu[i].src, (int)p->pu[i].idx, p->pu[i].bytes, p->pu[i].out,
+			   p->pu[i].t);
+	return rc;
 }
 
-/* What the port decided, back into the messages: arrival times, dropped units zeroed. */
-static void scatter_back(struct xchg *x, uint32_t n)
+/* Hosts: every worker's units of the phase, from the boards, through the fabric. */
+static int through_fabric(struct xchg *x, int64_t step, int phase)
 {
 	struct xpriv *p = x->priv;
+	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		const struct port_unit *pu = &p->pu[i];
-		struct xflow *f = &p->in[pu->src];
-		struct xhdr *h = &f->h;
-		int u = (int)pu->idx;
-
-		if (pu->out >= 0) {
-			f->times[u] = pu->out;
-			if (pu->out > h->arrive)
-				h->arrive = pu->out;
+	for (int s = 0; s < x->n; s++) {
+		if (s != x->id && p->gone[s])
 			continue;
+		const struct board_half *b = board(x, s, phase);
+
+		if (atomic_load_explicit(&b->seq, memory_order_acquire) != board_seq(step, phase)) {
+			snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: worker %d's "
+				 "units of the phase are not on its board", x->id, (long long)step, s);
+			return -EPROTO;
 		}
-		if (f->zc) {	/* read in place: copy it out to zero the unit */
-			memcpy(f->buf, f->zc, h->len);
-			f->zc = NULL;
+		if (grow((void **)&p->fu, &p->fu_cap, n + (uint32_t)b->count, sizeof(*p->fu)))
+			return -ENOMEM;
+		for (uint64_t k = 0; k < b->count; k++) {
+			const struct board_entry *e = &b->e[k];
+
+			if (p->gone[e->dst] && e->dst != x->id)
+				continue;	/* never written: it is lost on its down link */
+			p->fu[n++] = (struct fabric_unit){ .t = e->t, .bytes = e->bytes,
+				.src = (uint16_t)s, .dst = e->dst, .idx = e->idx };
 		}
-		f->bits[u >> 6] &= ~(1ULL << (u & 63));
-		f->times[u] = -1;
-		h->narrived--;
-		memset(f->buf + (size_t)u * h->unit, 0, pu->bytes);
-		if (pu->t > h->arrive)	/* a reliable sender gave it up then */
-			h->arrive = pu->t;
 	}
+	int rc = fabric_resolve(&p->fab, p->fu, n, fabric_resend, x);
+
+	for (uint32_t i = 0; !rc && i < n; i++)
+		if (p->fu[i].dst == x->id)
+			apply_unit(x, p->fu[i].src, (int)p->fu[i].idx, p->fu[i].bytes, p->fu[i].out,
+				   p->fu[i].t);
+	return rc;
 }
 
-int xchg_apply_port(struct xchg *x)
+int xchg_apply_port(struct xchg *x, int64_t step, int phase)
 {
 	struct xpriv *p = x->priv;
 
-	if (!p->port.cfg.rate)
-		return 0;
-	int64_t n = gather(x);
-
-	if (n < 0)
-		return (int)n;
-	int rc = port_resolve(&p->port, p->pu, (uint32_t)n, port_resend, p);
-
-	if (rc)
-		return rc;
-	scatter_back(x, (uint32_t)n);
-	return 0;
+	if (p->fab.nports)
+		return through_fabric(x, step, phase);
+	return p->port.cfg.rate ? through_port(x) : 0;
 }
 
-void xchg_port_stats(const struct xchg *x, struct port_stats *out)
+bool xchg_port_stats(const struct xchg *x, int k, char *name, int len, struct port_stats *out)
 {
 	const struct xpriv *p = x->priv;
 
 	memset(out, 0, sizeof(*out));
-	if (p)
+	if (!p)
+		return false;
+	if (!p->fab.nports) {	/* a switch: as hosts of one GPU each, the port toward it */
+		if (k || !p->port.cfg.rate)
+			return false;
+		snprintf(name, (size_t)len, "host%d.down", x->id);
 		*out = p->port.st;
+		return true;
+	}
+	const struct fabric *f = &p->fab;
+	int host = fabric_host(f, x->id), leaf = fabric_leaf(f, x->id);
+	bool host_first = x->id == host * f->cfg.gpus_per_host;
+	bool leaf_first = f->leaves > 1 && x->id == leaf * f->cfg.hosts_per_leaf *
+			  f->cfg.gpus_per_host;
+	int ports[5], np = 0;
+
+	ports[np++] = fabric_port(f, FAB_GPU_IN, x->id);
+	if (host_first) {
+		ports[np++] = fabric_port(f, FAB_HOST_UP, host);
+		ports[np++] = fabric_port(f, FAB_HOST_DOWN, host);
+	}
+	if (leaf_first) {
+		ports[np++] = fabric_port(f, FAB_LEAF_UP, leaf);
+		ports[np++] = fabric_port(f, FAB_LEAF_DOWN, leaf);
+	}
+	if (k >= np)
+		return false;
+	fabric_port_name(f, ports[k], name, len);
+	*out = f->port[ports[k]].st;
+	return true;
 }

@@ -148,6 +148,37 @@ static void copy_windows(struct xpriv *p, const struct xchg_links *l, int n, int
 	}
 }
 
+/* Hosts and switches (fabric.h): the ports, every link's resend rule, and room on the
+ * boards for this worker's units of a phase.  0 or -errno, err said. */
+static int fabric_setup(struct region *rg, struct xpriv *p, const struct xchg_links *l, int n,
+			int id, char *err, size_t errlen)
+{
+	uint32_t need = (uint32_t)(n - 1) * (uint32_t)p->max_units;
+
+	if (region_bridged(rg)) {
+		snprintf(err, errlen, "topology.shape = hosts runs on one machine: its workers "
+			 "share their units through this machine's memory, not under MPI");
+		return -EINVAL;
+	}
+	if (!region_board(rg, id) || xchg_board_entries(region_board_bytes(rg)) < need) {
+		snprintf(err, errlen, "worker %d: topology.shape = hosts: a phase's %u units do "
+			 "not fit the region's board (%u)", id, need,
+			 region_board(rg, id) ? xchg_board_entries(region_board_bytes(rg)) : 0);
+		return -EINVAL;
+	}
+	p->resend = calloc((size_t)n * (size_t)n, sizeof(*p->resend));
+	if (!p->resend)
+		return -ENOMEM;
+	for (int s = 0; s < n; s++)
+		for (int d = 0; d < n; d++)
+			p->resend[s * n + d] = l->resend[s][d];
+	int rc = fabric_init(&p->fab, &l->fabric, id);
+
+	if (rc == -EINVAL)
+		snprintf(err, errlen, "topology.shape = hosts: an invalid topology");
+	return rc;
+}
+
 static void xchg_free_priv(struct xpriv *p)
 {
 	if (p) {
@@ -158,6 +189,9 @@ static void xchg_free_priv(struct xpriv *p)
 		free(p->absent);
 		free(p->pu);
 		port_free(&p->port);
+		free(p->fu);
+		free(p->resend);
+		fabric_free(&p->fab);
 	}
 	free(p);
 }
@@ -218,6 +252,11 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		p->reply = p->outbox;
 	}
 	port_init(&p->port, &l->port);
+	if (l->fabric.n) {
+		rc = fabric_setup(rg, p, l, n, id, err, errlen);
+		if (rc)
+			goto err;
+	}
 	rc = net_txq_init(&p->txq, max_limit(l, n, id));
 	if (rc)
 		goto err;

@@ -45,9 +45,17 @@ struct xsave_port {
 	uint64_t count;
 };
 
-static size_t port_bytes(const struct port *q, uint64_t count)
+static size_t port_bytes(uint64_t count)
 {
-	return q->cfg.rate ? sizeof(struct xsave_port) + count * sizeof(struct port_slot) : 0;
+	return sizeof(struct xsave_port) + count * sizeof(struct port_slot);
+}
+
+/* The ports a state holds: the switch port toward this worker, or every port of the
+ * fabric (each worker's copy, fabric.h), or none. */
+static struct port *ports_of(const struct xpriv *p, int *n)
+{
+	*n = p->fab.nports ? p->fab.nports : p->port.cfg.rate ? 1 : 0;
+	return p->fab.nports ? p->fab.port : (struct port *)&p->port;
 }
 
 static size_t head_bytes(int n, uint32_t txq_count)
@@ -59,11 +67,16 @@ static size_t head_bytes(int n, uint32_t txq_count)
 size_t xchg_state_size(const struct xchg *x)
 {
 	const struct xpriv *p = x->priv;
+	int np;
+	const struct port *q = ports_of(p, &np);
+	size_t t = head_bytes(x->n, p->txq.count);
 
-	return head_bytes(x->n, p->txq.count) + port_bytes(&p->port, p->port.count);
+	for (int i = 0; i < np; i++)
+		t += port_bytes(q[i].count);
+	return t;
 }
 
-static void port_save(const struct port *q, uint8_t *o)
+static uint8_t *port_save(const struct port *q, uint8_t *o)
 {
 	struct xsave_port s = { .free_at = q->free_at, .last_t = q->last_t, .st = q->st,
 				.count = q->count };
@@ -72,25 +85,26 @@ static void port_save(const struct port *q, uint8_t *o)
 	o += sizeof(s);
 	for (uint32_t k = 0; k < q->count; k++, o += sizeof(struct port_slot))
 		memcpy(o, &q->q[(q->head + k) % q->cap], sizeof(struct port_slot));
+	return o;
 }
 
-/* The port's part of a state at in, of len bytes (what follows the rest): 0 or -EINVAL. */
-static int port_load(struct port *q, const uint8_t *in, size_t len)
+/* One port's part of a state at *in, of at most *left bytes: 0 (*in, *left past it) or
+ * -EINVAL / -ENOMEM. */
+static int port_load(struct port *q, const uint8_t **in, size_t *left)
 {
 	struct xsave_port s;
 
-	if (!q->cfg.rate)
-		return len ? -EINVAL : 0;
-	if (len < sizeof(s))
+	if (*left < sizeof(s))
 		return -EINVAL;
-	memcpy(&s, in, sizeof(s));
-	if (s.count > UINT32_MAX || len != port_bytes(q, s.count))
+	memcpy(&s, *in, sizeof(s));
+	if (s.count > UINT32_MAX || *left < port_bytes(s.count))
 		return -EINVAL;
 	struct port_slot *slots = s.count ? malloc(s.count * sizeof(*slots)) : NULL;
 
 	if (s.count && !slots)
 		return -ENOMEM;
-	memcpy(slots, in + sizeof(s), s.count * sizeof(*slots));
+	if (s.count)
+		memcpy(slots, *in + sizeof(s), s.count * sizeof(*slots));
 	free(q->q);
 	q->q = slots;
 	q->cap = q->count = (uint32_t)s.count;
@@ -101,7 +115,24 @@ static int port_load(struct port *q, const uint8_t *in, size_t len)
 	q->free_at = s.free_at;
 	q->last_t = s.last_t;
 	q->st = s.st;
+	*in += port_bytes(s.count);
+	*left -= port_bytes(s.count);
 	return 0;
+}
+
+/* Every port's part: all of len, or -EINVAL. */
+static int ports_load(struct xpriv *p, const uint8_t *in, size_t len)
+{
+	int np;
+	struct port *q = ports_of(p, &np);
+
+	for (int i = 0; i < np; i++) {
+		int rc = port_load(&q[i], &in, &len);
+
+		if (rc)
+			return rc;
+	}
+	return len ? -EINVAL : 0;
 }
 
 void xchg_state_save(const struct xchg *x, void *dst)
@@ -125,8 +156,11 @@ void xchg_state_save(const struct xchg *x, void *dst)
 	o += (size_t)x->n * sizeof(*p->stats_in);
 	for (uint32_t k = 0; k < p->txq.count; k++, o += sizeof(int64_t))
 		memcpy(o, &p->txq.fin[(p->txq.head + k) % p->txq.cap], sizeof(int64_t));
-	if (p->port.cfg.rate)
-		port_save(&p->port, o);
+	int np;
+	const struct port *q = ports_of(p, &np);
+
+	for (int i = 0; i < np; i++)
+		o = port_save(&q[i], o);
 }
 
 int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
@@ -166,8 +200,8 @@ int xchg_state_load(struct xchg *x, const void *src, size_t len)
 	if (h.n != (uint32_t)x->n || h.count > p->txq.cap || (h.count && !p->txq.fin) ||
 	    len < head_bytes(x->n, h.count))
 		return -EINVAL;
-	int rc = port_load(&p->port, in + (head_bytes(x->n, h.count) - sizeof(h)),
-			   len - head_bytes(x->n, h.count));
+	int rc = ports_load(p, in + (head_bytes(x->n, h.count) - sizeof(h)),
+			    len - head_bytes(x->n, h.count));
 
 	if (rc)
 		return rc;

@@ -109,13 +109,16 @@ static inline struct rec_link rec_link_in(int src, int dst, int64_t step,
 	};
 }
 
-/* The switch port toward a worker ([topology] shape = switch), at each evaluation, from
- * that worker (the port's owner: emu/net/xchg_port.c): its counters since the start.
- * Sent with its link records; ports.csv keeps it likewise. */
+/* A switch port ([topology] shape = switch or hosts) at each evaluation, from the worker
+ * that logs it (xchg_port_stats): its counters since the start, k-th of that worker's
+ * (at most REC_PORTS).  Sent with its link records; ports.csv keeps it likewise. */
+#define REC_PORTS 5
 struct rec_port {
 	int32_t type;
 	int32_t worker;
 	int64_t step;
+	int32_t k, pad;
+	char name[24];
 	struct port_stats st;
 };
 

@@ -72,7 +72,7 @@ struct runlog {
 	/* train, eval, link and port records per worker */
 	struct queue tq[CFG_MAX_WORKERS], eq[CFG_MAX_WORKERS], lq[CFG_MAX_WORKERS];
 	struct queue pq[CFG_MAX_WORKERS];
-	struct rec_port port[CFG_MAX_WORKERS];	/* each port's latest, as links_out */
+	struct rec_port port[CFG_MAX_WORKERS][REC_PORTS];	/* the latest, as links_out */
 	/* n*n each, per directed link src -> dst (at src * n + dst) at the evaluation being
 	 * written: its sender's record (REC_LINK) and its receiver's (REC_LINK_IN), one row
 	 * of net.csv */
@@ -303,7 +303,7 @@ static int logs_check(struct runlog *l, const struct ckpt_manifest *m, int *stat
 	    csv_reopen(l, &l->net, "net.csv", m->off[2], status, err, errlen) < 0 ||
 	    (l->c->run.worker_log &&
 	     csv_reopen(l, &l->workers, "workers.csv", m->off[3], status, err, errlen) < 0) ||
-	    (l->c->topology.shape == SHAPE_SWITCH &&
+	    (l->c->topology.shape != SHAPE_NONE &&
 	     csv_reopen(l, &l->ports, "ports.csv", m->off[4], status, err, errlen) < 0))
 		return -1;
 	return 0;
@@ -397,7 +397,7 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	     csv_open(l, &l->workers, "workers.csv",
 		      "step,worker,vtime_s,loss,compute_s,bytes_sent,bytes_delivered,"
 		      "units_dropped,units_late", err, errlen) < 0) ||
-	    (c->topology.shape == SHAPE_SWITCH &&
+	    (c->topology.shape != SHAPE_NONE &&
 	     csv_open(l, &l->ports, "ports.csv",
 		      "step,vtime_s,port,units,bytes,drops,ecn_marks,resends,peak_units,peak_bytes,"
 		      "mean_units,mean_bytes", err, errlen) < 0))
@@ -618,22 +618,23 @@ static int ports_block(struct runlog *l, int64_t step, double vt)
 
 			if (r->step > step)
 				break;
-			l->port[i] = *r;
+			l->port[i][r->k] = *r;
 			queue_pop(&l->pq[i]);
 		}
 	if (block_open(l, &b) < 0)
 		return -1;
-	for (int i = 0; i < l->n; i++) {
-		const struct port_stats *s = &l->port[i].st;
-		double ns = vt > 0 ? vt * 1e9 : 1;
+	for (int i = 0; i < l->n; i++)
+		for (int k = 0; k < REC_PORTS && l->port[i][k].type; k++) {
+			const struct port_stats *s = &l->port[i][k].st;
+			double ns = vt > 0 ? vt * 1e9 : 1;
 
-		fprintf(b.f, "%lld,%.9f,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.3f\n",
-			(long long)step, vt, i, (unsigned long long)s->units,
-			(unsigned long long)s->bytes, (unsigned long long)s->drops,
-			(unsigned long long)s->marks, (unsigned long long)s->resends,
-			(unsigned long long)s->peak_units, (unsigned long long)s->peak_bytes,
-			s->wait_units_ns / ns, s->wait_bytes_ns / ns);
-	}
+			fprintf(b.f, "%lld,%.9f,%.23s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.3f\n",
+				(long long)step, vt, l->port[i][k].name, (unsigned long long)s->units,
+				(unsigned long long)s->bytes, (unsigned long long)s->drops,
+				(unsigned long long)s->marks, (unsigned long long)s->resends,
+				(unsigned long long)s->peak_units, (unsigned long long)s->peak_bytes,
+				s->wait_units_ns / ns, s->wait_bytes_ns / ns);
+		}
 	return block_write(l, &b, &l->ports);
 }
 
@@ -858,7 +859,10 @@ int runlog_record(struct runlog *l, int worker, const void *rec, size_t len)
 		if (r->src >= 0 && r->src < l->n && r->dst >= 0 && r->dst < l->n)
 			rc = queue_push(&l->lq[worker], rec);	/* until its evaluation */
 	} else if (type == REC_PORT && len == sizeof(struct rec_port) && l->ports.fd >= 0) {
-		rc = queue_push(&l->pq[worker], rec);	/* until its evaluation */
+		const struct rec_port *r = rec;
+
+		if (r->k >= 0 && r->k < REC_PORTS)
+			rc = queue_push(&l->pq[worker], rec);	/* until its evaluation */
 	}
 	if (rc == -ENOMEM)
 		snprintf(l->error, sizeof(l->error), "out of memory joining the workers' records");

@@ -290,6 +290,28 @@ static size_t ring_bytes(const struct cfg *c, const struct train_run *t)
 			      ((size_t)t->nlayers + 31) / 32 * sizeof(uint32_t));
 }
 
+/* [topology] shape = hosts: each worker's board (emu/net/xchg_port.c), two halves of
+ * the units of its messages of a phase to every peer: a message at most twice a
+ * server's share of the model and 64 KiB, cut at the smallest mtu of the links. */
+static size_t board_bytes(const struct cfg *c, const struct train_run *t)
+{
+	size_t n = (size_t)c->run.workers, msg = 2 * ((t->nparams + n - 1) / n * sizeof(float)) +
+		   (64 << 10), units = 1;
+
+	if (c->topology.shape != SHAPE_HOSTS)
+		return 0;
+	for (int s = 0; s < c->run.workers; s++)
+		for (int d = 0; d < c->run.workers; d++) {
+			struct net_cfg m;
+
+			cfg_link_net(c, s, d, &m);
+			if (s != d && m.unit == UNIT_PACKET && m.mtu > 0 &&
+			    msg / (size_t)m.mtu + 1 > units)
+				units = msg / (size_t)m.mtu + 1;
+		}
+	return 2 * (128 + (n - 1) * units * 32);
+}
+
 /* The lines of a world call's err (world.h), each after "emu: ". */
 static void print_world_err(const char *err)
 {
@@ -455,6 +477,7 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		/* a server's reply, and a worker's scatter staged by its algorithm: each at
 		 * most the parameter vector (xchg.h; only the pages used are touched) */
 		.outbox_bytes = 2 * (((t.nparams * sizeof(float)) + 63) & ~(size_t)63) + 64,
+		.board_bytes = board_bytes(c, &t),
 	};
 	/* Only rank 0 writes logs: the others' supervisors get no record (supervisor.h). */
 	struct supervisor_ops ops = { train_worker, on_record, on_end, on_tick, rejoin_at };

@@ -240,10 +240,11 @@ static void log_links(struct worker *w, int64_t step)
 		struct rec_link in = rec_link_in(p, w->id, step, &st);
 		worker_log(w->rg, w->id, &in, sizeof(in), &w->nt);
 	}
-	if (w->c->topology.shape == SHAPE_SWITCH) {
-		struct rec_port port = { .type = REC_PORT, .worker = w->id, .step = step };
+	for (int k = 0; k < REC_PORTS; k++) {
+		struct rec_port port = { .type = REC_PORT, .worker = w->id, .step = step, .k = k };
 
-		xchg_port_stats(&w->x, &port.st);
+		if (!xchg_port_stats(&w->x, k, port.name, sizeof(port.name), &port.st))
+			break;
 		worker_log(w->rg, w->id, &port, sizeof(port), &w->nt);
 	}
 }

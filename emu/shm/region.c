@@ -20,10 +20,10 @@ struct region {
 	uint64_t magic;
 	uint32_t version, nworkers;
 	uint64_t total;			/* bytes mapped */
-	uint64_t ring_size, log_ring_size, snapshot_bytes, outbox_bytes;
+	uint64_t ring_size, log_ring_size, snapshot_bytes, outbox_bytes, board_bytes;
 	uint64_t off_slots, off_barrier, off_inbox, off_rings, ring_stride;
 	uint64_t off_logs, log_stride, off_snapshots, snapshot_stride;
-	uint64_t off_mean, off_outbox, outbox_stride;
+	uint64_t off_mean, off_outbox, outbox_stride, off_board, board_stride;
 	uint32_t barrier_parties, bridged;
 	_Alignas(64) _Atomic uint32_t stop;
 	uint32_t lanes;			/* CPUs of the creator's affinity, at most REGION_LANES */
@@ -55,6 +55,7 @@ int region_create(struct region **out, const struct region_params *p)
 	*out = NULL;
 	if (p->nworkers < 1 || p->nworkers > 1024 || p->ring_size > (1ULL << 31) ||
 	    p->log_ring_size > (1ULL << 31) || p->outbox_bytes > (1ULL << 36) ||
+	    p->board_bytes > (1ULL << 36) ||
 	    p->barrier_parties < 0 ||
 	    p->barrier_parties > p->nworkers + 1)
 		return -EINVAL;
@@ -65,6 +66,7 @@ int region_create(struct region **out, const struct region_params *p)
 	h.log_ring_size = pow2_at_least(p->log_ring_size ? p->log_ring_size : LOG_RING_DEFAULT);
 	h.snapshot_bytes = p->snapshot_bytes;
 	h.outbox_bytes = p->outbox_bytes;
+	h.board_bytes = p->board_bytes;
 	off = ALIGN64(sizeof(struct region));
 	h.off_slots = off;
 	off += ALIGN64(n * sizeof(struct worker_slot));
@@ -86,6 +88,9 @@ int region_create(struct region **out, const struct region_params *p)
 	h.off_outbox = off;
 	h.outbox_stride = ALIGN64(h.outbox_bytes);
 	off += n * h.outbox_stride;
+	h.off_board = off;
+	h.board_stride = ALIGN64(h.board_bytes);
+	off += n * h.board_stride;
 	h.total = off;
 
 	/* No name in /dev/shm; the pages go when the last mapping does. */
@@ -269,6 +274,16 @@ size_t region_snapshot_stride(const struct region *r)
 void *region_outbox(struct region *r, int worker)
 {
 	return r->outbox_bytes ? at(r, r->off_outbox + (size_t)worker * r->outbox_stride) : NULL;
+}
+
+void *region_board(struct region *r, int worker)
+{
+	return r->board_bytes ? at(r, r->off_board + (size_t)worker * r->board_stride) : NULL;
+}
+
+size_t region_board_bytes(const struct region *r)
+{
+	return r->board_bytes;
 }
 
 size_t region_outbox_bytes(const struct region *r)

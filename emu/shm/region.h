@@ -5,7 +5,7 @@
  * Layout: header (magic, layout version, sizes, stop word, run slots) | worker slots |
  * barrier | N inboxes |
  * N*(N-1) link rings | N log rings (worker -> supervisor) | N snapshot areas | the
- * mean of the snapshots (one more area of snapshot_bytes) | N outboxes.
+ * mean of the snapshots (one more area of snapshot_bytes) | N outboxes | N boards.
  */
 #ifndef EMU_REGION_H
 #define EMU_REGION_H
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define REGION_MAGIC 0x454d5552454731ULL	/* "EMUREG1" */
-#define REGION_VERSION 5
+#define REGION_VERSION 6
 
 /* WORKER_CRASHED: the process ended as a crash event planned (emu/run/crash.h) */
 enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED,
@@ -45,6 +45,8 @@ struct region_params {
 	size_t snapshot_bytes;		/* per worker */
 	size_t outbox_bytes;		/* per worker: payloads sent by reference (xchg.h);
 					 * 0: none */
+	size_t board_bytes;		/* per worker: its units of a phase, for every
+					 * worker's fabric (emu/net/xchg_port.c); 0: none */
 	int barrier_parties;		/* who meets at the barrier; 0 = nworkers (one host).
 					 * Across hosts: the rank's workers and its bridge
 					 * (emu/mpi/world.h) */
@@ -100,6 +102,9 @@ size_t region_snapshot_stride(const struct region *r);
  * it sends by reference (xchg.h); NULL when outbox_bytes was 0. */
 void *region_outbox(struct region *r, int worker);
 size_t region_outbox_bytes(const struct region *r);
+/* Worker's board (board_bytes, 64-byte aligned), or NULL without boards. */
+void *region_board(struct region *r, int worker);
+size_t region_board_bytes(const struct region *r);
 int region_barrier_parties(const struct region *r);
 
 struct notify;

@@ -1,10 +1,13 @@
 #!/bin/sh
-# Build the ns-3 incast reference: tests/ns3/build.sh OUTPUT_BINARY
+# Build the ns-3 incast reference: tests/ns3/build.sh OUTPUT_BINARY [SOURCE]
+# SOURCE is a file in this directory, incast.cc unless given (tcp_incast.cc
+# is the TCP incast reference).
 # Exits 77 (the test suite's SKIP) when pkg-config has no ns-3, so hosts
 # without libns3-dev skip the comparison instead of failing it.
 set -e
-[ $# -eq 1 ] || { echo "usage: $0 OUTPUT_BINARY" >&2; exit 2; }
+[ $# -eq 1 ] || [ $# -eq 2 ] || { echo "usage: $0 OUTPUT_BINARY [SOURCE]" >&2; exit 2; }
 case $0 in */*) dir=${0%/*} ;; *) dir=. ;; esac
+src=${2:-incast.cc}
 mods="ns3-core ns3-network ns3-internet ns3-point-to-point ns3-traffic-control"
 command -v pkg-config >/dev/null 2>&1 ||
 	{ echo "SKIP: no pkg-config, cannot find ns-3" >&2; exit 77; }
@@ -27,4 +30,4 @@ done
 # directory, so it is harmless and left alone.
 # -O0: the run takes milliseconds either way, so only compile time matters.
 # shellcheck disable=SC2086 # flags must split into words
-exec "${CXX:-g++}" -std=c++17 -O0 -Wall -Wextra $cflags -o "$1" "$dir/incast.cc" $libs
+exec "${CXX:-g++}" -std=c++17 -O0 -Wall -Wextra $cflags -o "$1" "$dir/$src" $libs

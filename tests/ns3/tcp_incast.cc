@@ -9,15 +9,22 @@
 // instant. The switch's egress device toward the receiver has a DropTailQueue
 // of B packets and no queue disc (same topology as incast.cc). Prints
 //   senders N goodput_mbps G round_ms T timeouts K retransmits X drops D
-// where G = N * SRU * 8 / T averaged over the rounds (the mean of the
-// per-round goodputs), T is the mean round time, and K, X, D are totals over
+// where T is the mean round time, G = N * SRU * 8 / T (so the total bytes
+// over the total time of all rounds), and K, X, D are totals over
 // all rounds: K retransmission timeouts (all senders), X retransmitted data
 // segments (all senders), D packets dropped at the switch port.
 //
 // Connections are opened before the first round (staggered so that the SYNs
 // never overflow the port) and are kept open across rounds, as the papers'
 // clients keep theirs; so a round's cwnd, ssthresh and RTO estimate carry on
-// into the next one (ns-3 has no cwnd restart after idle).
+// into the next one (ns-3 has no cwnd restart after idle). Round 1 is the
+// connections' first data, so it starts in slow start from the initial
+// window; --warmup=W runs W unmeasured rounds first.
+//
+// --verbose prints each round's time and the senders' RTOs at its start, and
+// cross-checks (CongState entries into CA_LOSS, drops elsewhere, the largest
+// packet at the port); --trace prints every timeout and every port drop.
+// Deterministic: no random variables are used.
 //
 // TCP settings (see main for the attribute names):
 //   NewReno (TcpL4Protocol::SocketType = ns3::TcpNewReno) with classic
@@ -26,9 +33,13 @@
 //   ACKed at once), initial cwnd 10 segments (ns-3's default), MinRto
 //   --rto-min, ClockGranularity 1 ms (ns-3's default; RTO = max(MinRto,
 //   SRTT + max(1 ms, 4 RTTVAR))), RTT estimate seeded by the SYN/SYN-ACK
-//   exchange. With timestamps off, data segments carry a 20-byte TCP header,
+//   exchange (the RTO before any sample, 1 s from RttEstimator's
+//   InitialEstimation, only ever covers the SYN, whose own timeout is
+//   ConnTimeout 3 s). DataRetries is raised to 1000 so that a sender never
+//   gives up. With timestamps off, data segments carry a 20-byte TCP header,
 //   so the default SegmentSize 1458 makes every full data packet 1500 bytes
-//   on the wire: PPP 2 + IPv4 20 + TCP 20 + 1458. ns-3's timestamps tick in
+//   on the wire: PPP 2 + IPv4 20 + TCP 20 + 1458 (1446 with --timestamps,
+//   whose option takes 12 more bytes). ns-3's timestamps tick in
 //   whole milliseconds, which would make every sub-millisecond RTT sample 0
 //   or 1 ms; turning them off gives exact (nanosecond) RTT samples, like the
 //   high-resolution timers of Vasudevan et al.
@@ -46,16 +57,20 @@
 #include "ns3/traffic-control-module.h"
 
 #include <cstdio>
+#include <map>
 #include <vector>
 
 using namespace ns3;
 
 static const uint16_t PORT = 5000;
 
-// Counters over the measured rounds; setup events are not counted.
+// Counters over the measured rounds; setup and warm-up rounds are not counted.
 static bool g_counting;
 static uint64_t g_timeouts, g_loss_entries, g_retransmits, g_port_drops, g_other_drops;
+static uint64_t g_port_tc_drops, g_port_queue_drops; // the two parts of g_port_drops
 static uint64_t g_data_packets, g_max_wire, g_bad_wire;
+static bool g_trace; // --trace: one stderr line per timeout and per port drop
+static uint32_t g_round;
 
 // NewReno that counts retransmission timeouts and does nothing else.
 class CountingNewReno : public TcpNewReno
@@ -72,14 +87,28 @@ class CountingNewReno : public TcpNewReno
     CountingNewReno() = default;
 
     CountingNewReno(const CountingNewReno& o)
-        : TcpNewReno(o)
+        : TcpNewReno(o),
+          m_sender(o.m_sender)
     {
     }
+
+    uint32_t m_sender = 0; // for --trace
 
     void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override
     {
         if (event == TcpSocketState::CA_EVENT_LOSS && g_counting)
+        {
             g_timeouts++;
+            if (g_trace)
+                std::fprintf(stderr,
+                             "rto round %u ns %lld sender %u una %u cwnd %u ssthresh %u\n",
+                             g_round,
+                             (long long)Simulator::Now().GetNanoSeconds(),
+                             m_sender,
+                             tcb->m_lastAckedSeq.GetValue(),
+                             tcb->m_cWnd.Get(),
+                             tcb->m_ssThresh.Get());
+        }
         TcpNewReno::CwndEvent(tcb, event);
     }
 
@@ -101,9 +130,9 @@ struct Sender
 };
 
 static std::vector<Sender> g_snd;
-static uint32_t g_n, g_sru, g_rounds;
+static std::map<uint32_t, uint32_t> g_sender_of; // IPv4 address -> sender
+static uint32_t g_n, g_sru, g_rounds, g_warmup;
 static uint32_t g_connected, g_accepted;
-static uint32_t g_round;
 static uint64_t g_rx_bytes; // bytes read in the current round
 static Time g_round_start;
 static std::vector<double> g_round_s;
@@ -137,6 +166,7 @@ static void
 StartRound()
 {
     g_round++;
+    g_counting = g_round > g_warmup;
     g_rx_bytes = 0;
     g_round_start = Simulator::Now();
     if (g_verbose)
@@ -168,10 +198,15 @@ Receive(Ptr<Socket> s)
         if (g_rx_bytes == want)
         {
             Time t = Simulator::Now() - g_round_start;
-            g_round_s.push_back(t.GetSeconds());
+            if (g_round > g_warmup)
+                g_round_s.push_back(t.GetSeconds());
             if (g_verbose)
-                std::fprintf(stderr, "round %u: %.6f ms\n", g_round, t.GetSeconds() * 1e3);
-            if (g_round < g_rounds)
+                std::fprintf(stderr,
+                             "round %u%s: %.6f ms\n",
+                             g_round,
+                             g_round > g_warmup ? "" : " (warm-up)",
+                             t.GetSeconds() * 1e3);
+            if (g_round < g_warmup + g_rounds)
                 Simulator::ScheduleNow(&StartRound);
             else
             {
@@ -188,11 +223,7 @@ MaybeStart()
     // Every handshake done on both ends: start round 1 a millisecond later,
     // when nothing from the setup is left in flight.
     if (g_connected == g_n && g_accepted == g_n)
-        Simulator::Schedule(MilliSeconds(1),
-                            [] {
-                                g_counting = true;
-                                StartRound();
-                            });
+        Simulator::Schedule(MilliSeconds(1), &StartRound);
 }
 
 static void
@@ -249,11 +280,49 @@ CongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
         g_loss_entries++;
 }
 
+// A drop at the port; c starts with the IPv4 header.
 static void
-PortDrop(Ptr<const Packet>)
+PortDropIp(Ptr<Packet> c)
+{
+    if (!g_counting)
+        return;
+    g_port_drops++;
+    if (!g_trace)
+        return;
+    Ipv4Header ip;
+    TcpHeader h;
+    c->RemoveHeader(ip);
+    c->RemoveHeader(h);
+    auto it = g_sender_of.find(ip.GetSource().Get());
+    std::fprintf(stderr,
+                 "drop round %u ns %lld sender %d seq %u len %u\n",
+                 g_round,
+                 (long long)Simulator::Now().GetNanoSeconds(),
+                 it == g_sender_of.end() ? -1 : (int)it->second,
+                 h.GetSequenceNumber().GetValue(),
+                 c->GetSize());
+}
+
+// With no queue disc, the traffic-control layer adds the IPv4 header before
+// it drops (or hands the packet to the device).
+static void
+PortTcDrop(Ptr<const Packet> p)
 {
     if (g_counting)
-        g_port_drops++;
+        g_port_tc_drops++;
+    PortDropIp(p->Copy());
+}
+
+// The device queue's packet carries the PPP header too.
+static void
+PortQueueDrop(Ptr<const Packet> p)
+{
+    if (g_counting)
+        g_port_queue_drops++;
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    c->RemoveHeader(ppp);
+    PortDropIp(c);
 }
 
 static void
@@ -280,8 +349,8 @@ PortTx(Ptr<const Packet> p)
 int
 main(int argc, char** argv)
 {
-    uint32_t n = 8, sru = 65536, buffer = 32, segment = 1458, rounds = 1;
-    uint32_t delack = 1, init_cwnd = 10;
+    uint32_t n = 8, sru = 65536, buffer = 32, segment = 0, rounds = 1;
+    uint32_t delack = 1, init_cwnd = 10, warmup = 0;
     std::string rate = "1Gbps";
     Time delay = MicroSeconds(25);
     Time rto_min = MilliSeconds(200);
@@ -295,21 +364,30 @@ main(int argc, char** argv)
     cmd.AddValue("delay", "propagation delay of every link", delay);
     cmd.AddValue("buffer", "switch egress queue toward the receiver, packets", buffer);
     cmd.AddValue("rto-min", "TcpSocketBase::MinRto", rto_min);
-    cmd.AddValue("segment", "TcpSocket::SegmentSize (1458: 1500-byte packets on the wire)",
+    cmd.AddValue("segment",
+                 "TcpSocket::SegmentSize; 0: 1500 bytes on the wire (1458, or 1446 with "
+                 "--timestamps)",
                  segment);
     cmd.AddValue("rounds", "synchronized reads, back to back", rounds);
+    cmd.AddValue("warmup", "unmeasured synchronized reads before the --rounds", warmup);
     cmd.AddValue("delack", "TcpSocket::DelAckCount (1: ACK every segment)", delack);
     cmd.AddValue("init-cwnd", "TcpSocket::InitialCwnd, segments", init_cwnd);
     cmd.AddValue("granularity", "TcpSocketBase::ClockGranularity", granularity);
     cmd.AddValue("sack", "TcpSocketBase::Sack", sack);
     cmd.AddValue("timestamps", "TcpSocketBase::Timestamp", timestamps);
     cmd.AddValue("verbose", "per-round times and RTOs, cross-checks, on stderr", g_verbose);
+    cmd.AddValue("trace", "one stderr line per timeout and per drop at the port", g_trace);
     cmd.Parse(argc, argv);
-    if (n < 1 || sru < 1 || buffer < 1 || rounds < 1 || segment < 1 || delack < 1)
-        NS_FATAL_ERROR("senders, sru, buffer, rounds, segment, delack must be >= 1");
+    // PPP 2 + IPv4 20 + TCP 20, and 12 bytes of timestamp option (10, padded
+    // to 12) on every segment when timestamps are on.
+    if (segment == 0)
+        segment = 1500 - 2 - 20 - 20 - (timestamps ? 12 : 0);
+    if (n < 1 || sru < 1 || buffer < 1 || rounds < 1 || delack < 1)
+        NS_FATAL_ERROR("senders, sru, buffer, rounds, delack must be >= 1");
     g_n = n;
     g_sru = sru;
     g_rounds = rounds;
+    g_warmup = warmup;
 
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
@@ -350,7 +428,7 @@ main(int argc, char** argv)
         char net[32];
         std::snprintf(net, sizeof net, "10.%u.%u.0", i / 256, i % 256);
         addr.SetBase(net, "255.255.255.252");
-        addr.Assign(d);
+        g_sender_of[addr.Assign(d).GetAddress(0).Get()] = i;
         all.Add(d);
     }
     NetDeviceContainer egress = port.Install(sw.Get(0), rx.Get(0));
@@ -367,8 +445,8 @@ main(int argc, char** argv)
     // too so that none is missed.
     Ptr<PointToPointNetDevice> port_dev = DynamicCast<PointToPointNetDevice>(egress.Get(0));
     Ptr<TrafficControlLayer> sw_tc = sw.Get(0)->GetObject<TrafficControlLayer>();
-    if (!port_dev->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&PortDrop)) ||
-        !sw_tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&PortDrop)) ||
+    if (!port_dev->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&PortQueueDrop)) ||
+        !sw_tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&PortTcDrop)) ||
         !port_dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PortTx)))
         NS_FATAL_ERROR("cannot trace the switch port");
     // Everywhere else (senders, the switch's other ports, the receiver):
@@ -398,7 +476,9 @@ main(int argc, char** argv)
     {
         Ptr<Socket> s = Socket::CreateSocket(senders.Get(i), TcpSocketFactory::GetTypeId());
         Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(s);
-        tcp->SetCongestionControlAlgorithm(CreateObject<CountingNewReno>());
+        Ptr<CountingNewReno> cc = CreateObject<CountingNewReno>();
+        cc->m_sender = i;
+        tcp->SetCongestionControlAlgorithm(cc);
         g_snd[i].sock = s;
         s->Bind();
         s->SetConnectCallback(MakeCallback(&Connected), MakeCallback(&ConnectFailed));
@@ -423,17 +503,18 @@ main(int argc, char** argv)
                      rounds);
         return 1;
     }
-    double sum_t = 0, sum_g = 0;
+    double sum_t = 0;
     for (double t : g_round_s)
-    {
         sum_t += t;
-        sum_g += (double)n * sru * 8 / t / 1e6;
-    }
+    double mean_t = sum_t / rounds;
     if (g_verbose)
         std::fprintf(stderr,
-                     "check: CA_LOSS entries %llu, other drops %llu, data packets at port %llu, "
-                     "max wire bytes %llu, over 1500 %llu\n",
+                     "check: CA_LOSS entries %llu, port drops TcDrop %llu queue Drop %llu, "
+                     "other drops %llu, data packets at port %llu, max wire bytes %llu, "
+                     "over 1500 %llu\n",
                      (unsigned long long)g_loss_entries,
+                     (unsigned long long)g_port_tc_drops,
+                     (unsigned long long)g_port_queue_drops,
                      (unsigned long long)g_other_drops,
                      (unsigned long long)g_data_packets,
                      (unsigned long long)g_max_wire,
@@ -441,8 +522,8 @@ main(int argc, char** argv)
     std::printf("senders %u goodput_mbps %.1f round_ms %.3f timeouts %llu retransmits %llu "
                 "drops %llu\n",
                 n,
-                sum_g / rounds,
-                sum_t / rounds * 1e3,
+                (double)n * sru * 8 / mean_t / 1e6,
+                mean_t * 1e3,
                 (unsigned long long)g_timeouts,
                 (unsigned long long)g_retransmits,
                 (unsigned long long)g_port_drops);
