@@ -52,6 +52,20 @@ run part train.max_steps=30 run.checkpoint_every=30
 "$EMU" resume "$T/part" train.max_steps=60 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "resume"; }
 "$EMU" compare "$T/whole" "$T/part" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "resumed run differs"; }
 cmp -s "$T/whole/ports.csv" "$T/part/ports.csv" || fail "the resumed run's ports.csv differs"
+# tcp (emu/net/tcp.h) through the switch, a model of 132k parameters (messages of 44
+# packets: windows matter): everything arrives (the transport repairs what the ports
+# drop), twice the same, and a resumed run is the run in one go (the
+# connections' windows and timers are part of the checkpoint)
+run tcp net.transport=tcp data.dim=512
+run tcp2 net.transport=tcp data.dim=512
+run tpart net.transport=tcp data.dim=512 train.max_steps=30 run.checkpoint_every=30
+"$EMU" compare "$T/tcp" "$T/tcp2" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "tcp: two runs differ"; }
+"$EMU" resume "$T/tpart" train.max_steps=60 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "tcp: resume"; }
+"$EMU" compare "$T/tcp" "$T/tpart" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "tcp: resumed run differs"; }
+[ "$(last tcp bytes_delivered)" -eq "$(last tcp bytes_sent)" ] ||
+	fail "tcp: $(last tcp bytes_delivered) bytes delivered of $(last tcp bytes_sent)"
+awk -F, 'NR > 1 { d += $6 } END { exit !(d > 0) }' "$T/tcp/ports.csv" || fail "tcp: the ports dropped nothing"
+
 # Hosts (emu/net/fabric.h): 4 hosts of 2 GPUs, 2 hosts a leaf, the leaves' uplinks at a
 # quarter of their hosts' rate: the leaf ports drop, two runs and a resumed one are the
 # same, and ports.csv names every port once per evaluation (the GPUs', each host's

@@ -44,7 +44,8 @@ const char *const cfg_compute_dist_names[] = { [DIST_UNIFORM] = "uniform",
 const char *const cfg_corrupt_detect_names[] = { [CORRUPT_DETECT_NONE] = "none",
 	[CORRUPT_DETECT_CHECKSUM] = "checksum", NULL };
 const char *const cfg_transport_names[] = { [TRANSPORT_UNRELIABLE] = "unreliable",
-	[TRANSPORT_RELIABLE] = "reliable", NULL };
+	[TRANSPORT_RELIABLE] = "reliable", [TRANSPORT_TCP] = "tcp", NULL };
+const char *const cfg_cc_names[] = { [CC_NEWRENO] = "newreno", [CC_DCTCP] = "dctcp", NULL };
 const char *const cfg_algo_names[] = { [ALGO_RPS] = "rps", [ALGO_ALLREDUCE] = "allreduce",
 	[ALGO_SIGNUM] = "signum", [ALGO_JOINTSPAR] = "jointspar",
 	[ALGO_JOINTSPAR_LARS] = "jointspar-lars", NULL };

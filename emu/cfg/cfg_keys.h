@@ -108,7 +108,9 @@
 	  "it full is dropped " \
 	  "(tail drop); 0 = no limit (netem's default is 1000)") \
 	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
-	  "unreliable: lost units are gone; reliable: lost units are resent after rto") \
+	  "unreliable: lost units are gone; reliable: lost units are resent after rto; tcp: " \
+	  "a window that reacts to congestion, resends on duplicate ACKs and timeouts " \
+	  "(needs topology.shape = switch)") \
 	X(net, timeout, DURATION, 0, "10ms", 1, 60e9, 0, \
 	  "unreliable: how long a receiver waits before it gives up on a unit; no shorter " \
 	  "than the earliest a unit can arrive (latency less what jitter can take off)") \
@@ -118,7 +120,14 @@
 	X(net, rto_max, DURATION, 0, "100ms", 1, 60e9, 0, "reliable: cap of the doubling rto") \
 	X(net, max_retries, INT, 0, "15", 0, 255, 0, \
 	  "reliable: retransmissions of a unit before it is given up and counted lost, as " \
-	  "TCP gives up after tcp_retries2 (15)")
+	  "TCP gives up after tcp_retries2 (15); tcp: timeouts in a row") \
+	X(net, cc, ENUM, cfg_cc_names, "newreno", 0, 0, 0, \
+	  "tcp: congestion control: newreno (AIMD, fast retransmit and recovery), dctcp (also " \
+	  "cuts its window by the share of ECN-marked ACKs: set topology.ecn_threshold)") \
+	X(net, rto_min, DURATION, 0, "1ms", 1, 60e9, 0, \
+	  "tcp: floor of the timeout estimated from RTT samples; Linux's 200ms reproduces " \
+	  "TCP incast collapse") \
+	X(net, init_cwnd, INT, 0, "10", 1, 1000000, 0, "tcp: initial window, units")
 
 #define CFG_OTHER_KEYS(X) \
 	X(run, name, STR, 0, "run", 1, CFG_STR_MAX, 0, "name of the run; output goes to runs/NAME") \
@@ -385,7 +394,7 @@ extern const char *const cfg_bool_names[], *const cfg_notify_names[],
 	*const cfg_compute_names[], *const cfg_loss_names[], *const cfg_unit_names[],
 	*const cfg_dist_names[], *const cfg_compute_dist_names[], *const cfg_transport_names[], *const cfg_algo_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
-	*const cfg_draws_names[], *const cfg_shape_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
+	*const cfg_draws_names[], *const cfg_shape_names[], *const cfg_cc_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
 	*const cfg_lr_scaling_names[], *const cfg_lr_schedule_names[], *const cfg_model_names[],
 	*const cfg_optimizer_names[],
 	*const cfg_corrupt_detect_names[];

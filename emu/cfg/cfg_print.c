@@ -265,8 +265,9 @@ static void print_link_line(FILE *f, int src, int dst, const struct net_cfg *n)
 			val(n, CFG_NETK_bandwidth, a, sizeof(a)) : "unlimited");
 	if (n->series[0])
 		fprintf(f, " series %s", n->series);
-	if (n->transport == TRANSPORT_RELIABLE)
-		fprintf(f, " reliable rto %s rto_max %s max_retries %d",
+	if (n->transport != TRANSPORT_UNRELIABLE)
+		fprintf(f, " %s rto %s rto_max %s max_retries %d",
+			n->transport == TRANSPORT_TCP ? "tcp" : "reliable",
 			val(n, CFG_NETK_rto, a, sizeof(a)), val(n, CFG_NETK_rto_max, b, sizeof(b)),
 			n->max_retries);
 	else

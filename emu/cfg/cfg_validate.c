@@ -139,7 +139,11 @@ static const char *net_key_needs(const struct net_cfg *n, int k)
 	case CFG_NETK_rto:
 	case CFG_NETK_rto_max:
 	case CFG_NETK_max_retries:
-		return n->transport == TRANSPORT_RELIABLE ? NULL : "transport = reliable";
+		return n->transport != TRANSPORT_UNRELIABLE ? NULL : "transport = reliable or tcp";
+	case CFG_NETK_cc:
+	case CFG_NETK_rto_min:
+	case CFG_NETK_init_cwnd:
+		return n->transport == TRANSPORT_TCP ? NULL : "transport = tcp";
 	default:
 		return NULL;
 	}
@@ -545,6 +549,12 @@ static int check_link_model(struct loader *L, const struct scope *s)
 		r = -EINVAL;
 	if (check_distribution(L, s) || check_traces(L, s))
 		return -EINVAL;
+	/* the window is simulated by the receiver, at its switch port (emu/net/tcp.h) */
+	if (n->transport == TRANSPORT_TCP && L->c->topology.shape != SHAPE_SWITCH)
+		return cfg_fail(L, scope_loc(L, s, CFG_NETK_transport), "%s.transport = tcp "
+				"with topology.shape = %s; expected topology.shape = switch (the "
+				"port toward a worker carries its connections)", s->label,
+				cfg_shape_names[L->c->topology.shape]);
 	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout < cfg_earliest_delay(n)) {
 		char e[32], how[160];
 

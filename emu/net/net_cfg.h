@@ -16,7 +16,8 @@ enum net_unit { UNIT_MESSAGE, UNIT_PACKET };
 enum net_dist {
 	DIST_UNIFORM, DIST_NORMAL, DIST_PARETO, DIST_PARETONORMAL, DIST_EXPERIMENTAL, DIST_TABLE
 };
-enum net_transport { TRANSPORT_UNRELIABLE, TRANSPORT_RELIABLE };
+enum net_transport { TRANSPORT_UNRELIABLE, TRANSPORT_RELIABLE, TRANSPORT_TCP };
+enum net_cc { CC_NEWRENO, CC_DCTCP };
 enum net_corrupt_detect { CORRUPT_DETECT_NONE, CORRUPT_DETECT_CHECKSUM };
 
 /* The network model of one directed link ([net] gives the default for all links). */
@@ -38,7 +39,11 @@ struct net_cfg {
 	int64_t timeout;	/* ns: unreliable receiver gives up */
 	int64_t rto;		/* ns: reliable first retransmission timeout */
 	int64_t rto_max;	/* ns: cap of the doubling rto */
-	int max_retries;	/* reliable: resends of a unit before it is given up, lost */
+	int max_retries;	/* reliable: resends of a unit before it is given up, lost;
+				 * tcp: timeouts in a row before the connection gives up */
+	enum net_cc cc;		/* tcp: congestion control (emu/net/tcp.h) */
+	int64_t rto_min;	/* tcp: floor of the estimated timeout */
+	int init_cwnd;		/* tcp: initial window, units */
 	/* netem parity (net.h says in which order they are drawn) */
 	double duplicate;	/* probability a unit is sent twice (netem duplicate) */
 	double reorder;		/* probability a unit skips the delay (netem reorder) */

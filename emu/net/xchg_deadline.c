@@ -93,7 +93,7 @@ void xchg_phase_timeouts(struct xchg *x, int64_t step, int64_t t0)
 		if (!p->nwin_in[j])
 			continue;
 		net_model_at(&p->from[j], p->win + p->win_in[j], p->nwin_in[j], step, t0, &m);
-		p->timeout_in[j] = m.transport == TRANSPORT_RELIABLE ? -1 : m.timeout;
+		p->timeout_in[j] = m.transport != TRANSPORT_UNRELIABLE ? -1 : m.timeout;
 		p->giveup_in[j] = xchg_giveup_ns(&m);
 	}
 	for (int j = 0; j < x->n; j++)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "emu/net/net.h"
+#include "emu/net/tcp.h"
 #include "emu/net/xchg.h"
 #include "emu/net/xhdr.h"
 
@@ -108,6 +109,12 @@ struct xpriv {
 	uint32_t fu_cap;
 	struct xchg_resend *resend;	/* [n][n] */
 	uint32_t board_cap;		/* entries a board half holds */
+	/* transport = tcp into this worker (tcp.h): each sender's connection, NULL when
+	 * no link into it is tcp; the phase's units */
+	struct tcp_conn *conn;		/* [n] */
+	struct tcp_unit *tu;
+	uint32_t tu_cap;
+	struct tcp_stats tcp_st;
 };
 
 /* xchg_wire.c: a message on a ring (see there) */
@@ -126,6 +133,10 @@ int xchg_run_flows(struct xchg *x, int64_t step, int phase);
  * the ports (0 or -errno, x->err said) */
 void xchg_publish(struct xchg *x, int64_t step, int phase);
 uint32_t xchg_board_entries(size_t board_bytes);
+/* A tcp link's message as the receiver's simulation wants it (xchg_port.c): every unit
+ * whole, a unit the link lost marked by its time (-2 - when it would have come). */
+void xchg_tcp_units(const struct net_link *l, struct xflow *f);
+int xchg_tcp_setup(struct xpriv *p, const struct xchg_links *l, int n, int id);
 int xchg_apply_port(struct xchg *x, int64_t step, int phase);
 
 /* xchg_deadline.c: the receiver's virtual clock (see there) */

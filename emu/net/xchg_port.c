@@ -18,6 +18,11 @@
  * message from a peer is in only after the peer published, so the boards of the phase
  * are complete when its messages are.  A board half is not written again before every
  * peer is through the phase (the next phase of its parity comes after their replies).
+ *
+ * With transport = tcp (tcp.h), the receiver simulates its senders' connections through
+ * its port.  A tcp link sends every unit's bytes (the transport repairs what the link
+ * loses); a unit the link lost carries the time it would have reached the port as
+ * -2 - t, so that the simulation sends it, loses it and sends it again.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -151,6 +156,86 @@ static void apply_unit(struct xchg *x, int src, int u, uint32_t bytes, int64_t o
 		h->arrive = last;
 }
 
+void xchg_tcp_units(const struct net_link *l, struct xflow *f)
+{
+	struct xhdr *h = &f->h;
+	int64_t prev = h->depart + l->cfg.latency, tx;
+
+	for (int u = 0; u < h->nunits; u++) {
+		tx = net_serialise_ns(l, xhdr_unit_end(h, u) - (size_t)u * h->unit);
+		if (xchg_bit(f->bits, u)) {
+			prev = f->times[u];
+			continue;
+		}
+		prev += tx;	/* one unit after the one before it */
+		f->times[u] = -2 - prev;
+		f->bits[u >> 6] |= 1ULL << (u & 63);
+		h->narrived++;
+	}
+	if (h->nunits > 1 || h->narrived)
+		h->arrive = prev > h->arrive ? prev : h->arrive;
+}
+
+int xchg_tcp_setup(struct xpriv *p, const struct xchg_links *l, int n, int id)
+{
+	bool any = false;
+
+	for (int j = 0; j < n; j++)
+		any |= j != id && l->from[j].transport == TRANSPORT_TCP;
+	if (!any)
+		return 0;
+	p->conn = calloc((size_t)n, sizeof(*p->conn));
+	if (!p->conn)
+		return -ENOMEM;
+	for (int j = 0; j < n; j++) {
+		const struct net_cfg *c = &l->from[j];
+
+		p->conn[j] = (struct tcp_conn){
+			.tcp = c->transport == TRANSPORT_TCP,
+			.cc = c->cc == CC_DCTCP ? TCP_DCTCP : TCP_NEWRENO,
+			.init_cwnd = (uint32_t)c->init_cwnd, .rto_init = c->rto,
+			.rto_min = c->rto_min, .rto_max = c->rto_max, .max_retries = c->max_retries,
+			.reliable = c->transport == TRANSPORT_RELIABLE,
+			.rate = (uint64_t)(c->bandwidth + 0.5), .owd = c->latency,
+			/* back: this worker's link to the switch, the switch's port to j */
+			.ack_delay = l->to[j].latency + l->port.latency };
+		tcp_conn_start(&p->conn[j]);
+	}
+	return 0;
+}
+
+/* A switch with tcp links into this worker: every sender's message through the port,
+ * the tcp ones in their connections. */
+static int through_tcp(struct xchg *x)
+{
+	struct xpriv *p = x->priv;
+	uint32_t n = 0;
+
+	for (int j = 0; j < x->n; j++) {
+		const struct xflow *f = &p->in[j];
+
+		if (j == x->id || p->gone[j])
+			continue;
+		if (grow((void **)&p->tu, &p->tu_cap, n + (uint32_t)f->h.nunits, sizeof(*p->tu)))
+			return -ENOMEM;
+		for (int u = 0; u < f->h.nunits; u++) {
+			int64_t t = f->times[u];
+
+			if (!xchg_bit(f->bits, u))
+				continue;	/* not tcp: lost on its link */
+			p->tu[n++] = (struct tcp_unit){ .t = t <= -2 ? -2 - t : t, .idx = (uint32_t)u,
+				.bytes = (uint32_t)(xhdr_unit_end(&f->h, u) - (size_t)u * f->h.unit),
+				.src = (uint16_t)j, .lost_on_link = t <= -2 };
+		}
+	}
+	int rc = tcp_resolve(&p->port, p->conn, p->tu, n, &p->tcp_st);
+
+	for (uint32_t i = 0; !rc && i < n; i++)
+		apply_unit(x, p->tu[i].src, (int)p->tu[i].idx, p->tu[i].bytes, p->tu[i].out,
+			   p->tu[i].t);
+	return rc;
+}
+
 /* A switch: the units sent to this worker, through the port toward it. */
 static int through_port(struct xchg *x)
 {
@@ -220,6 +305,8 @@ int xchg_apply_port(struct xchg *x, int64_t step, int phase)
 
 	if (p->fab.nports)
 		return through_fabric(x, step, phase);
+	if (p->conn)
+		return through_tcp(x);
 	return p->port.cfg.rate ? through_port(x) : 0;
 }
 

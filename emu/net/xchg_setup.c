@@ -191,6 +191,8 @@ static void xchg_free_priv(struct xpriv *p)
 		port_free(&p->port);
 		free(p->fu);
 		free(p->resend);
+		free(p->conn);
+		free(p->tu);
 		fabric_free(&p->fab);
 	}
 	free(p);
@@ -276,11 +278,15 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 				 id, id, j);
 			goto err;
 		}
-		p->timeout_in[j] = l->from[j].transport == TRANSPORT_RELIABLE ? -1 : l->from[j].timeout;
+		p->timeout_in[j] = l->from[j].transport != TRANSPORT_UNRELIABLE ? -1 :
+				   l->from[j].timeout;
 		p->giveup_in[j] = xchg_giveup_ns(&l->from[j]);
 		p->from[j] = l->from[j];
 		p->in[j].stage = p->out[j].stage = ST_DONE;
 	}
+	rc = xchg_tcp_setup(p, l, n, id);
+	if (rc)
+		goto err;
 	if (p->self_cfg.unit == UNIT_PACKET && p->self_cfg.mtu <= 0)
 		p->self_cfg.unit = UNIT_MESSAGE;
 	x->id = id;

@@ -30,7 +30,8 @@ void xchg_link_stats_in(const struct xchg *x, int src, struct xchg_link_stats *o
  * way: the schedule's pointer stays this process's), both sides' counters, then the
  * rate queue (its last time to send, its trace cursor, and the times to send still in
  * its ring, oldest first); with a switch port (xchg_port.c), the port's clock, counters
- * and the units still waiting in it, oldest first.
+ * and the units still waiting in it, oldest first; with tcp links into it, each sender's
+ * connection and the transport's counters.
  * Messages are not part of it: between two steps none is in flight for this worker. */
 struct xsave_head {
 	int64_t clock;
@@ -58,6 +59,11 @@ static struct port *ports_of(const struct xpriv *p, int *n)
 	return p->fab.nports ? p->fab.port : (struct port *)&p->port;
 }
 
+static size_t conn_bytes(const struct xpriv *p, int n)
+{
+	return p->conn ? (size_t)n * sizeof(*p->conn) + sizeof(p->tcp_st) : 0;
+}
+
 static size_t head_bytes(int n, uint32_t txq_count)
 {
 	return sizeof(struct xsave_head) + (size_t)n * (sizeof(struct net_link) +
@@ -73,7 +79,7 @@ size_t xchg_state_size(const struct xchg *x)
 
 	for (int i = 0; i < np; i++)
 		t += port_bytes(q[i].count);
-	return t;
+	return t + conn_bytes(p, x->n);
 }
 
 static uint8_t *port_save(const struct port *q, uint8_t *o)
@@ -120,8 +126,8 @@ static int port_load(struct port *q, const uint8_t **in, size_t *left)
 	return 0;
 }
 
-/* Every port's part: all of len, or -EINVAL. */
-static int ports_load(struct xpriv *p, const uint8_t *in, size_t len)
+/* Every port's part, then the connections: all of len, or -EINVAL. */
+static int ports_load(struct xpriv *p, int n, const uint8_t *in, size_t len)
 {
 	int np;
 	struct port *q = ports_of(p, &np);
@@ -132,7 +138,13 @@ static int ports_load(struct xpriv *p, const uint8_t *in, size_t len)
 		if (rc)
 			return rc;
 	}
-	return len ? -EINVAL : 0;
+	if (len != conn_bytes(p, n))
+		return -EINVAL;
+	if (p->conn) {
+		memcpy(p->conn, in, (size_t)n * sizeof(*p->conn));
+		memcpy(&p->tcp_st, in + (size_t)n * sizeof(*p->conn), sizeof(p->tcp_st));
+	}
+	return 0;
 }
 
 void xchg_state_save(const struct xchg *x, void *dst)
@@ -161,6 +173,10 @@ void xchg_state_save(const struct xchg *x, void *dst)
 
 	for (int i = 0; i < np; i++)
 		o = port_save(&q[i], o);
+	if (p->conn) {
+		memcpy(o, p->conn, (size_t)x->n * sizeof(*p->conn));
+		memcpy(o + (size_t)x->n * sizeof(*p->conn), &p->tcp_st, sizeof(p->tcp_st));
+	}
 }
 
 int xchg_state_counters(const void *src, size_t len, int n, struct xchg *tot,
@@ -200,7 +216,7 @@ int xchg_state_load(struct xchg *x, const void *src, size_t len)
 	if (h.n != (uint32_t)x->n || h.count > p->txq.cap || (h.count && !p->txq.fin) ||
 	    len < head_bytes(x->n, h.count))
 		return -EINVAL;
-	int rc = ports_load(p, in + (head_bytes(x->n, h.count) - sizeof(h)),
+	int rc = ports_load(p, x->n, in + (head_bytes(x->n, h.count) - sizeof(h)),
 			    len - head_bytes(x->n, h.count));
 
 	if (rc)

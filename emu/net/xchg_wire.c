@@ -427,6 +427,8 @@ int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flag
 			 (long long)m.last_arrival);
 		return -EPROTO;	/* one_unit would not give the receiver its time */
 	}
+	if (p->link[j].cfg.transport == TRANSPORT_TCP)
+		xchg_tcp_units(&p->link[j], f);
 	f->bitbytes = xhdr_bitmap_bytes(&f->h);
 	f->stage = ST_HDR;
 	by_reference(x, f, iov, len);

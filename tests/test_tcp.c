@@ -1,0 +1,160 @@
+/* tests/test_tcp.c — connections through a switch port (emu/net/tcp.h): a window that
+ * holds units back until ACKs come, a loss repaired by three duplicate ACKs and one at
+ * the tail by the timer, a synchronized incast whose goodput collapses with a 200 ms
+ * minimum timeout and holds with 1 ms, and DCTCP keeping the queue below the buffer
+ * where NewReno overflows it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "emu/net/tcp.h"
+
+#define GBIT 1000000000ull
+#define T1500 12000	/* 1500 bytes at 1 Gbit/s, ns */
+
+static struct tcp_conn conn_of(int64_t rto_min, enum tcp_cc cc)
+{
+	struct tcp_conn c = { .tcp = true, .cc = cc, .init_cwnd = 10, .rto_init = rto_min,
+			      .rto_min = rto_min, .rto_max = 60000000000, .max_retries = 100,
+			      .rate = GBIT, .owd = 25000, .ack_delay = 50000 };
+
+	tcp_conn_start(&c);
+	return c;
+}
+
+/* n senders, k units each, back to back on their links from t0 */
+static void fill(struct tcp_unit *u, int n, int k, int64_t t0)
+{
+	for (int s = 0; s < n; s++)
+		for (int j = 0; j < k; j++)
+			u[s * k + j] = (struct tcp_unit){ .t = t0 + (j + 1) * T1500 + 25000,
+				.bytes = 1500, .idx = (uint32_t)j, .src = (uint16_t)s };
+}
+
+/* One flow, no loss: the first 10 units go at their links' times, the 11th waits for
+ * the first ACK (its unit at the receiver, 50 us back, then 12 us on the link and 25 us
+ * to the port). */
+static void test_window(void **state)
+{
+	struct port_cfg pc = { .rate = GBIT, .latency = 25000, .buffer_units = 1000 };
+	struct port p;
+	struct tcp_conn c = conn_of(1000000, TCP_NEWRENO);
+	struct tcp_unit u[30];
+	struct tcp_stats st = { 0 };
+
+	(void)state;
+	port_init(&p, &pc);
+	fill(u, 1, 30, 0);
+	assert_int_equal(tcp_resolve(&p, &c, u, 30, &st), 0);
+	for (int j = 0; j < 10; j++)	/* port: 12 us each, from its own time */
+		assert_int_equal(u[j].out, u[j].t + T1500 + 25000);
+	int64_t ack0 = u[0].out + 50000;
+
+	assert_int_equal(u[10].out, ack0 + T1500 + 25000 + T1500 + 25000);
+	assert_true(u[29].out > 0);
+	assert_int_equal(st.retransmits, 0);
+	assert_int_equal(st.timeouts, 0);
+	assert_true(c.cwnd > 10);	/* slow start grew it */
+	port_free(&p);
+}
+
+/* A unit the link lost in the middle: three duplicate ACKs resend it; at the tail:
+ * no duplicates come, the timer resends it. */
+static void test_repair(void **state)
+{
+	struct port_cfg pc = { .rate = GBIT, .latency = 25000, .buffer_units = 1000 };
+	struct port p;
+	struct tcp_conn c = conn_of(1000000, TCP_NEWRENO);
+	struct tcp_unit u[20];
+	struct tcp_stats st = { 0 };
+
+	(void)state;
+	port_init(&p, &pc);
+	fill(u, 1, 20, 0);
+	u[4].lost_on_link = true;
+	assert_int_equal(tcp_resolve(&p, &c, u, 20, &st), 0);
+	for (int j = 0; j < 20; j++)
+		assert_true(u[j].out > 0);
+	assert_int_equal(st.fast_retransmits, 1);
+	assert_int_equal(st.timeouts, 0);
+	assert_true(u[4].out > u[7].out);	/* after the duplicates of 5, 6, 7 */
+
+	memset(&st, 0, sizeof(st));
+	c = conn_of(1000000, TCP_NEWRENO);
+	fill(u, 1, 20, 10000000);
+	u[19].lost_on_link = true;
+	assert_int_equal(tcp_resolve(&p, &c, u, 20, &st), 0);
+	assert_int_equal(st.fast_retransmits, 0);
+	assert_int_equal(st.timeouts, 1);
+	assert_true(u[19].out > u[18].out + 1000000 - 100000);	/* about an rto later */
+	port_free(&p);
+}
+
+/* Goodput of rounds of a synchronized incast: n senders of 45 units into a port of 32. */
+static double goodput(int n, int64_t rto_min, enum tcp_cc cc, uint64_t ecn, uint64_t *drops)
+{
+	struct port_cfg pc = { .rate = GBIT, .latency = 25000, .buffer_units = 32,
+			       .ecn_bytes = ecn };
+	struct port p;
+	struct tcp_conn *c = malloc((size_t)n * sizeof(*c));
+	struct tcp_unit *u = malloc((size_t)n * 45 * sizeof(*u));
+	struct tcp_stats st = { 0 };
+	int64_t t0 = 0;
+
+	port_init(&p, &pc);
+	for (int s = 0; s < n; s++)
+		c[s] = conn_of(rto_min, cc);
+	for (int r = 0; r < 6; r++) {
+		fill(u, n, 45, t0);
+		assert_int_equal(tcp_resolve(&p, c, u, (uint32_t)n * 45, &st), 0);
+		for (int i = 0; i < n * 45; i++) {
+			assert_true(u[i].out > 0);
+			t0 = u[i].out > t0 ? u[i].out : t0;
+		}
+	}
+	*drops = p.st.drops;
+	port_free(&p);
+	free(c);
+	free(u);
+	return (double)n * 45 * 1500 * 8 * 6 / ((double)t0 * 1e-9);
+}
+
+static void test_incast(void **state)
+{
+	uint64_t d;
+	double slow16 = goodput(16, 200000000, TCP_NEWRENO, 0, &d);
+	double fast16 = goodput(16, 1000000, TCP_NEWRENO, 0, &d);
+	double one = goodput(1, 200000000, TCP_NEWRENO, 0, &d);
+
+	(void)state;
+	assert_true(one > 0.8e9);		/* one sender: near the line */
+	assert_true(fast16 > 0.6e9);		/* 1 ms: holds */
+	assert_true(slow16 < fast16 / 10);	/* 200 ms: collapses */
+}
+
+/* DCTCP, marking above 20 units' bytes of a 32-unit buffer: fewer drops than NewReno. */
+static void test_dctcp(void **state)
+{
+	uint64_t reno, dctcp;
+
+	(void)state;
+	goodput(8, 1000000, TCP_NEWRENO, 20 * 1500, &reno);
+	goodput(8, 1000000, TCP_DCTCP, 20 * 1500, &dctcp);
+	assert_true(reno > 0);
+	assert_true(dctcp < reno / 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_repair),
+		cmocka_unit_test(test_incast),
+		cmocka_unit_test(test_dctcp),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
