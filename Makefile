@@ -14,6 +14,8 @@
 #   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
 #   make tta             time to accuracy against loss rate: RPS and all-reduce, unreliable
 #                        and reliable transport, one timer rule (TTA_TARGET, TTA_QUICK=1)
+#   make incast          RPS and all-reduce where the loss comes from incast (leaf-spine
+#                        4:1, shallow and deep switch ports)
 #   make bench           network benchmark (emu bench net)
 #   make bench-nn        nn training-step benchmark against PyTorch
 #   make bench-train     harness overhead against the ideal (emu bench train)
@@ -142,7 +144,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 .SECONDARY:
 
 .PHONY: all deps test test-gpu test-mpi demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
-	install uninstall clean help congestion reference cross-arm64 results-report bench-report
+	install uninstall clean help congestion incast reference cross-arm64 results-report bench-report
 all: $(BUILD)/emu
 
 # -MMD -MP: each object lists the headers it read (build/obj/**/*.d), so a header
@@ -260,6 +262,19 @@ algorithms: deps
 tta: deps
 	$(build_emu)
 	scripts/tta-grid -e $(BUILD)/emu $(if $(TTA_TARGET),-t $(TTA_TARGET))
+
+# RPS against all-reduce where the loss comes from incast (docs/network.md, "A study"):
+# ini/topo-leafspine.ini with shallow (128 KiB) and deep (8 MiB) switch ports, over the
+# unreliable and the reliable transport, 3 seeds: runs/incast/summary.csv, the table
+# (scripts/incast-report) and plots/figures/incast.png; 8 minutes on two cores.
+incast: deps
+	$(build_emu)
+	$(BUILD)/emu sweep ini/topo-leafspine.ini train.algorithm=rps,allreduce \
+		net.transport=unreliable,reliable topology.port_buffer=128KiB,8MiB run.seed=1,2,3 \
+		--target 0.8 net.rto=1ms train.eval_every=25 run.output=runs/incast
+	EMU_PLOT_SWEEP=runs/incast EMU_PLOT_OUT=plots/figures/incast.png EMU_PLOT_XCOL=vtime_s \
+		gnuplot plots/sweep.gp
+	scripts/incast-report runs/incast
 
 bench: deps
 	$(build_emu)

@@ -27,7 +27,8 @@ sweep_arg = sweep_env ? '"$EMU_PLOT_SWEEP"' : shq(sweep)
 configs_awk = 'BEGIN { f = ARGV[1] "/curves/configs.txt"; while ((getline l < f) > 0) L[++n] = l; \
 	if (i + 0 == 0) printf "%d", n; else printf "%s.", L[i + 0] }'
 configs_line(i) = system(sprintf("awk -v i=%d '%s' %s </dev/null", i, configs_awk, sweep_arg))
-nconfigs = is_file(sweep_arg, "curves/configs.txt") ? int(real("0" . configs_line(0))) : 0
+# (awk's %d prints a number even for no lines; a leading 0 would make "08" octal)
+nconfigs = is_file(sweep_arg, "curves/configs.txt") ? int(real(configs_line(0))) : 0
 if (nconfigs < 1) {
 	print "plots/sweep.gp: no configurations in ".list." (run emu sweep first)"
 	exit status 1
