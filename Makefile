@@ -134,9 +134,10 @@ TEST_SRC := $(wildcard tests/test_*.c)
 # emu-cudahost: emu whose registry has the host-built CUDA backend as "cuda", for the
 # end-to-end tests of the device path (tests/cudahost_run.test.sh); port_incast: emu's
 # links and switch port in the scenario of tests/ns3/incast.cc (tests/ns3_incast.test.sh);
-# tcp_incast: its tcp transport in that of tests/ns3/tcp_incast.cc
+# tcp_incast: its tcp transport in that of tests/ns3/tcp_incast.cc; fabric_exchange:
+# its hosts and switches in that of tests/ns3/leafspine.cc
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(BUILD)/tests/emu-cudahost \
-            $(BUILD)/tests/port_incast $(BUILD)/tests/tcp_incast
+            $(BUILD)/tests/port_incast $(BUILD)/tests/tcp_incast $(BUILD)/tests/fabric_exchange
 # what the test programs share (tests/backend_ops.c: the op comparison)
 TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 

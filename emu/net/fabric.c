@@ -72,7 +72,7 @@ int fabric_init(struct fabric *f, const struct fabric_cfg *cfg, int me)
 {
 	memset(f, 0, sizeof(*f));
 	if (cfg->n < 1 || cfg->gpus_per_host < 1 || cfg->hosts_per_leaf < 0 || !cfg->port_rate ||
-	    !cfg->fabric_rate || me < 0 || me >= cfg->n)
+	    me < 0 || me >= cfg->n)
 		return -EINVAL;
 	f->cfg = *cfg;
 	f->hosts = (cfg->n + cfg->gpus_per_host - 1) / cfg->gpus_per_host;

@@ -36,7 +36,7 @@ struct fabric_cfg {
 	int hosts_per_leaf;	/* 0: one switch */
 	uint64_t port_rate;	/* a host's NIC and its switch port, bit/s */
 	uint64_t uplink_rate;	/* a leaf's uplink, each way */
-	uint64_t fabric_rate;	/* inside a host, into a GPU */
+	uint64_t fabric_rate;	/* inside a host, into a GPU; 0: no time there */
 	int64_t port_latency, fabric_latency;
 	uint64_t buffer_units, buffer_bytes, ecn_bytes;	/* every switch port */
 };

@@ -308,8 +308,8 @@ main(int argc, char** argv)
     {
         Ptr<Socket> s = Socket::CreateSocket(hosts.Get(i), UdpSocketFactory::GetTypeId());
         s->Connect(InetSocketAddress(host_ip[(i + h) % n], PORT));
-        // Scheduled in host order, so same-time events of lower hosts come
-        // first all the way along.
+        // Scheduled in host order, so same-time arrivals at a leaf come in
+        // host order (lower hosts first).
         Simulator::Schedule(Seconds(0), &SendAll, s, k, size - HDR);
     }
 
