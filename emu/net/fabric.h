@@ -64,7 +64,7 @@ struct fabric {
 	int first[FAB_NKINDS];	/* index of each kind's first port */
 	struct port *port;	/* [nports] */
 	bool *follow;		/* [nports]: the ports that decide this worker's units */
-	uint32_t *heap;
+	struct fabric_hent *heap;	/* fabric.c */
 	uint32_t heap_cap;
 };
 
