@@ -4,7 +4,7 @@
 # links delivered, so less arrives and, on a reliable transport, the resends take
 # virtual time; two runs of each are byte-identical (the port is resolved in virtual-time
 # order, whatever order the processes ran in); a run stopped at a checkpoint and resumed
-# is the run done in one go.
+# is the run done in one go.  Then tcp, hosts (below), and every topology preset twice.
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
@@ -91,3 +91,13 @@ rc=0
 	>/dev/null 2>"$T/err" || rc=$?
 [ $rc -eq 2 ] && grep -q "a crash with topology.shape = hosts" "$T/err" ||
 	fail "hosts with a crash: exit $rc, $(cat "$T/err")"
+# every topology preset, 20 steps, twice: the same CSVs (ports.csv too)
+for p in topo-server16 topo-2x8 topo-4x8 topo-leafspine; do
+	for r in 1 2; do
+		"$EMU" run "$SRCDIR/ini/$p.ini" run.output="$T/$p-$r" train.max_steps=20 \
+			train.eval_every=20 data.test_limit=1000 >/dev/null 2>"$T/err" ||
+			{ cat "$T/err"; fail "$p run $r"; }
+	done
+	"$EMU" compare "$T/$p-1" "$T/$p-2" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "$p: two runs differ"; }
+	cmp -s "$T/$p-1/ports.csv" "$T/$p-2/ports.csv" || fail "$p: ports.csv differs between two runs"
+done
