@@ -990,6 +990,10 @@ static void test_round_trip_random(void **state)
 		ov[n] = text[n];
 		n++;
 		n += random_sections(&s, workers, &text[n], &ov[n]);
+		/* a switch, whatever shape was drawn: a link of transport = tcp needs one */
+		snprintf(text[n], sizeof(text[n]), "topology.shape=switch");
+		ov[n] = text[n];
+		n++;
 		if (cfg_load(c, "/dev/null", n, ov, err, sizeof(err)))
 			fail_msg("random config %d does not load: %s", iter, err);
 		assert_int_equal(c->run.workers, workers);
@@ -1041,6 +1045,7 @@ static const char *const *companions(const char *sect, const char *name, const c
 	static const char *const text[] = { "data.dataset=text", NULL };
 	static const char *const cifar[] = { "data.dataset=cifar10", NULL };
 	static const char *const linreg[] = { "data.dataset=linreg", NULL };
+	static const char *const tcp[] = { "topology.shape=switch", NULL };
 
 	if (!strcmp(sect, "net")) {
 		if (!strcmp(name, "latency"))
@@ -1070,6 +1075,8 @@ static const char *const *companions(const char *sect, const char *name, const c
 		}
 		if (!strcmp(name, "reorder_gap"))
 			return gap;
+		if (!strcmp(name, "transport") && !strcmp(val, "tcp"))
+			return tcp;	/* the receiver's port carries the connections */
 	}
 	if (!strcmp(name, "adversaries"))
 		return adv;
