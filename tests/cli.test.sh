@@ -130,7 +130,7 @@ grep -q "^$tmp/long.ini:104858: the file goes on past 1024 KiB" "$tmp/err" || fa
 expect_rc 0 "help keys --markdown" "$EMU" help keys --markdown
 nkeys=$(grep -c '^| [a-z]* | `' "$tmp/out")
 nwkeys=$(grep -c '^| worker A-B | `' "$tmp/out")
-"$EMU" check /dev/null | grep -cE '^([a-z0-9_]+|# ge_r|# p31) = ' >"$tmp/n"	# (derived: comments)
+"$EMU" check /dev/null | grep -cE '^([a-z0-9_]+|# ge_r|# p31|# slot_max) = ' >"$tmp/n"	# (derived: comments)
 [ "$nkeys" -eq "$(cat "$tmp/n")" ] || fail "help keys lists $nkeys keys, check prints $(cat "$tmp/n")"
 [ "$nkeys" -gt 50 ] || fail "help keys lists only $nkeys keys"
 "$EMU" check /dev/null 'worker 0-1.slowdown=2' 'worker 0-1.compute_jitter=1us' \
@@ -228,14 +228,15 @@ expect_rc 0 "quickstart at 64 workers" "$EMU" check "$SRCDIR/ini/quickstart.ini"
 expect_rc 0 "check --links" "$EMU" check --links /dev/null run.workers=3 'link 0-*.latency=1ms' \
 	'link 0-*.loss_p=1%' 'link 0-2.latency=5ms' 'link 0-2.duplicate=1%' 'link 0-2.reorder=25%' \
 	'link *-*.corrupt=0.1%' 'link *-*.corrupt_detect=checksum' 'link 1-*.limit=1000' \
+	'link 1-*.slot_min=1ms' 'link 1-*.slot_max=2ms' 'link 1-2.slot_packets=4' \
 	'link 2 -> 0-1.transport=reliable' 'worker 0-1.compute_jitter=1ms' 'worker 1.slowdown=4'
 sed -n '/^# every directed link as resolved/,$p' "$tmp/out" >"$tmp/links"
 cat >"$tmp/want" <<'LINKS'
 # every directed link as resolved (emu check --links)
 # 0->1 loss bernoulli 1% latency 1ms jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum
 # 0->2 loss bernoulli 1% latency 5ms jitter 0s bandwidth unlimited unreliable timeout 10ms duplicate 1% reorder 25% gap 1 corrupt 0.1% checksum
-# 1->0 loss none latency 0s jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum limit 1000
-# 1->2 loss none latency 0s jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum limit 1000
+# 1->0 loss none latency 0s jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum limit 1000 slot 1ms 2ms
+# 1->2 loss none latency 0s jitter 0s bandwidth unlimited unreliable timeout 10ms corrupt 0.1% checksum limit 1000 slot 1ms 2ms packets 4
 # 2->0 loss none latency 0s jitter 0s bandwidth unlimited reliable rto 1ms rto_max 100ms max_retries 15 corrupt 0.1% checksum
 # 2->1 loss none latency 0s jitter 0s bandwidth unlimited reliable rto 1ms rto_max 100ms max_retries 15 corrupt 0.1% checksum
 # the workers whose compute model is not the default (slowdown 1, compute_jitter 0s)

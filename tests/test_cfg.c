@@ -551,6 +551,85 @@ static void assert_refused(struct cfg *c, const char *text, int n, char *const *
 
 /* Per link and key, the section covering the fewest links decides; '*' is less specific
  * than any range; [net] is the least specific of all. */
+/* netem's slot: tc's defaults (slot MIN alone: MAX = MIN, inherited or derived per
+ * link), its two refusals, the warnings of keys a link's slot does not use, and the
+ * line emu check --links prints for each variant. */
+static void test_slot_keys(void **state)
+{
+	struct cfg *c = malloc(sizeof(*c));
+	struct net_cfg n;
+	char err[1024], *text = NULL;
+	size_t len = 0;
+
+	cfg_defaults(c);
+	assert_true(c->net.slot_min == 0 && c->net.slot_max == 0 && c->net.slot_packets == 0 &&
+		    c->net.slot_bytes == 0 && c->net.slot_distribution == DIST_UNIFORM);
+	assert_false(net_slot_on(&c->net));
+	assert_int_equal(load_text(c, "[net]\nslot_min = 1ms\nslot_packets = 4\n[link 0-1]\n"
+				   "slot_min = 5ms\n[link 1-0]\nslot_max = 3ms\nslot_bytes = 3KiB\n",
+				   0, NULL, err, sizeof(err)), 0);
+	assert_string_equal(c->warnings, "");
+	assert_true(c->net.slot_min == 1000000 && c->net.slot_max == 1000000);
+	cfg_link_net(c, 0, 1, &n);	/* slot_max given nowhere: the link's own slot_min */
+	assert_true(n.slot_min == 5000000 && n.slot_max == 5000000 && n.slot_packets == 4);
+	cfg_link_net(c, 1, 0, &n);
+	assert_true(n.slot_min == 1000000 && n.slot_max == 3000000 && n.slot_bytes == 3072);
+	round_trip(c, "slot_max derived");	/* printed, [net]'s slot_max still derives */
+
+	/* tc: Illegal "slot max_delay", here also where a link's slot_min passes [net]'s max */
+	assert_int_equal(load_text(c, "[net]\nslot_min = 2ms\nslot_max = 1ms\n", 0, NULL, err,
+				   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":3: net.slot_max = 1ms is below net.slot_min = 2ms (tc: "
+			       "Illegal \"slot max_delay\"); expected slot_max >= slot_min"));
+	assert_int_equal(load_text(c, "[net]\nslot_min = 1ms\nslot_max = 3ms\n[link 0-1]\n"
+				   "slot_min = 5ms\n", 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":5: link 0-1.slot_max = 3ms is below link 0-1.slot_min = "
+			       "5ms"));
+	/* tc: "Non-positive jitter" for slot distribution */
+	assert_int_equal(load_text(c, "[net]\nslot_distribution = normal\nslot_delay = 1ms\n",
+				   0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: net.slot_distribution = normal needs a slot_jitter, but "
+			       "net.slot_jitter is 0 (tc: \"Non-positive jitter\")"));
+
+	/* keys a link's slot does not use: warnings */
+	assert_int_equal(load_text(c, "[net]\nslot_packets = 3\n", 0, NULL, err, sizeof(err)),
+			 0);
+	assert_non_null(strstr(c->warnings, ":2: warning: net.slot_packets = 3 has no effect: it "
+			       "acts only with a slot (slot_min, slot_max or slot_jitter > 0)\n"));
+	assert_int_equal(load_text(c, "[net]\nslot_min = 1ms\nslot_jitter = 1ms\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	assert_non_null(strstr(c->warnings, ":3: warning: net.slot_jitter = 1ms has no effect: it "
+			       "acts only with a slot_distribution other than uniform\n"));
+
+	/* emu check --links: tc's words for each variant */
+	assert_int_equal(load_text(c, "[run]\nworkers = 2\n[net]\nslot_min = 1ms\n"
+				   "slot_max = 2ms\nslot_packets = 4\nslot_bytes = 64KiB\n", 0, NULL,
+				   err, sizeof(err)), 0);
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(cfg_print_links(c, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "# 0->1 loss none latency 0s jitter 0s bandwidth unlimited "
+			       "unreliable timeout 10ms slot 1ms 2ms packets 4 bytes 64KiB\n"));
+	free(text);
+	if (net_dist_load(DIST_PARETO, NULL, err, sizeof(err))) {
+		print_message("SKIP slot distribution pareto: %s\n", err);
+		free(c);
+		return;
+	}
+	assert_int_equal(load_text(c, "[run]\nworkers = 2\n[net]\nslot_distribution = pareto\n"
+				   "slot_delay = 1ms\nslot_jitter = 250us\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	assert_string_equal(c->warnings, "");
+	f = open_memstream(&text, &len);
+	assert_int_equal(cfg_print_links(c, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "unreliable timeout 10ms slot distribution pareto 1ms "
+			       "250us\n"));
+	free(text);
+	free(c);
+}
+
 static void test_link_groups(void **state)
 {
 	struct cfg *c = malloc(sizeof(*c));
@@ -952,7 +1031,7 @@ static void test_round_trip_random(void **state)
 		for (size_t i = 0; i < CFG_WK0; i++) {
 			const struct cfg_key *k = &cfg_keys[i];
 
-			/* always given: workers, rto_max (below), p31 (else it is 1 - p13,
+			/* always given: workers, rto_max and slot_max (below), p31 (else it is 1 - p13,
 			 * and p31 + p32 could pass 1), loss (a model other than none, for
 			 * the loss parameters given), and reorder and latency (tc refuses a
 			 * reorder_gap without reorder, and reorder without delay) */
@@ -964,6 +1043,7 @@ static void test_round_trip_random(void **state)
 			    !strcmp(k->name, "optimizer"))
 				continue;
 			if (test_rng(&s) % 3 == 0 && k != kw && strcmp(k->name, "rto_max") &&
+			    strcmp(k->name, "slot_max") &&
 			    strcmp(k->name, "p31") && strcmp(k->name, "loss") &&
 			    strcmp(k->name, "reorder") && strcmp(k->name, "latency"))
 				continue;
@@ -972,8 +1052,8 @@ static void test_round_trip_random(void **state)
 				workers = atoi(val) < 2 ? 2 : atoi(val);
 			if (!strcmp(k->name, "adversaries"))
 				continue;	/* below, once workers is known */
-			if (!strcmp(k->name, "rto_max"))
-				snprintf(val, sizeof(val), "60s");	/* rto <= rto_max */
+			if (!strcmp(k->name, "rto_max") || !strcmp(k->name, "slot_max"))
+				snprintf(val, sizeof(val), "60s");	/* rto <= rto_max, ... */
 			snprintf(text[n], sizeof(text[n]), "%s.%s=%s", k->section, k->name,
 				 k == kw ? "" : val);
 			if (k == kw)
@@ -1022,7 +1102,8 @@ static int load_with(const char *const *a, const char *v, char *err, size_t errl
 
 /* What a key's bound needs of the others to be accepted alone: a timeout no shorter than
  * the latency, rto <= rto_max, a loss model for its parameters, a delay to reorder
- * against, workers beyond the adversaries, a data set for each model. */
+ * against, a jitter for a slot's table, workers beyond the adversaries, a data set for
+ * each model. */
 /* distribution = table's file for companions(), made on first use, removed by
  * test_key_ranges */
 static char table_path[] = "/tmp/emu-test-cfg-XXXXXX", table_ov[64];
@@ -1040,6 +1121,7 @@ static const char *const *companions(const char *sect, const char *name, const c
 	static const char *const dist[] = { "net.latency=5ms", "net.jitter=1ms",
 		"net.timeout=1s", table_ov, NULL };
 	static const char *const gap[] = { "net.latency=1ms", "net.reorder=1%", NULL };
+	static const char *const slot[] = { "net.slot_jitter=1ms", NULL };	/* tc's rule */
 	static const char *const adv[] = { "run.workers=64", NULL };
 	static const char *const lrmax[] = { "train.lr=5e-324", NULL };	/* lr_max >= lr */
 	static const char *const text[] = { "data.dataset=text", NULL };
@@ -1077,6 +1159,8 @@ static const char *const *companions(const char *sect, const char *name, const c
 			return gap;
 		if (!strcmp(name, "transport") && !strcmp(val, "tcp"))
 			return tcp;	/* the receiver's port carries the connections */
+		if (!strcmp(name, "slot_distribution"))
+			return slot;
 	}
 	if (!strcmp(name, "adversaries"))
 		return adv;
@@ -1440,6 +1524,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_links_and_overrides),
 		cmocka_unit_test(test_netem_keys),
+		cmocka_unit_test(test_slot_keys),
 		cmocka_unit_test(test_link_groups),
 		cmocka_unit_test(test_group_ties),
 		cmocka_unit_test(test_worker_sections),

@@ -206,7 +206,7 @@ static void test_defaults(void **state)
 
 	c.loss = LOSS_GILBERT;
 	c.loss_p = 0.2;
-	net_loss_defaults(&c);
+	net_cfg_defaults(&c);
 	assert_true(c.ge_r == 0.8 && c.ge_1h == 1.0 && c.ge_1k == 0.0);
 	assert_true(c.p31 == 1.0 && c.p32 == 0.0 && c.p23 == 1.0 && c.p14 == 0.0);
 
@@ -220,7 +220,7 @@ static void test_defaults(void **state)
 	c = cfg_base();
 	c.loss = LOSS_STATE;
 	c.p13 = 0.15;
-	net_loss_defaults(&c);
+	net_cfg_defaults(&c);
 	assert_true(c.p31 == 0.85 && c.p32 == 0.0 && c.p23 == 1.0 && c.p14 == 0.0);
 	measure(&c, 32, &s);
 	check("state 15% defaults rate", s.rate, s.rate_sd, 0.15);
@@ -232,7 +232,7 @@ static void test_defaults(void **state)
 	c.ge_r = 0.5;
 	c.ge_1h = 0.25;
 	c.ge_1k = 0.125;
-	net_loss_defaults(&c);
+	net_cfg_defaults(&c);
 	assert_true(c.ge_r == 0.5 && c.ge_1h == 0.25 && c.ge_1k == 0.125);
 }
 

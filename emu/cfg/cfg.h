@@ -29,7 +29,7 @@ static inline uint64_t cfg_workers_mask(int n)
 #define CFG_MAX_WORKER_SECTIONS 128	/* [worker ...] sections */
 #define CFG_MAX_DECAY 8
 #define CFG_STR 256
-#define CFG_KEY_SLOTS 128	/* room for the key table (cfg_keys.c checks) */
+#define CFG_KEY_SLOTS 160	/* room for the key table (cfg_keys.c checks) */
 #define CFG_MAX_EVENTS 32	/* [event NAME] sections */
 #define CFG_EVENT_NAME 32	/* bytes of an event's name, its NUL included */
 #define CFG_EVENT_LINKS 16	/* link groups in one event's links */

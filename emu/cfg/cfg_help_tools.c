@@ -85,7 +85,8 @@ static void json_key(FILE *f, const struct cfg_key *k)
 	} else {	/* derived from other keys; the help says how */
 		fputs("null, \"derived\": ", f);
 		json_str(f, !strcmp(k->name, "ge_r") ? "1 - loss_p" :
-			 !strcmp(k->name, "p31") ? "1 - p13" : "see help");
+			 !strcmp(k->name, "p31") ? "1 - p13" :
+			 !strcmp(k->name, "slot_max") ? "slot_min" : "see help");
 	}
 	/* a range exists where lo < hi (the seed has none); %.17g reads back exactly and
 	 * is a JSON number (the bounds are finite) */

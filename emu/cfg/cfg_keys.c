@@ -37,7 +37,7 @@ const char *const cfg_unit_names[] = { [UNIT_MESSAGE] = "message", [UNIT_PACKET]
 const char *const cfg_dist_names[] = { [DIST_UNIFORM] = "uniform", [DIST_NORMAL] = "normal",
 	[DIST_PARETO] = "pareto", [DIST_PARETONORMAL] = "paretonormal",
 	[DIST_EXPERIMENTAL] = "experimental", [DIST_TABLE] = "table", NULL };
-/* the compute jitter has no table file key: the same names but table */
+/* the compute jitter and the slot have no table file key: the same names but table */
 const char *const cfg_compute_dist_names[] = { [DIST_UNIFORM] = "uniform",
 	[DIST_NORMAL] = "normal", [DIST_PARETO] = "pareto", [DIST_PARETONORMAL] = "paretonormal",
 	[DIST_EXPERIMENTAL] = "experimental", NULL };

@@ -107,6 +107,29 @@
 	  "units the sender's rate queue holds (their time to send ahead); a unit that finds " \
 	  "it full is dropped " \
 	  "(tail drop); 0 = no limit (netem's default is 1000)") \
+	X(net, slot_min, DURATION, 0, "0s", 0, 60e9, 0, \
+	  "netem slot MIN: units leave the link only when a slot opens; the next opens a " \
+	  "delay uniform in [slot_min, slot_max] after the last was spent, or after a unit " \
+	  "found it opened before its time to send; 0s with slot_max 0s = no slots") \
+	X(net, slot_max, DURATION, 0, NULL, 0, 60e9, 0, \
+	  "netem slot MIN MAX: the longest delay to the next slot; default slot_min, as in " \
+	  "tc; not below slot_min") \
+	X(net, slot_packets, INT, 0, "0", 0, 2147483647, 0, \
+	  "units a slot lets through before the next is drawn (netem slot ... packets N); 0 = " \
+	  "no limit") \
+	X(net, slot_bytes, SIZE, 0, "0B", 0, 2147483647, 0, \
+	  "bytes a slot lets through (netem slot ... bytes B): the unit that spends the last " \
+	  "of them still goes, then the next slot is drawn; 0B = no limit") \
+	X(net, slot_distribution, ENUM, cfg_compute_dist_names, "uniform", 0, 0, 0, \
+	  "delay to the next slot: uniform in [slot_min, slot_max] (netem slot MIN MAX), or " \
+	  "slot_delay and slot_jitter drawn from normal, pareto, paretonormal or experimental " \
+	  "(netem slot distribution NAME DELAY JITTER: iproute2's tables, as distribution; " \
+	  "not table)") \
+	X(net, slot_delay, DURATION, 0, "0s", 0, 60e9, 0, \
+	  "slot_distribution other than uniform: the mean delay to the next slot") \
+	X(net, slot_jitter, DURATION, 0, "0s", 0, 2147483647, 0, \
+	  "slot_distribution other than uniform: the spread of the delay to the next slot " \
+	  "(one sigma of the table); tc requires it > 0, the kernel caps it at 2^31 - 1 ns") \
 	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
 	  "unreliable: lost units are gone; reliable: lost units are resent after rto; tcp: " \
 	  "a window that reacts to congestion, resends on duplicate ACKs and timeouts " \

@@ -647,15 +647,18 @@ static int apply_override(struct loader *L, int i)
 	return set_key(L, loc, trim(dot + 1), trim(eq + 1));
 }
 
-/* Derived defaults: netem's r = 1 - p and p31 = 1 - p13 when not given (net.c has the
- * rule; every other loss parameter has a plain default in the key table). */
+/* Derived defaults: netem's r = 1 - p, p31 = 1 - p13 and slot_max = slot_min when not
+ * given (net.c has the rule; every other [net] key has a plain default in the key
+ * table). */
 void cfg_resolve_net(struct net_cfg *n, uint64_t given)
 {
 	if (!(given & (uint64_t)1 << CFG_NETK_ge_r))
 		n->ge_r = NET_UNSET;
 	if (!(given & (uint64_t)1 << CFG_NETK_p31))
 		n->p31 = NET_UNSET;
-	net_loss_defaults(n);
+	if (!(given & (uint64_t)1 << CFG_NETK_slot_max))
+		n->slot_max = -1;
+	net_cfg_defaults(n);
 }
 
 void cfg_defaults(struct cfg *c)

@@ -10,6 +10,7 @@
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/cfg_loader.h"
 #include "emu/cfg/units.h"
+#include "emu/net/net.h"
 
 /* Writes s as lines of at most width characters, each starting with prefix. */
 static void wrap(FILE *f, const char *prefix, const char *s, int width)
@@ -37,7 +38,8 @@ static const char *def_text(const struct cfg_key *k)
 {
 	if (k->def)
 		return *k->def ? k->def : "(empty)";
-	return !strcmp(k->name, "ge_r") ? "1 - loss_p" : !strcmp(k->name, "p31") ? "1 - p13" : "?";
+	return !strcmp(k->name, "ge_r") ? "1 - loss_p" : !strcmp(k->name, "p31") ? "1 - p13" :
+	       !strcmp(k->name, "slot_max") ? "slot_min" : "?";
 }
 
 /* The keys of section with their values in base, with help comments or not.  own: bit j
@@ -146,11 +148,11 @@ int cfg_print(const struct cfg *c, FILE *f)
 			continue;
 		}
 		fprintf(f, "\n[%s]\n", sect);
-		/* ge_r and p31 derive from loss_p and p13 unless given: printed as settings,
-		 * they would stop deriving, in [net] and in every link */
+		/* ge_r, p31 and slot_max derive from loss_p, p13 and slot_min unless given:
+		 * printed as settings, they would stop deriving, in [net] and in every link */
 		if (!strcmp(sect, "net"))
-			print_keys(f, sect, &c->net, 1, ~(BIT(CFG_NETK_ge_r) | BIT(CFG_NETK_p31)) |
-				   c->net_set, 1);
+			print_keys(f, sect, &c->net, 1, ~(BIT(CFG_NETK_ge_r) | BIT(CFG_NETK_p31) |
+							 BIT(CFG_NETK_slot_max)) | c->net_set, 1);
 		else
 			print_keys(f, sect, c, 1, ALL, 1);
 	}
@@ -215,6 +217,24 @@ static const char *val(const struct net_cfg *n, int k, char *buf, size_t size)
 	return buf;
 }
 
+/* tc's slot MIN MAX or slot distribution NAME DELAY JITTER, then the budget. */
+static void print_slot(FILE *f, const struct net_cfg *n)
+{
+	char a[32], b[32];
+
+	if (n->slot_distribution != DIST_UNIFORM)
+		fprintf(f, " slot distribution %s %s %s", cfg_dist_names[n->slot_distribution],
+			val(n, CFG_NETK_slot_delay, a, sizeof(a)),
+			val(n, CFG_NETK_slot_jitter, b, sizeof(b)));
+	else
+		fprintf(f, " slot %s %s", val(n, CFG_NETK_slot_min, a, sizeof(a)),
+			val(n, CFG_NETK_slot_max, b, sizeof(b)));
+	if (n->slot_packets > 0)
+		fprintf(f, " packets %d", n->slot_packets);
+	if (n->slot_bytes > 0)
+		fprintf(f, " bytes %s", val(n, CFG_NETK_slot_bytes, a, sizeof(a)));
+}
+
 /* netem's extras, only where they are set. */
 static void print_extras(FILE *f, const struct net_cfg *n)
 {
@@ -241,6 +261,8 @@ static void print_extras(FILE *f, const struct net_cfg *n)
 	}
 	if (n->limit > 0)
 		fprintf(f, " limit %lld", (long long)n->limit);
+	if (net_slot_on(n))
+		print_slot(f, n);
 }
 
 static void print_link_line(FILE *f, int src, int dst, const struct net_cfg *n)

@@ -144,6 +144,17 @@ static const char *net_key_needs(const struct net_cfg *n, int k)
 	case CFG_NETK_rto_min:
 	case CFG_NETK_init_cwnd:
 		return n->transport == TRANSPORT_TCP ? NULL : "transport = tcp";
+	case CFG_NETK_slot_min:
+	case CFG_NETK_slot_max:
+		return n->slot_distribution == DIST_UNIFORM ? NULL : "slot_distribution = uniform";
+	case CFG_NETK_slot_delay:
+	case CFG_NETK_slot_jitter:
+		return n->slot_distribution != DIST_UNIFORM ? NULL :
+		       "a slot_distribution other than uniform";
+	case CFG_NETK_slot_packets:
+	case CFG_NETK_slot_bytes:
+	case CFG_NETK_slot_distribution:
+		return net_slot_on(n) ? NULL : "a slot (slot_min, slot_max or slot_jitter > 0)";
 	default:
 		return NULL;
 	}
@@ -160,8 +171,11 @@ static bool net_key_changed(const struct net_cfg *n, int k)
 	if (key->def) {
 		cfg_key_parse(key, &d, key->def, why, sizeof(why));
 	} else {
-		*(double *)((char *)&d + key->off) = NET_UNSET;
-		net_loss_defaults(&d);
+		if (key->type == CFG_T_DURATION)
+			*(int64_t *)((char *)&d + key->off) = -1;
+		else
+			*(double *)((char *)&d + key->off) = NET_UNSET;
+		net_cfg_defaults(&d);
 	}
 	return memcmp((const char *)n + key->off, (const char *)&d + key->off, key->size) != 0;
 }
@@ -479,6 +493,39 @@ static int check_distribution(struct loader *L, const struct scope *s)
 	return 0;
 }
 
+/* tc's rules for a slot (iproute2 q_netem.c, netem_parse_opt): "slot MIN MAX" with MAX
+ * below MIN is illegal, and "slot distribution" needs a positive jitter; then the table,
+ * read once as the jitter's. */
+static int check_slot(struct loader *L, const struct scope *s)
+{
+	const struct net_cfg *n = &s->n;
+	char a[32], b[32], err[512];
+
+	if (n->slot_max < n->slot_min) {
+		cfg_key_format(&cfg_keys[CFG_NETK_slot_max], n, a, sizeof(a));
+		cfg_key_format(&cfg_keys[CFG_NETK_slot_min], n, b, sizeof(b));
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_slot_max),
+						 scope_loc(L, s, CFG_NETK_slot_min)),
+				"%s.slot_max = %s is below %s.slot_min = %s (tc: Illegal \"slot "
+				"max_delay\"); expected slot_max >= slot_min", s->label, a, s->label,
+				b);
+	}
+	if (n->slot_distribution == DIST_UNIFORM)
+		return 0;
+	if (n->slot_jitter == 0)
+		return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_slot_distribution),
+						 scope_loc(L, s, CFG_NETK_slot_jitter)),
+				"%s.slot_distribution = %s needs a slot_jitter, but %s.slot_jitter "
+				"is 0 (tc: \"Non-positive jitter\"); expected slot_jitter > 0, or "
+				"slot_distribution = uniform", s->label,
+				cfg_dist_names[n->slot_distribution], s->label);
+	if (net_dist_load(n->slot_distribution, NULL, err, sizeof(err)))
+		return cfg_fail(L, scope_loc(L, s, CFG_NETK_slot_distribution),
+				"%s.slot_distribution = %s: %s", s->label,
+				cfg_dist_names[n->slot_distribution], err);
+	return 0;
+}
+
 /* A delivery trace replaces the bandwidth, a time series the Bernoulli loss and the
  * latency (emu/net/trace.h): read each once, their errors naming file and line. */
 static int check_traces(struct loader *L, const struct scope *s)
@@ -547,7 +594,7 @@ static int check_link_model(struct loader *L, const struct scope *s)
 		r = -EINVAL;
 	if (check_reorder(L, s))
 		r = -EINVAL;
-	if (check_distribution(L, s) || check_traces(L, s))
+	if (check_distribution(L, s) || check_slot(L, s) || check_traces(L, s))
 		return -EINVAL;
 	/* the window is simulated by the receiver, at its switch port (emu/net/tcp.h) */
 	if (n->transport == TRANSPORT_TCP && L->c->topology.shape != SHAPE_SWITCH)

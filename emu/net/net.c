@@ -13,7 +13,7 @@ static bool prob_ok(double p)
 	return p >= 0.0 && p <= 1.0;
 }
 
-void net_loss_defaults(struct net_cfg *c)
+void net_cfg_defaults(struct net_cfg *c)
 {
 	/* iproute2 tc/q_netem.c, netem_parse_opt: "loss gemodel" sets r = 1 - p, h = 0
 	 * (the kernel's h; the user's 1-h is then 1) and k1 = 0 before reading the optional
@@ -32,6 +32,9 @@ void net_loss_defaults(struct net_cfg *c)
 		c->p23 = 1.0;
 	if (c->p14 < 0)
 		c->p14 = 0.0;
+	/* "slot MIN" without MAX: tc sets max_delay = min_delay */
+	if (c->slot_max < 0)
+		c->slot_max = c->slot_min;
 }
 
 int net_cfg_check(const struct net_cfg *c)
@@ -72,9 +75,16 @@ int net_cfg_check(const struct net_cfg *c)
 	    !prob_ok(c->duplicate_correlation) || !prob_ok(c->reorder_correlation) ||
 	    !prob_ok(c->corrupt_correlation))
 		return -EINVAL;
+	if (c->slot_min < 0 || c->slot_max < c->slot_min || c->slot_delay < 0 ||
+	    c->slot_jitter < 0 || c->slot_packets < 0 || c->slot_bytes < 0 ||
+	    c->slot_distribution == DIST_TABLE)
+		return -EINVAL;
 	/* a table or a trace this process has not read would draw nothing */
 	if (c->jitter > 0 && c->distribution != DIST_UNIFORM &&
 	    !net_dist_find(c->distribution, c->distribution_table))
+		return -EINVAL;
+	if (c->slot_jitter > 0 && c->slot_distribution != DIST_UNIFORM &&
+	    !net_dist_find(c->slot_distribution, NULL))
 		return -EINVAL;
 	if ((c->trace[0] && (!net_trace_find(c->trace) || c->bandwidth > 0)) ||
 	    (c->series[0] && (!net_series_find(c->series) || c->loss == LOSS_GILBERT ||
@@ -91,13 +101,23 @@ static uint64_t bw_of(const struct net_cfg *c)
 	return c->bandwidth > 0 && bw == 0 ? 1 : bw;
 }
 
+/* A slot opening at `start` with the full budget of c: sch_netem.c get_slot turns 0
+ * ("no limit") into INT_MAX packets and bytes; here into no limit at all, which a
+ * packet-sized unit cannot tell apart. */
+static void slot_open(struct net_slot *s, const struct net_cfg *c, int64_t start)
+{
+	s->next = start;
+	s->packets_left = c->slot_packets > 0 ? c->slot_packets : INT64_MAX;
+	s->bytes_left = c->slot_bytes > 0 ? c->slot_bytes : INT64_MAX;
+}
+
 int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, int src, int dst)
 {
 	int rc;
 
 	memset(l, 0, sizeof(*l));
 	l->cfg = *c;
-	net_loss_defaults(&l->cfg);
+	net_cfg_defaults(&l->cfg);
 	rc = net_cfg_check(&l->cfg);
 	if (rc)
 		return rc;
@@ -108,6 +128,7 @@ int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, in
 	l->chain = c->loss;
 	l->bw = bw_of(c);
 	l->base = l->cfg;
+	slot_open(&l->slot, &l->cfg, 0);
 	/* netem starts each correlation from a random value (init_crandom) */
 	for (int i = 0; i < NET_NCORR; i++) {
 		struct rng_key k = { .seed = seed, .link = l->id, .unit = (uint32_t)i,
@@ -404,6 +425,70 @@ static void txq_push(struct net_txq *q, int64_t fin)
 	q->fin[(q->head + q->count++) % q->cap] = fin;
 }
 
+/* --- netem's slot ------------------------------------------------------------------ */
+
+bool net_slot_on(const struct net_cfg *c)
+{
+	/* sch_netem.c get_slot arms the slots when min_delay, max_delay or dist_jitter is
+	 * not 0 */
+	return c->slot_min > 0 || c->slot_max > 0 || c->slot_jitter > 0;
+}
+
+/* sch_netem.c get_slot_next(q, now): the next slot opens a random delay after now, with
+ * a full budget.  Uniform: min_delay + mul_u64_u32_shr(max_delay - min_delay, rnd, 32);
+ * with a table: tabledist(dist_delay, dist_jitter) without correlation, which may be
+ * negative (the slot is then open at once). */
+static void slot_next(struct net_slot *s, const struct net_cfg *c, int64_t now, uint32_t rnd)
+{
+	uint64_t span = (uint64_t)(c->slot_max - c->slot_min);
+	int64_t d;
+
+	if (c->slot_distribution != DIST_UNIFORM)
+		d = net_dist_delay(c->slot_distribution, NULL, c->slot_delay, c->slot_jitter, rnd);
+	else
+		d = c->slot_min + (int64_t)(((unsigned __int128)span * rnd) >> 32);
+	slot_open(s, c, now + d);
+}
+
+/* The slot part of netem_dequeue for a unit of b bytes due at tts (its time to send),
+ * handed over at `at`.  The kernel runs dequeue when the unit reaches the head of the
+ * queue (it is handed over, or the unit before it leaves) and when the watchdog it sets
+ * for max(time_to_send, slot_next) fires; each time
+ *	if (q->slot.slot_next && q->slot.slot_next < time_to_send)
+ *		get_slot_next(q, now);
+ *	if (time_to_send <= now && q->slot.slot_next <= now) { ...release...
+ *		q->slot.packets_left--;
+ *		q->slot.bytes_left -= qdisc_pkt_len(skb);
+ *		if (q->slot.packets_left <= 0 || q->slot.bytes_left <= 0)
+ *			get_slot_next(q, now);
+ * Returns when the unit leaves.  At most three draws (two before the release, one
+ * after), the words of w in order.
+ * netem: dequeue also runs at every enqueue, and so draws again each time another
+ * packet comes while the slot drawn opens before the head is due; here the head draws
+ * once at its turn and once at its time to send.  They differ only where a slot can
+ * open before the head is due (slot_min shorter than its delay or its wait for the
+ * rate). */
+static int64_t slot_release(struct net_slot *s, const struct net_cfg *c, int64_t at,
+			    int64_t tts, size_t b, const uint32_t w[4])
+{
+	int64_t now = at > s->last ? at : s->last;
+	int k = 0;
+
+	for (;;) {
+		if (s->next < tts)
+			slot_next(s, c, now, w[k++]);
+		if (tts <= now && s->next <= now)
+			break;
+		now = tts > s->next ? tts : s->next;	/* the watchdog */
+	}
+	s->last = now;
+	s->packets_left--;
+	s->bytes_left -= (int64_t)b;
+	if (s->packets_left <= 0 || s->bytes_left <= 0)
+		slot_next(s, c, now, w[k]);
+	return now;
+}
+
 /* One message on its way out (net_send's state). */
 struct tx {
 	struct net_link *l;
@@ -495,10 +580,29 @@ static bool copy_enqueue(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, 
 	return true;
 }
 
+/* A copy due at tts through the link's slot, if it has one (slot_release): a first
+ * transmission in the link's slot state, a resend in a copy of it (net.h). */
+static int64_t copy_slot(struct tx *t, uint32_t u, uint32_t a, int64_t at, int64_t tts,
+			 size_t b, bool dup)
+{
+	struct net_link *l = t->l;
+	struct net_slot own = l->slot;
+	struct rng_key k;
+	uint32_t w[4];
+
+	if (!net_slot_on(&l->cfg))
+		return tts;
+	k = net_key(l, t->step, t->phase, u, a, dup ? RNG_STREAM_COPY_SLOT : RNG_STREAM_SLOT);
+	rng_block(&k, w);
+	return slot_release(a == 0 ? &l->slot : &own, &l->cfg, at, tts, b, w);
+}
+
 /* ... and the rest for a copy admitted at `at`: reorder, else the delay d and, with a
  * rate, netem's FIFO: time_to_send = max(the queue's last, at + d) + the copy's
- * transmission time, so a rate absorbs jitter and never reorders.  A resend goes outside
- * the queue (net.h): at + d + its transmission time. */
+ * transmission time, so a rate absorbs jitter and never reorders; then the slot, which
+ * holds the copy past its time to send but leaves the queue's times as they are (netem
+ * computes the next time to send from the last one, not from its release).  A resend
+ * goes outside the queue (net.h): at + d + its transmission time. */
 static void copy_delay(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, int64_t at,
 		       size_t b, bool dup)
 {
@@ -522,7 +626,7 @@ static void copy_delay(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, in
 	} else {
 		tts = at + d + net_serialise_ns(l, b);
 	}
-	cp->arrival = tts;
+	cp->arrival = copy_slot(t, u, a, at, tts, b, dup);
 }
 
 /* A link with a schedule: the model of this transmission into l->cfg, by its step and its

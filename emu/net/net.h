@@ -1,9 +1,10 @@
 /* emu/net/net.h — the network model of one directed link, mirroring Linux netem.
  *
  * References (current upstream): the kernel's net/sched/sch_netem.c (loss_4state,
- * loss_gilb_ell, tabledist, packet_time_ns, the rate branch of netem_enqueue) and
- * iproute2's tc/q_netem.c (defaults of omitted "loss state" / "loss gemodel" parameters,
- * its refusals, its .dist tables).  Deviations are marked "netem:" in net.c.
+ * loss_gilb_ell, tabledist, packet_time_ns, the rate branch of netem_enqueue, get_slot,
+ * get_slot_next and the slot part of netem_dequeue) and iproute2's tc/q_netem.c
+ * (defaults of omitted "loss state" / "loss gemodel" / "slot" parameters, its refusals,
+ * its .dist tables).  Deviations are marked "netem:" in net.c.
  *
  * A message of len bytes is cut into loss units: the whole message (unit = message), or
  * ceil(len/mtu) packets (unit = packet); at least one unit, even for len 0.  Each unit is
@@ -28,6 +29,18 @@
  *            never below 0; the unit arrives at now + d, or with a bandwidth in netem's
  *            FIFO: max(the queue's last time to send, now + d) + its transmission time,
  *            so a rate absorbs jitter and does not reorder;
+ *   slot     with a slot, the unit leaves only when the link's slot lets it, as netem's
+ *            dequeue: its turn comes when it is handed over or when the unit before it
+ *            left, whichever is later; there, and when its timer fires at max(its time to
+ *            send, the slot's start), a slot that opened before its time to send is
+ *            replaced by the next, a random delay from that moment (get_slot_next: uniform
+ *            in [slot_min, slot_max], or slot_delay + slot_jitter from a table); the unit
+ *            leaves (arrives) once both are past and takes one packet and its bytes of
+ *            the slot's budget; a spent slot is replaced at once, from the moment the
+ *            unit left.  The slot state is the link's, it advances per unit in sending
+ *            order (netem's dequeue takes the units in order of time to send; they differ
+ *            only where jitter without a rate reorders), and a reordered unit skips it
+ *            (netem serves its head queue without the slot);
  *   correlation  each of delay, loss (bernoulli), duplicate, reorder and corrupt may be
  *            correlated with its previous draw as netem's get_crandom does (net.c);
  *   traces   a delivery trace in place of the bandwidth, and a time series of loss_p and
@@ -48,10 +61,11 @@
  *            that advances the chain.  A resend arrives at its timer + delay + its
  *            transmission time, outside the queue: it delays nothing queued before it
  *            fired (a real sender would queue it; rto is normally far longer than the
- *            queue is busy).  After max_retries resends all lost the unit is given up,
- *            as TCP gives up a connection: it is lost, counted like an unreliable loss,
- *            and the message is complete (for the receiver's clock) when the last timer
- *            runs out.
+ *            queue is busy); with a slot it waits for one as a first transmission does,
+ *            in a copy of the link's slot state that it leaves as it found it.  After
+ *            max_retries resends all lost the unit is given up, as TCP gives up a
+ *            connection: it is lost, counted like an unreliable loss, and the message is
+ *            complete (for the receiver's clock) when the last timer runs out.
  *   unreliable  lost units are gone; the receiver's deadline is the caller's business
  *            (xchg_deadline.c).
  *
@@ -78,7 +92,7 @@
 #include "emu/net/net_cfg.h"
 
 #define NET_MAX_ATTEMPTS 256	/* attempt numbers fit the RNG key's 8 bits: max_retries <= 255 */
-#define NET_UNSET (-1.0)	/* an omitted loss-model parameter, see net_loss_defaults */
+#define NET_UNSET (-1.0)	/* an omitted parameter, see net_cfg_defaults */
 
 /* Loss-chain states, numbered as in sch_netem.c. */
 enum net_ge_state { NET_GE_GOOD = 1, NET_GE_BAD = 2 };
@@ -115,6 +129,14 @@ struct net_window {
 enum net_corr { NET_CORR_DELAY, NET_CORR_LOSS, NET_CORR_DUP, NET_CORR_REORDER,
 		NET_CORR_CORRUPT, NET_NCORR };
 
+/* A link's slot (netem's q->slot): when the current slot opens (virtual ns), what of its
+ * budget is left, and when the unit released last left (the next unit's turn). */
+struct net_slot {
+	int64_t next;
+	int64_t packets_left, bytes_left;
+	int64_t last;
+};
+
 /* One directed link.  Plain data, no heap: init, use, forget.  With a schedule, cfg is
  * the model of the transmission under way (base under the windows in effect), and bw
  * the bandwidth of the message under way. */
@@ -127,6 +149,7 @@ struct net_link {
 	uint64_t bw;		/* bandwidth in bit/s, rounded; 0 = unlimited */
 	int64_t reorder_count;	/* netem's q->counter: units delayed since the last reorder */
 	uint32_t corr_last[NET_NCORR];	/* each correlation's last draw (net.c correlate) */
+	struct net_slot slot;	/* opened at virtual time 0, as netem opens one at setup */
 	struct net_cfg base;	/* the link's own model */
 	const struct net_window *win;	/* its schedule, in order; not owned */
 	int nwin;
@@ -154,19 +177,24 @@ static inline uint32_t net_link_id(int src, int dst)
 	return (uint32_t)src << 16 | (uint32_t)dst;
 }
 
-/* Replace omitted (negative, e.g. NET_UNSET) loss parameters by iproute2's defaults:
+/* Replace omitted (negative, e.g. NET_UNSET) parameters by iproute2's defaults:
  * gemodel p [r [1-h [1-k]]]: r = 1 - p, 1-h = 1, 1-k = 0;
- * state p13 [p31 [p32 [p23 [p14]]]]: p31 = 1 - p13, p32 = 0, p23 = 1, p14 = 0. */
-void net_loss_defaults(struct net_cfg *c);
+ * state p13 [p31 [p32 [p23 [p14]]]]: p31 = 1 - p13, p32 = 0, p23 = 1, p14 = 0;
+ * slot MIN [MAX]: MAX = MIN. */
+void net_cfg_defaults(struct net_cfg *c);
 
 /* 0, or -EINVAL for probabilities outside [0, 1], p13 + p14 > 1, p31 + p32 > 1, a
- * packet unit without mtu > 0, negative times or bandwidth, reliable without rto > 0,
- * jitter from a table this process has not loaded (net_dist_load, emu/net/dist.h). */
+ * packet unit without mtu > 0, negative times, sizes or bandwidth, slot_max below
+ * slot_min, reliable without rto > 0, jitter or a slot from a table this process has not
+ * loaded (net_dist_load, emu/net/dist.h), a slot_distribution = table (it has no file). */
 int net_cfg_check(const struct net_cfg *c);
 
-/* Copies c, resolves omitted parameters (net_loss_defaults), checks (net_cfg_check):
+/* Whether c delivers in slots (netem's slot): slot_min, slot_max or slot_jitter > 0. */
+bool net_slot_on(const struct net_cfg *c);
+
+/* Copies c, resolves omitted parameters (net_cfg_defaults), checks (net_cfg_check):
  * returns 0 or -EINVAL.  The chain starts where netem starts it (good /
- * TX_IN_GAP), the queue is the caller's. */
+ * TX_IN_GAP), a slot opens at 0 with its full budget, the queue is the caller's. */
 int net_link_init(struct net_link *l, const struct net_cfg *c, uint64_t seed, int src, int dst);
 
 /* Gives l the windows w[0..n) as its schedule (the caller keeps them for l's lifetime):

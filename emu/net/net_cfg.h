@@ -57,6 +57,15 @@ struct net_cfg {
 	 * fresh one plus c times the last, net.c's correlate() */
 	double delay_correlation, loss_correlation, duplicate_correlation;
 	double reorder_correlation, corrupt_correlation;
+	/* netem's slot: units leave only when a slot opens, each slot after a random delay
+	 * (uniform in [slot_min, slot_max], or slot_delay and slot_jitter drawn from the
+	 * table slot_distribution), at most slot_packets units and slot_bytes bytes each
+	 * (0 = no limit); off while slot_min, slot_max and slot_jitter are all 0 */
+	int64_t slot_min, slot_max;	/* ns; slot_max < 0: omitted, slot_min (tc) */
+	enum net_dist slot_distribution;	/* uniform: [slot_min, slot_max]; no table file */
+	int64_t slot_delay, slot_jitter;	/* ns, with a slot_distribution */
+	int slot_packets;
+	int64_t slot_bytes;
 };
 
 #endif

@@ -34,6 +34,8 @@ enum rng_stream {
 	RNG_STREAM_COPY_REORDER = 12,
 	RNG_STREAM_COPY_DELAY = 13,
 	RNG_STREAM_CORR_INIT = 14,	/* net.c: each correlation's first "last" value */
+	RNG_STREAM_SLOT = 15,		/* net.c: netem's slot delays */
+	RNG_STREAM_COPY_SLOT = 0,	/* net.c: a duplicate's slot delays */
 };
 
 /* Link ids with the top bit set are no network link's (net_link_id(src, dst) stays below
