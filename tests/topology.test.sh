@@ -96,6 +96,7 @@ rc=0
 case ${BUILD:-build} in
 *-san*)
 	echo "SKIP the presets' runs in the sanitizer build: run in the optimised build"
+	echo "[  SKIPPED ] presets"
 	exit 0 ;;
 esac
 for p in topo-server16 topo-2x8 topo-4x8 topo-leafspine; do
