@@ -114,7 +114,7 @@ void fabric_free(struct fabric *f)
 		port_free(&f->port[i]);
 	free(f->port);
 	free(f->follow);
-	free(f->heap);
+	vheap_free(&f->heap);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -136,73 +136,20 @@ static void set_path(const struct fabric *f, struct fabric_unit *u)
 	u->npath = (uint8_t)k;
 }
 
-/* --- the heap of units, earliest (t, src, dst, idx) first -------------------------
- * Its entries carry their keys, so that a sift compares within the heap's own lines
- * instead of reaching into the units (a unit a cache miss each: most of the time). */
-
-struct fabric_hent {
-	int64_t t;
-	uint64_t key;		/* src, dst, idx: the order of ties */
-	uint32_t i;
-};
-
+/* A unit's place in the heap at one instant: (src, dst, idx) */
 static uint64_t tie_key(const struct fabric_unit *u)
 {
 	return (uint64_t)u->src << 48 | (uint64_t)u->dst << 32 | u->idx;
 }
 
-static bool before(const struct fabric_hent *a, const struct fabric_hent *b)
-{
-	return a->t != b->t ? a->t < b->t : a->key < b->key;
-}
-
-static void push(struct fabric_hent *h, uint32_t *n, const struct fabric_unit *u, uint32_t i)
-{
-	struct fabric_hent e = { u[i].t, tie_key(&u[i]), i };
-	uint32_t k = (*n)++;
-
-	while (k && before(&e, &h[(k - 1) / 2])) {
-		h[k] = h[(k - 1) / 2];
-		k = (k - 1) / 2;
-	}
-	h[k] = e;
-}
-
-static uint32_t pop(struct fabric_hent *h, uint32_t *n)
-{
-	uint32_t top = h[0].i, k = 0;
-	struct fabric_hent last = h[--(*n)];
-
-	for (;;) {
-		uint32_t c = 2 * k + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && before(&h[c + 1], &h[c]))
-			c++;
-		if (!before(&h[c], &last))
-			break;
-		h[k] = h[c];
-		k = c;
-	}
-	if (*n)
-		h[k] = last;
-	return top;
-}
-
 int fabric_resolve(struct fabric *f, struct fabric_unit *u, uint32_t n, fabric_resend_fn resend,
 		   void *ctx)
 {
-	uint32_t nh = 0;
+	struct vheap *h = &f->heap;
 
-	if (n > f->heap_cap) {
-		struct fabric_hent *h = realloc(f->heap, (size_t)n * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		f->heap = h;
-		f->heap_cap = n;
-	}
+	h->n = 0;
+	if (vheap_reserve(h, n))
+		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		bool ours = false;
 
@@ -214,10 +161,10 @@ int fabric_resolve(struct fabric *f, struct fabric_unit *u, uint32_t n, fabric_r
 			ours |= f->follow[u[i].path[k]];
 		if (ours)	/* a unit on no port we follow (inside another host) never
 				 * meets one of ours */
-			push(f->heap, &nh, u, i);
+			vheap_push(h, u[i].t, tie_key(&u[i]), i);	/* reserved */
 	}
-	while (nh) {
-		uint32_t i = pop(f->heap, &nh);
+	while (h->n) {
+		uint32_t i = (uint32_t)vheap_pop(h).val;
 		struct fabric_unit *x = &u[i];
 		struct port *p = &f->port[x->path[x->hop]];
 		int64_t out;
@@ -236,7 +183,7 @@ int fabric_resolve(struct fabric *f, struct fabric_unit *u, uint32_t n, fabric_r
 		if (rc) {
 			x->t = out;
 			x->hop++;
-			push(f->heap, &nh, u, i);
+			vheap_push(h, x->t, tie_key(x), i);	/* its own entry: popped */
 			continue;
 		}
 		int64_t wait = resend ? resend(ctx, x->src, x->dst, x->attempts - 1) : -1;
@@ -249,7 +196,7 @@ int fabric_resolve(struct fabric *f, struct fabric_unit *u, uint32_t n, fabric_r
 		p->st.resends++;
 		x->t = p->last_t + wait;
 		x->attempts++;
-		push(f->heap, &nh, u, i);
+		vheap_push(h, x->t, tie_key(x), i);	/* its own entry: popped */
 	}
 	return 0;
 }

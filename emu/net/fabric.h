@@ -64,8 +64,7 @@ struct fabric {
 	int first[FAB_NKINDS];	/* index of each kind's first port */
 	struct port *port;	/* [nports] */
 	bool *follow;		/* [nports]: the ports that decide this worker's units */
-	struct fabric_hent *heap;	/* fabric.c */
-	uint32_t heap_cap;
+	struct vheap heap;	/* scratch for fabric_resolve */
 };
 
 /* Ports and what worker `me` follows.  0, -EINVAL (a bad cfg) or -ENOMEM. */

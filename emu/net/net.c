@@ -371,13 +371,18 @@ int64_t net_serialise_ns(const struct net_link *l, uint64_t bytes)
 	return t > INT64_MAX ? INT64_MAX : (int64_t)t;
 }
 
-int64_t net_rto(const struct net_cfg *c, int k)
+int64_t net_backoff(int64_t rto, int64_t rto_max, int k)
 {
-	int64_t r = c->rto, cap = c->rto_max > c->rto ? c->rto_max : c->rto;
+	int64_t r = rto, cap = rto_max > rto ? rto_max : rto;
 
 	for (int i = 0; i < k && r < cap; i++)
 		r = r > cap / 2 ? cap : r * 2;
 	return r < cap ? r : cap;
+}
+
+int64_t net_rto(const struct net_cfg *c, int k)
+{
+	return net_backoff(c->rto, c->rto_max, k);
 }
 
 

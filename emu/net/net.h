@@ -224,8 +224,10 @@ int64_t net_delay(struct net_link *l, int64_t step, int phase, uint32_t unit,
 /* Time to serialise `bytes` at the link's bandwidth (floor, as netem's packet_time_ns). */
 int64_t net_serialise_ns(const struct net_link *l, uint64_t bytes);
 
-/* The k-th retransmission timeout (k = 0: the first): min(rto * 2^k, rto_max). */
+/* The k-th retransmission timeout (k = 0: the first): min(rto * 2^k, rto_max);
+ * net_backoff the same of any rto and cap. */
 int64_t net_rto(const struct net_cfg *c, int k);
+int64_t net_backoff(int64_t rto, int64_t rto_max, int k);
 
 /* A queue for links with a limit of at most cap units (0: no limit); 0 or -ENOMEM. */
 int net_txq_init(struct net_txq *q, uint32_t cap);

@@ -18,7 +18,7 @@ int port_init(struct port *p, const struct port_cfg *cfg)
 void port_free(struct port *p)
 {
 	free(p->q);
-	free(p->heap);
+	vheap_free(&p->heap);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -31,47 +31,10 @@ int64_t port_tx_ns(uint64_t rate, uint64_t bytes)
 	return (int64_t)((bits + rate - 1) / rate);
 }
 
-/* --- the heap of units still to reach the port, earliest (t, src, idx) first ------- */
-
-static bool before(const struct port_unit *a, const struct port_unit *b)
+/* A unit's place in the heap at one instant: (src, idx) */
+static uint64_t tie_key(const struct port_unit *u)
 {
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (a->src != b->src)
-		return a->src < b->src;
-	return a->idx < b->idx;
-}
-
-static void heap_push(uint32_t *h, uint32_t *n, const struct port_unit *u, uint32_t i)
-{
-	uint32_t k = (*n)++;
-
-	while (k && before(&u[i], &u[h[(k - 1) / 2]])) {
-		h[k] = h[(k - 1) / 2];
-		k = (k - 1) / 2;
-	}
-	h[k] = i;
-}
-
-static uint32_t heap_pop(uint32_t *h, uint32_t *n, const struct port_unit *u)
-{
-	uint32_t top = h[0], last = h[--(*n)], k = 0;
-
-	for (;;) {
-		uint32_t c = 2 * k + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && before(&u[h[c + 1]], &u[h[c]]))
-			c++;
-		if (!before(&u[h[c]], &u[last]))
-			break;
-		h[k] = h[c];
-		k = c;
-	}
-	if (*n)
-		h[k] = last;
-	return top;
+	return (uint64_t)u->src << 32 | u->idx;
 }
 
 /* --- the FIFO of waiting units ------------------------------------------------------- */
@@ -155,24 +118,19 @@ int port_pass(struct port *p, uint32_t bytes, int64_t t, int64_t *out, bool *mar
 int port_resolve(struct port *p, struct port_unit *u, uint32_t n, port_resend_fn resend,
 		 void *ctx)
 {
-	uint32_t nh = 0;
+	struct vheap *h = &p->heap;
 
-	if (n > p->heap_cap) {
-		uint32_t *h = realloc(p->heap, (size_t)n * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		p->heap = h;
-		p->heap_cap = n;
-	}
+	h->n = 0;
+	if (vheap_reserve(h, n))
+		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		u[i].attempts = 0;
 		u[i].out = -1;
 		u[i].marked = false;
-		heap_push(p->heap, &nh, u, i);
+		vheap_push(h, u[i].t, tie_key(&u[i]), i);	/* reserved: cannot fail */
 	}
-	while (nh) {
-		uint32_t i = heap_pop(p->heap, &nh, u);
+	while (h->n) {
+		uint32_t i = (uint32_t)vheap_pop(h).val;
 		int rc = port_pass(p, u[i].bytes, u[i].t, &u[i].out, &u[i].marked);
 
 		u[i].attempts++;
@@ -186,7 +144,7 @@ int port_resolve(struct port *p, struct port_unit *u, uint32_t n, port_resend_fn
 		if (wait >= 0) {
 			u[i].t = (u[i].t > p->last_t ? u[i].t : p->last_t) + wait;
 			p->st.resends++;
-			heap_push(p->heap, &nh, u, i);
+			vheap_push(h, u[i].t, tie_key(&u[i]), i);	/* its own entry: popped */
 		}
 	}
 	return 0;

@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "emu/net/vheap.h"
 
 struct port_cfg {
 	uint64_t rate;		/* bit/s; 0: no port (every unit passes untouched) */
@@ -73,9 +74,7 @@ struct port {
 	struct port_slot *q;
 	uint32_t cap, head, count;
 	uint64_t waiting_bytes;
-	/* scratch for port_resolve: a heap of unit indices */
-	uint32_t *heap;
-	uint32_t heap_cap;
+	struct vheap heap;	/* scratch for port_resolve */
 };
 
 /* The port starts idle and empty (0; its memory comes with use). */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/net/net.h"
+
 enum ev_type { EV_PORT, EV_ACK, EV_RTO };
 
 struct ev {
@@ -34,64 +36,24 @@ struct sim {
 	uint8_t *got, *retx;		/* [n] per unit */
 	uint32_t *tries;		/* [n] attempts, for units without a window */
 	int64_t *sent_at;		/* [n] */
-	struct ev *h;
-	uint32_t nh, cap;
+	struct vheap h;
 };
 
-static bool before(const struct ev *a, const struct ev *b)
-{
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (a->src != b->src)
-		return a->src < b->src;
-	if (a->type != b->type)
-		return a->type < b->type;
-	if (a->a != b->a)
-		return a->a < b->a;
-	return a->gen < b->gen;
-}
-
+/* An event in the heap (vheap.h): its ties at one instant in (src, type, a, flag) order,
+ * its timer generation the entry's value. */
 static int push(struct sim *s, struct ev e)
 {
-	if (s->nh == s->cap) {
-		uint32_t cap = s->cap ? 2 * s->cap : 256;
-		struct ev *h = realloc(s->h, (size_t)cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		s->h = h;
-		s->cap = cap;
-	}
-	uint32_t k = s->nh++;
-
-	while (k && before(&e, &s->h[(k - 1) / 2])) {
-		s->h[k] = s->h[(k - 1) / 2];
-		k = (k - 1) / 2;
-	}
-	s->h[k] = e;
-	return 0;
+	return vheap_push(&s->h, e.t, (uint64_t)e.src << 35 | (uint64_t)e.type << 33 |
+			  (uint64_t)e.a << 1 | e.flag, e.gen);
 }
 
 static struct ev pop(struct sim *s)
 {
-	struct ev top = s->h[0], last = s->h[--s->nh];
-	uint32_t k = 0;
+	struct vheap_ent x = vheap_pop(&s->h);
 
-	for (;;) {
-		uint32_t c = 2 * k + 1;
-
-		if (c >= s->nh)
-			break;
-		if (c + 1 < s->nh && before(&s->h[c + 1], &s->h[c]))
-			c++;
-		if (!before(&s->h[c], &last))
-			break;
-		s->h[k] = s->h[c];
-		k = c;
-	}
-	if (s->nh)
-		s->h[k] = last;
-	return top;
+	return (struct ev){ .t = x.t, .src = (uint16_t)(x.key >> 35),
+			    .type = (uint8_t)(x.key >> 33 & 3), .a = (uint32_t)(x.key >> 1),
+			    .flag = (uint8_t)(x.key & 1), .gen = (uint32_t)x.val };
 }
 
 void tcp_conn_start(struct tcp_conn *c)
@@ -319,10 +281,8 @@ static int on_port(struct sim *s, const struct ev *e)
 		}
 		if (!c->reliable || (int)s->tries[e->a] > c->max_retries)
 			return 0;
-		int64_t w = c->rto_init;
+		int64_t w = net_backoff(c->rto_init, c->rto_max, (int)s->tries[e->a] - 1);
 
-		for (uint32_t k = 1; k < s->tries[e->a] && w < c->rto_max; k++)
-			w = 2 * w < c->rto_max ? 2 * w : c->rto_max;
 		s->p->st.resends++;
 		return push(s, (struct ev){ .t = s->p->last_t + w, .src = e->src, .type = EV_PORT,
 					    .a = e->a });
@@ -382,7 +342,7 @@ int tcp_resolve(struct port *p, struct tcp_conn *conn, struct tcp_unit *u, uint3
 		if (!rc)
 			rc = arm(&s, src, s.sent_at[i]);
 	}
-	while (!rc && s.nh) {
+	while (!rc && s.h.n) {
 		struct ev e = pop(&s);
 
 		rc = e.type == EV_PORT ? on_port(&s, &e) : e.type == EV_ACK ? on_ack(&s, &e) :
@@ -394,6 +354,6 @@ out:
 	free(s.retx);
 	free(s.tries);
 	free(s.sent_at);
-	free(s.h);
+	vheap_free(&s.h);
 	return rc;
 }

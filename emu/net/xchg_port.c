@@ -50,17 +50,23 @@ static uint64_t board_seq(int64_t step, int phase)
 	return 2 * (uint64_t)step + (uint64_t)phase + 1;
 }
 
+/* A half of a board of board_bytes: 64-byte aligned, the second right after the first. */
+static size_t half_bytes(size_t board_bytes)
+{
+	return board_bytes / 2 & ~(size_t)63;
+}
+
 static struct board_half *board(struct xchg *x, int worker, int phase)
 {
 	uint8_t *b = region_board(x->rg, worker);
 
-	return (struct board_half *)(b + (size_t)phase * (region_board_bytes(x->rg) / 2 & ~63ul));
+	return (struct board_half *)(b + (size_t)phase * half_bytes(region_board_bytes(x->rg)));
 }
 
 /* Entries a board half holds, for xchg_setup.c's check. */
 uint32_t xchg_board_entries(size_t board_bytes)
 {
-	size_t half = board_bytes / 2 & ~63ul;
+	size_t half = half_bytes(board_bytes);
 
 	return half > sizeof(struct board_half) ?
 	       (uint32_t)((half - sizeof(struct board_half)) / sizeof(struct board_entry)) : 0;
@@ -95,9 +101,7 @@ static int64_t resend_wait(const struct xchg_resend *r, uint32_t k)
 {
 	if (!r->reliable || (int)k >= r->max_retries)
 		return -1;
-	struct net_cfg c = { .rto = r->rto, .rto_max = r->rto_max };
-
-	return net_rto(&c, (int)k);
+	return net_backoff(r->rto, r->rto_max, (int)k);
 }
 
 static int64_t port_resend(void *ctx, uint32_t src, uint32_t k)
