@@ -13,7 +13,7 @@ go blocks $lossy train.max_steps=44 train.eval_every=8
 net=$T/blocks/net.csv
 want=step,vtime_s,src,dst,messages,units,units_dropped,drop_rate,retransmits,bytes_sent
 want=$want,mean_delay_ms,bytes_delivered,units_late,units_duplicated,units_corrupted
-want=$want,units_overflow
+want=$want,units_overflow,units_marked
 [ "$(head -n 1 "$net")" = "$want" ] || fail "net.csv header: $(head -n 1 "$net")"
 evals=$(($(wc -l <"$T/blocks/eval.csv") - 1))
 [ "$evals" = 6 ] || fail "expected 6 evaluations, eval.csv has $evals"

@@ -630,6 +630,58 @@ static void test_slot_keys(void **state)
 	free(c);
 }
 
+/* netem's ecn: tc refuses it without a loss model (iproute2 q_netem.c: "ecn requested
+ * without loss model" when opt.loss <= 0 and neither gemodel nor state is given); a link
+ * section inherits it, emu check --links prints it as tc writes it, and config.ini keeps
+ * it. */
+static void test_ecn_refused(void **state)
+{
+	(void)state;
+	struct cfg *c = malloc(sizeof(*c));
+	char err[2048], *text = NULL;
+	size_t len = 0;
+
+	assert_non_null(c);
+	assert_int_equal(load_text(c, "[net]\necn = true\n", 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: net.ecn = true without a loss model to mark in place of "
+			       "(net.loss = none; tc: \"ecn requested without loss model\"); "
+			       "expected loss = bernoulli with loss_p > 0, gilbert or state, or no "
+			       "ecn"));
+	/* tc's "loss random 0%": opt.loss is 0 */
+	assert_int_equal(load_text(c, "[net]\nloss = bernoulli\nloss_p = 0\necn = true\n", 0,
+				   NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "net.loss = bernoulli, loss_p = 0; tc: \"ecn requested "
+			       "without loss model\""));
+	/* a link whose section takes the loss away, under [net]'s ecn */
+	assert_int_equal(load_text(c, "[net]\nloss_p = 1%\necn = true\n[link 0-1]\nloss = none\n",
+				   0, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "link 0-1.ecn = true without a loss model"));
+	/* gemodel and state count whatever their parameters (tc sets loss_type) */
+	assert_int_equal(load_text(c, "[net]\nloss = gilbert\necn = true\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	assert_int_equal(load_text(c, "[net]\nloss = state\necn = true\n", 0, NULL, err,
+				   sizeof(err)), 0);
+	/* accepted with a loss: inherited by the links, per link too, printed as tc's */
+	assert_int_equal(load_text(c, "[run]\nworkers = 3\n[net]\nloss_p = 1%\necn = true\n"
+				   "[link 0-1]\necn = false\n", 0, NULL, err, sizeof(err)), 0);
+	assert_string_equal(c->warnings, "");
+	struct net_cfg n;
+
+	cfg_link_net(c, 1, 0, &n);
+	assert_int_equal(n.ecn, 1);
+	cfg_link_net(c, 0, 1, &n);
+	assert_int_equal(n.ecn, 0);
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(cfg_print_links(c, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "# 1->0 loss bernoulli 1% ecn latency"));
+	assert_non_null(strstr(text, "# 0->1 loss bernoulli 1% latency"));
+	free(text);
+	round_trip(c, "ecn");
+	free(c);
+}
+
 static void test_link_groups(void **state)
 {
 	struct cfg *c = malloc(sizeof(*c));
@@ -1037,8 +1089,11 @@ static void test_round_trip_random(void **state)
 			 * reorder_gap without reorder, and reorder without delay) */
 			/* never drawn: a distribution's table (tc refuses one without latency
 			 * and jitter; test_netem_keys loads them), the files of traces, a
-			 * cap that could fall below lr, an optimiser only two algorithms take */
+			 * cap that could fall below lr, an optimiser only two algorithms take,
+			 * ecn (tc refuses it on a link without loss, which the [link] sections
+			 * drawn below may make; test_ecn_refused goes round with it) */
 			if (strstr(k->name, "distribution") || !strcmp(k->name, "trace") ||
+			    !strcmp(k->name, "ecn") ||
 			    !strcmp(k->name, "series") || !strcmp(k->name, "lr_max") ||
 			    !strcmp(k->name, "optimizer"))
 				continue;
@@ -1128,6 +1183,7 @@ static const char *const *companions(const char *sect, const char *name, const c
 	static const char *const cifar[] = { "data.dataset=cifar10", NULL };
 	static const char *const linreg[] = { "data.dataset=linreg", NULL };
 	static const char *const tcp[] = { "topology.shape=switch", NULL };
+	static const char *const ecn[] = { "net.loss_p=10%", NULL };	/* tc's rule */
 
 	if (!strcmp(sect, "net")) {
 		if (!strcmp(name, "latency"))
@@ -1161,6 +1217,8 @@ static const char *const *companions(const char *sect, const char *name, const c
 			return tcp;	/* the receiver's port carries the connections */
 		if (!strcmp(name, "slot_distribution"))
 			return slot;
+		if (!strcmp(name, "ecn"))
+			return ecn;
 	}
 	if (!strcmp(name, "adversaries"))
 		return adv;
@@ -1525,6 +1583,7 @@ int main(void)
 		cmocka_unit_test(test_links_and_overrides),
 		cmocka_unit_test(test_netem_keys),
 		cmocka_unit_test(test_slot_keys),
+		cmocka_unit_test(test_ecn_refused),
 		cmocka_unit_test(test_link_groups),
 		cmocka_unit_test(test_group_ties),
 		cmocka_unit_test(test_worker_sections),

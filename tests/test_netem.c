@@ -1,5 +1,6 @@
 /* tests/test_netem.c — the unreliable deadline, the byte counts, and netem's duplicate,
- * reorder, corrupt and limit (net.h) against their closed forms.
+ * reorder, corrupt and limit (net.h) against their closed forms, and ecn against the
+ * same link without it.
  *
  * Every statistical check sends 10^6 units or more from a fixed seed (deterministic) and
  * passes within 3 sds of the closed form.  Independent draws get the binomial sd; the
@@ -372,6 +373,94 @@ static void test_limit(void **state)
 	assert_true(fabs(bench_md1k_blocking(0.5, 1) - 0.5 / 1.5) < 1e-12);
 }
 
+/* ecn (netem's ecn): a unit the loss model takes is delivered marked instead.  With the
+ * same seed, the units marked are exactly the units lost without ecn (the loss draws and
+ * the chain do not depend on what became of a unit), for each loss model, correlated or
+ * not; none is lost; the share marked is the loss probability. */
+static void ecn_same_units(const char *what, struct net_cfg c, double p)
+{
+	struct net_link off, on;
+	struct net_txq q = { 0 };
+	struct net_msg m0, m1;
+	uint64_t bits0[16], bits1[16], marks[16];
+	long units = 0, marked = 0, counted = 0;
+
+	c.unit = UNIT_PACKET;
+	c.mtu = 100;
+	assert_int_equal(net_link_init(&off, &c, 21, 3, 1), 0);
+	c.ecn = 1;
+	assert_int_equal(net_link_init(&on, &c, 21, 3, 1), 0);
+	for (int s = 0; units < N; s++) {
+		assert_int_equal(net_send(&off, &q, 100 * 1000, s, 0, 0, bits0, NULL, NULL, &m0), 0);
+		assert_int_equal(net_send_marked(&on, &q, 100 * 1000, s, 0, 0, bits1, NULL, NULL,
+						 marks, &m1), 0);
+		assert_int_equal(m0.marked, 0);
+		assert_int_equal(m1.narrived, m1.nunits);	/* nothing lost */
+		for (int w = 0; w < 16; w++) {
+			uint64_t valid = w < 15 ? ~0ULL : (1ULL << (1000 - 15 * 64)) - 1;
+
+			assert_true(marks[w] == (~bits0[w] & valid));
+			marked += __builtin_popcountll(marks[w]);
+		}
+		counted += (long)m1.marked;
+		units += m1.nunits;
+	}
+	assert_int_equal(counted, marked);
+	if (p > 0)
+		near(what, (double)marked / units, p, binomial_sd(p, units), 3);
+}
+
+static void test_ecn(void **state)
+{
+	struct net_cfg c = cfg_base();
+
+	c.loss = LOSS_BERNOULLI;
+	c.loss_p = 0.1;
+	ecn_same_units("ecn, bernoulli 0.1: share marked", c, 0.1);
+	c.loss_correlation = 0.5;	/* netem's correlated draws: the same units too */
+	ecn_same_units("ecn, bernoulli 0.1 corr 0.5", c, 0);
+	c = cfg_base();
+	c.loss = LOSS_GILBERT;
+	c.loss_p = 0.05;
+	c.ge_r = 0.4;
+	ecn_same_units("ecn, gilbert", c, 0);
+	c = cfg_base();
+	c.loss = LOSS_STATE;
+	c.p13 = 0.02;
+	c.p31 = 0.5;
+	c.p32 = 0.2;
+	c.p14 = 0.01;
+	ecn_same_units("ecn, state", c, 0);
+}
+
+/* ecn turns the loss model's drops into marks, not the limit's: a burst of 10 into a
+ * queue of 4 still loses 6, every unit's draw marking it (loss_p 1). */
+static void test_ecn_limit(void **state)
+{
+	struct net_cfg c = cfg_base();
+	struct net_link l;
+	struct net_txq q;
+	struct net_msg m;
+	uint64_t bits[1], marks[1];
+
+	c.unit = UNIT_PACKET;
+	c.mtu = 1000;
+	c.bandwidth = 8e6;	/* 1 ms per packet */
+	c.limit = 4;
+	c.loss = LOSS_BERNOULLI;
+	c.loss_p = 1;
+	c.ecn = 1;
+	assert_int_equal(net_link_init(&l, &c, 1, 0, 1), 0);
+	assert_int_equal(net_txq_init(&q, 4), 0);
+	assert_int_equal(net_send_marked(&l, &q, 10000, 0, 0, 0, bits, NULL, NULL, marks, &m), 0);
+	assert_int_equal(m.overflow, 6);
+	assert_int_equal(m.marked, 10);
+	assert_int_equal(m.narrived, 4);
+	assert_int_equal(bits[0], 0xf);
+	assert_int_equal(marks[0], 0xf);	/* the units that arrived, each marked */
+	net_txq_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +470,8 @@ int main(void)
 		cmocka_unit_test(test_reorder),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_ecn),
+		cmocka_unit_test(test_ecn_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 /* tests/test_tcp.c — connections through a switch port (emu/net/tcp.h): a window that
  * holds units back until ACKs come, a loss repaired by three duplicate ACKs and one at
  * the tail by the timer, a synchronized incast whose goodput collapses with a 200 ms
- * minimum timeout and holds with 1 ms, and DCTCP keeping the queue below the buffer
- * where NewReno overflows it. */
+ * minimum timeout and holds with 1 ms, DCTCP keeping the queue below the buffer
+ * where NewReno overflows it, and DCTCP cutting its window on its link's ECN marks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +147,40 @@ static void test_dctcp(void **state)
 	assert_true(dctcp < reno / 2);
 }
 
+/* netem's ecn on the link: units it marked (marked_on_link) are echoed by their ACKs as
+ * the port's marks are, and DCTCP cuts its window by them where the port marks nothing;
+ * NewReno ignores them.  One flow of 200 units, every 4th marked on its link. */
+static void test_link_marks(void **state)
+{
+	struct port_cfg pc = { .rate = GBIT, .latency = 25000, .buffer_units = 1000 };
+	struct port p;
+	struct tcp_unit u[200];
+	double cwnd[2][2];
+
+	(void)state;
+	for (int cc = 0; cc < 2; cc++)
+		for (int marked = 0; marked < 2; marked++) {
+			struct tcp_conn c = conn_of(1000000, cc ? TCP_DCTCP : TCP_NEWRENO);
+			struct tcp_stats st = { 0 };
+
+			port_init(&p, &pc);
+			fill(u, 1, 200, 0);
+			for (int j = 0; j < 200; j++)
+				u[j].marked_on_link = marked && j % 4 == 0;
+			assert_int_equal(tcp_resolve(&p, &c, u, 200, &st), 0);
+			for (int j = 0; j < 200; j++)
+				assert_true(u[j].out > 0);	/* marked, not lost */
+			assert_int_equal(st.retransmits, 0);
+			assert_int_equal(st.ecn_echoes, marked ? 50 : 0);
+			cwnd[cc][marked] = c.cwnd;
+			print_message("%s, %s: cwnd %.2f\n", cc ? "dctcp" : "newreno",
+				      marked ? "a quarter marked on the link" : "no marks", c.cwnd);
+			port_free(&p);
+		}
+	assert_true(cwnd[0][1] == cwnd[0][0]);	/* NewReno does not read the echo */
+	assert_true(cwnd[1][1] < cwnd[1][0] / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_repair),
 		cmocka_unit_test(test_incast),
 		cmocka_unit_test(test_dctcp),
+		cmocka_unit_test(test_link_marks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

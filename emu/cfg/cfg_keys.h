@@ -94,6 +94,9 @@
 	X(net, corrupt_detect, ENUM, cfg_corrupt_detect_names, "none", 0, 0, 0, \
 	  "none: a corrupted unit is delivered as it is (no end-to-end checksum); checksum: " \
 	  "it counts as lost") \
+	X(net, ecn, ENUM, cfg_bool_names, "false", 0, 0, 0, \
+	  "a unit the loss model would drop is delivered with an ECN mark instead (netem " \
+	  "ecn; every emu transport is ECN-capable); needs a loss model, as tc does") \
 	X(net, bandwidth, RATE, 0, "0bit", 1000, 1e15, CFG_OR_ZERO, \
 	  "serialisation rate with a per-sender queue, like netem rate; 0bit = unlimited " \
 	  "(below 1Kbit the virtual clock would overflow)") \

@@ -208,6 +208,8 @@ static void print_loss(FILE *f, const struct net_cfg *n)
 		fprintf(f, " loss state p13 %s p31 %s p32 %s p23 %s p14 %s", a, b, d, e, g);
 		break;
 	}
+	if (n->ecn)
+		fprintf(f, " ecn");
 }
 
 /* The value of net key k in n as the table writes it. */

@@ -134,6 +134,8 @@ static const char *net_key_needs(const struct net_cfg *n, int k)
 		return n->corrupt > 0 ? NULL : "corrupt > 0";
 	case CFG_NETK_corrupt_detect:
 		return n->corrupt > 0 ? NULL : "corrupt > 0";
+	case CFG_NETK_ecn:
+		return n->loss != LOSS_NONE || n->series[0] ? NULL : "a loss model (loss != none)";
 	case CFG_NETK_timeout:
 		return n->transport == TRANSPORT_UNRELIABLE ? NULL : "transport = unreliable";
 	case CFG_NETK_rto:
@@ -467,6 +469,25 @@ static int check_reorder(struct loader *L, const struct scope *s)
 	return 0;
 }
 
+/* tc's rule for ecn (iproute2 q_netem.c, netem_parse_opt): "ecn requested without loss
+ * model" when no loss is given or "loss random" is 0% (opt.loss <= 0 and no gemodel or
+ * state).  A series is a Bernoulli loss over time: it is one. */
+static int check_ecn(struct loader *L, const struct scope *s)
+{
+	const struct net_cfg *n = &s->n;
+
+	if (!n->ecn || n->series[0] || n->loss == LOSS_GILBERT || n->loss == LOSS_STATE ||
+	    (n->loss == LOSS_BERNOULLI && n->loss_p > 0))
+		return 0;
+	return cfg_fail(L, cfg_loc_later(scope_loc(L, s, CFG_NETK_ecn),
+					 cfg_loc_later(scope_loc(L, s, CFG_NETK_loss),
+						       scope_loc(L, s, CFG_NETK_loss_p))),
+			"%s.ecn = true without a loss model to mark in place of (%s.loss = %s%s; "
+			"tc: \"ecn requested without loss model\"); expected loss = bernoulli "
+			"with loss_p > 0, gilbert or state, or no ecn", s->label, s->label,
+			cfg_loss_names[n->loss], n->loss == LOSS_BERNOULLI ? ", loss_p = 0" : "");
+}
+
 /* tc's rule for a table: "distribution specified but no latency and jitter values";
  * then the table itself, read once (emu/net/dist.h), its errors naming the file. */
 static int check_distribution(struct loader *L, const struct scope *s)
@@ -593,6 +614,8 @@ static int check_link_model(struct loader *L, const struct scope *s)
 	if (check_exits(L, s))
 		r = -EINVAL;
 	if (check_reorder(L, s))
+		r = -EINVAL;
+	if (check_ecn(L, s))
 		r = -EINVAL;
 	if (check_distribution(L, s) || check_slot(L, s) || check_traces(L, s))
 		return -EINVAL;

@@ -68,7 +68,8 @@ int net_cfg_check(const struct net_cfg *c)
 		return -EINVAL;
 	if (c->transport == TRANSPORT_RELIABLE && c->rto <= 0)
 		return -EINVAL;
-	if (!prob_ok(c->duplicate) || !prob_ok(c->reorder) || !prob_ok(c->corrupt) ||
+	if ((c->ecn != 0 && c->ecn != 1) ||
+	    !prob_ok(c->duplicate) || !prob_ok(c->reorder) || !prob_ok(c->corrupt) ||
 	    c->reorder_gap < 0 || c->limit < 0 || c->limit > UINT32_MAX)
 		return -EINVAL;
 	if (!prob_ok(c->delay_correlation) || !prob_ok(c->loss_correlation) ||
@@ -508,6 +509,7 @@ struct copy {
 	bool wire;		/* sent (not tail-dropped) */
 	bool arrives;		/* not lost in the network */
 	bool usable;		/* arrives, and not a corruption the receiver detects */
+	bool marked;		/* carries an ECN mark (ecn: the loss model took it) */
 	int64_t arrival;
 	int32_t flip;		/* byte * 8 + bit of a flipped bit, or -1 */
 };
@@ -568,6 +570,21 @@ static bool reorder_draw(const struct tx *t, uint32_t u, uint32_t a, uint32_t st
 	}
 	l->reorder_count = 0;
 	return true;
+}
+
+/* netem's loss step for a copy: the loss model's draw.  With ecn a copy the draw takes
+ * is marked instead (INET_ECN_set_ce, which marks any ECN-capable packet: every emu
+ * transport is ECN-capable) and goes on, counted as netem counts it among its drops.
+ * true when the copy is lost. */
+static bool loss_step(struct tx *t, struct copy *cp, uint32_t u, uint32_t a, uint32_t stream)
+{
+	if (!unit_lost(t->l, t->step, t->phase, u, a, stream))
+		return false;
+	if (!t->l->cfg.ecn)
+		return true;
+	cp->marked = true;
+	t->out->marked++;
+	return false;
 }
 
 /* What follows netem's loss step for a copy the network does not lose, up to the limit:
@@ -683,8 +700,9 @@ static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
 
 		ncopies += decide(t->l, NET_CORR_DUP, c->duplicate_correlation, c->duplicate, &k);
 	}
-	if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_LOSS))
+	if (loss_step(t, &cp[0], u, a, RNG_STREAM_LOSS))
 		ncopies--;	/* netem: --count; a duplicate's first copy survives */
+	cp[1].marked = cp[0].marked;	/* netem clones the duplicate from the marked packet */
 	if (ncopies == 0) {
 		admit(t, &cp[0], a, b);	/* lost on the way: no further draws */
 	} else if (copy_enqueue(t, &cp[0], u, a, b, false)) {
@@ -693,7 +711,7 @@ static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
 		 * and the rate queue see the copy first) */
 		if (ncopies == 2) {
 			t->out->duplicated++;
-			if (unit_lost(t->l, t->step, t->phase, u, a, RNG_STREAM_COPY_LOSS))
+			if (loss_step(t, &cp[1], u, a, RNG_STREAM_COPY_LOSS))
 				admit(t, &cp[1], a, b);
 			else if (copy_enqueue(t, &cp[1], u, a, b, true))
 				copy_delay(t, &cp[1], u, a, at, b, true);
@@ -714,6 +732,13 @@ static bool transmit(struct tx *t, uint32_t u, uint32_t a, int64_t at, size_t b,
 int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, int phase,
 	     int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip, struct net_msg *out)
 {
+	return net_send_marked(l, q, len, step, phase, now, arrived, arrival, flip, NULL, out);
+}
+
+int net_send_marked(struct net_link *l, struct net_txq *q, size_t len, int64_t step,
+		    int phase, int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip,
+		    uint64_t *marked, struct net_msg *out)
+{
 	const struct net_cfg *c = &l->cfg;
 	struct net_cfg msg;	/* with a schedule: the model at the departure (net.h) */
 
@@ -731,6 +756,8 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	memset(arrived, 0, (size_t)(nu + 63) / 64 * sizeof(uint64_t));
+	if (marked)
+		memset(marked, 0, (size_t)(nu + 63) / 64 * sizeof(uint64_t));
 	out->nunits = nu;
 	out->unit = ub;
 	out->depart = now;
@@ -766,6 +793,8 @@ int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, in
 			continue;
 		}
 		arrived[u >> 6] |= 1ULL << (u & 63);
+		if (marked && got.marked)
+			marked[u >> 6] |= 1ULL << (u & 63);
 		if (arrival)
 			arrival[u] = got.arrival;
 		out->narrived++;

@@ -13,7 +13,10 @@
  *   duplicate  with probability `duplicate` the unit is sent twice;
  *   loss     the link's loss chain advances once per transmitted unit, in sending order
  *            (the chain state lives here, kept by the sender); netem's --count: a
- *            duplicated unit that the draw takes still goes out once;
+ *            duplicated unit that the draw takes still goes out once; with ecn (netem's
+ *            ecn) a unit the draw takes is not lost but marked (ECN's CE: every emu
+ *            transport is ECN-capable) and goes on through the steps below; a duplicate's
+ *            second copy is a clone of the marked unit, so it carries the mark too;
  *   corrupt  with probability `corrupt` one bit of the unit's bytes flips (a uniform
  *            byte, a uniform bit); corrupt_detect = checksum makes the receiver drop it;
  *   limit    a first transmission that finds `limit` units held in its sender's rate
@@ -167,6 +170,7 @@ struct net_msg {
 	uint64_t duplicated;	/* second copies made */
 	uint64_t corrupted;	/* copies that reached the receiver with a flipped bit */
 	uint64_t overflow;	/* copies tail-dropped by the full queue */
+	uint64_t marked;	/* copies the loss model took that went on marked (ecn) */
 	uint64_t wire_bytes;	/* unit bytes of every copy put on the wire */
 	uint64_t delivered_bytes;	/* unit bytes of the arrived units */
 	double delay_sum_ns;	/* over arrived units: arrival - depart */
@@ -183,10 +187,11 @@ static inline uint32_t net_link_id(int src, int dst)
  * slot MIN [MAX]: MAX = MIN. */
 void net_cfg_defaults(struct net_cfg *c);
 
-/* 0, or -EINVAL for probabilities outside [0, 1], p13 + p14 > 1, p31 + p32 > 1, a
- * packet unit without mtu > 0, negative times, sizes or bandwidth, slot_max below
- * slot_min, reliable without rto > 0, jitter or a slot from a table this process has not
- * loaded (net_dist_load, emu/net/dist.h), a slot_distribution = table (it has no file). */
+/* 0, or -EINVAL for probabilities outside [0, 1], ecn neither 0 nor 1, p13 + p14 > 1,
+ * p31 + p32 > 1, a packet unit without mtu > 0, negative times, sizes or bandwidth,
+ * slot_max below slot_min, reliable without rto > 0, jitter or a slot from a table this
+ * process has not loaded (net_dist_load, emu/net/dist.h), a slot_distribution = table
+ * (it has no file). */
 int net_cfg_check(const struct net_cfg *c);
 
 /* Whether c delivers in slots (netem's slot): slot_min, slot_max or slot_jitter > 0. */
@@ -244,5 +249,11 @@ void net_txq_free(struct net_txq *q);
 int net_send(struct net_link *l, struct net_txq *q, size_t len, int64_t step, int phase,
 	     int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip,
 	     struct net_msg *out);
+
+/* net_send, and marked: NULL or (nunits + 63) / 64 words, bit u set when the copy of
+ * arrived unit u that counts carries an ECN mark (ecn; the rest cleared). */
+int net_send_marked(struct net_link *l, struct net_txq *q, size_t len, int64_t step,
+		    int phase, int64_t now, uint64_t *arrived, int64_t *arrival, int32_t *flip,
+		    uint64_t *marked, struct net_msg *out);
 
 #endif

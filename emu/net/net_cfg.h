@@ -50,6 +50,7 @@ struct net_cfg {
 	int64_t reorder_gap;	/* netem gap: reorder only every gap-th unit; 0 = 1 */
 	double corrupt;		/* probability of one flipped bit in a unit (netem corrupt) */
 	enum net_corrupt_detect corrupt_detect;	/* checksum: a corrupted unit is lost */
+	int ecn;		/* 1: what the loss model takes is delivered CE-marked (netem ecn) */
 	int64_t limit;		/* units the transmit queue holds (tail drop); 0 = no limit */
 	char trace[NET_PATH_MAX];	/* a delivery trace replacing bandwidth (trace.h) */
 	char series[NET_PATH_MAX];	/* loss_p and latency over time (trace.h) */

@@ -296,7 +296,8 @@ static int on_port(struct sim *s, const struct ev *e)
 	while (f->rcv_nxt < f->k && s->got[f->off + f->rcv_nxt])
 		f->rcv_nxt++;
 	return push(s, (struct ev){ .t = out + c->ack_delay, .src = e->src, .type = EV_ACK,
-				    .flag = marked, .a = f->rcv_nxt });
+				    .flag = marked || (x->marked_on_link && !s->retx[e->a]),
+				    .a = f->rcv_nxt });
 }
 
 int tcp_resolve(struct port *p, struct tcp_conn *conn, struct tcp_unit *u, uint32_t n,

@@ -55,13 +55,15 @@ struct tcp_conn {
 void tcp_conn_start(struct tcp_conn *c);	/* the state of a new connection */
 
 /* A unit of a message from sender src: t is when its first transmission reaches the port
- * (for a unit its link lost: when it would have), lost_on_link whether it did not.
+ * (for a unit its link lost: when it would have), lost_on_link whether it did not,
+ * marked_on_link whether it came with its link's ECN mark (netem's ecn), which the ACK of
+ * that first transmission echoes as it echoes the port's.
  * out: when it reaches the worker, -1 when it never does. */
 struct tcp_unit {
 	int64_t t;
 	uint32_t bytes, idx;
 	uint16_t src;
-	bool lost_on_link;
+	bool lost_on_link, marked_on_link;
 	int64_t out;
 };
 

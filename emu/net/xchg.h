@@ -94,6 +94,7 @@ struct xchg_link_stats {
 	uint64_t units_duplicated;	/* extra copies sent (duplicate) */
 	uint64_t units_corrupted;	/* delivered copies with a flipped bit (corrupt) */
 	uint64_t units_overflow;	/* tail-dropped by a full transmit queue (limit) */
+	uint64_t units_marked;		/* taken by the loss model, delivered ECN-marked (ecn) */
 	uint64_t bytes;			/* put on the wire: headers, lost units, copies, resends */
 	double delay_sum_ns;	/* over arrived units: arrival - departure */
 	/* receiver */

@@ -42,6 +42,7 @@ struct xflow {
 	uint64_t *bits;
 	size_t bitbytes;
 	int64_t *times;		/* [nunits] arrival of each unit, -1 lost */
+	bool tcp;		/* a tcp link: times travel for one unit too (xchg_tcp_units) */
 	/* sender: the flipped bits of the arrived units, in message order */
 	struct xflip *flips;
 	int nflips, fi;
@@ -74,6 +75,7 @@ struct xpriv {
 	int max_units, words;	/* bitmap words per message */
 	struct net_txq txq;
 	int32_t *flip;			/* [max_units] scratch for net_send */
+	uint64_t *marks;		/* [words] scratch for net_send: the ECN-marked units */
 	struct net_link *link;		/* [n]: id -> j */
 	int64_t *timeout_in;		/* [n]: j -> id, unreliable timeout; -1 reliable */
 	/* the schedules (net.h): the windows of id -> j, then of j -> id, for each j */
@@ -134,8 +136,11 @@ int xchg_run_flows(struct xchg *x, int64_t step, int phase);
 void xchg_publish(struct xchg *x, int64_t step, int phase);
 uint32_t xchg_board_entries(size_t board_bytes);
 /* A tcp link's message as the receiver's simulation wants it (xchg_port.c): every unit
- * whole, a unit the link lost marked by its time (-2 - when it would have come). */
-void xchg_tcp_units(const struct net_link *l, struct xflow *f);
+ * whole, a unit the link lost marked by its time (-2 - when it would have come), a unit
+ * that arrived with the link's ECN mark (marks, net_send_marked) by its time plus
+ * XCHG_TCP_MARKED. */
+#define XCHG_TCP_MARKED ((int64_t)1 << 62)	/* virtual ns never reach it (146 years) */
+void xchg_tcp_units(const struct net_link *l, struct xflow *f, const uint64_t *marks);
 int xchg_tcp_setup(struct xpriv *p, const struct xchg_links *l, int n, int id);
 int xchg_apply_port(struct xchg *x, int64_t step, int phase);
 

@@ -160,7 +160,7 @@ static void apply_unit(struct xchg *x, int src, int u, uint32_t bytes, int64_t o
 		h->arrive = last;
 }
 
-void xchg_tcp_units(const struct net_link *l, struct xflow *f)
+void xchg_tcp_units(const struct net_link *l, struct xflow *f, const uint64_t *marks)
 {
 	struct xhdr *h = &f->h;
 	int64_t prev = h->depart + l->cfg.latency, tx;
@@ -169,6 +169,8 @@ void xchg_tcp_units(const struct net_link *l, struct xflow *f)
 		tx = net_serialise_ns(l, xhdr_unit_end(h, u) - (size_t)u * h->unit);
 		if (xchg_bit(f->bits, u)) {
 			prev = f->times[u];
+			if (xchg_bit(marks, u))
+				f->times[u] |= XCHG_TCP_MARKED;
 			continue;
 		}
 		prev += tx;	/* one unit after the one before it */
@@ -224,12 +226,14 @@ static int through_tcp(struct xchg *x)
 			return -ENOMEM;
 		for (int u = 0; u < f->h.nunits; u++) {
 			int64_t t = f->times[u];
+			bool marked = t >= 0 && (t & XCHG_TCP_MARKED);
 
 			if (!xchg_bit(f->bits, u))
 				continue;	/* not tcp: lost on its link */
-			p->tu[n++] = (struct tcp_unit){ .t = t <= -2 ? -2 - t : t, .idx = (uint32_t)u,
+			p->tu[n++] = (struct tcp_unit){ .t = t <= -2 ? -2 - t : t & ~XCHG_TCP_MARKED,
+				.idx = (uint32_t)u,
 				.bytes = (uint32_t)(xhdr_unit_end(&f->h, u) - (size_t)u * f->h.unit),
-				.src = (uint16_t)j, .lost_on_link = t <= -2 };
+				.src = (uint16_t)j, .lost_on_link = t <= -2, .marked_on_link = marked };
 		}
 	}
 	int rc = tcp_resolve(&p->port, p->conn, p->tu, n, &p->tcp_st);

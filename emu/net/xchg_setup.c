@@ -36,6 +36,7 @@ static int alloc_arrays(struct xpriv *p, int n)
 		{ (void **)&p->stats, nn * sizeof(struct xchg_link_stats) },
 		{ (void **)&p->stats_in, nn * sizeof(struct xchg_link_stats) },
 		{ (void **)&p->flip, (size_t)p->max_units * sizeof(int32_t) },
+		{ (void **)&p->marks, w * sizeof(uint64_t) },
 		{ (void **)&p->times_out, nn * (size_t)p->max_units * sizeof(int64_t) },
 		{ (void **)&p->times_in, nn * (size_t)p->max_units * sizeof(int64_t) },
 		{ (void **)&p->flips, nn * (size_t)p->max_units * sizeof(struct xflip) },

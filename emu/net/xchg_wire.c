@@ -53,7 +53,8 @@ static bool advance_run(struct xflow *f)
 
 /* On a ring, a message of one unit (every message, unless [net] unit = packet) is its
  * header alone: its bitmap is narrived and its arrival time is arrive, or -1 when lost,
- * as net_send leaves them (xchg_start_out checks).  The header is one cache line of the
+ * as net_send leaves them (xchg_start_out checks); on a tcp link its time follows, as the
+ * receiver's simulation needs it whole (xchg_tcp_units: lost or marked on the link).  The header is one cache line of the
  * ring (a message into an empty ring starts on one) where with them it took two: 64
  * workers move 8064 messages a step, most by reference (the header is all there is). */
 static size_t ring_bits_bytes(const struct xhdr *h)
@@ -61,9 +62,9 @@ static size_t ring_bits_bytes(const struct xhdr *h)
 	return h->nunits == 1 ? 0 : xhdr_bitmap_bytes(h);
 }
 
-static size_t ring_times_bytes(const struct xhdr *h)
+static size_t ring_times_bytes(const struct xflow *f)
 {
-	return h->nunits == 1 ? 0 : xhdr_times_bytes(h);
+	return f->h.nunits == 1 && !f->tcp ? 0 : xhdr_times_bytes(&f->h);
 }
 
 /* Receiver: a one-unit message's bitmap and time, from its header. */
@@ -71,7 +72,8 @@ static void one_unit(struct xflow *f)
 {
 	if (f->h.nunits == 1) {
 		f->bits[0] = f->h.narrived ? 1 : 0;
-		f->times[0] = f->h.narrived ? f->h.arrive : -1;
+		if (!f->tcp)
+			f->times[0] = f->h.narrived ? f->h.arrive : -1;
 	}
 }
 
@@ -93,7 +95,7 @@ static bool out_whole(struct xflow *f, struct notify *nt)
 	struct ring_vec v[4] = {
 		{ &f->h, sizeof(f->h) },
 		{ f->bits, ring_bits_bytes(&f->h) },
-		{ f->times, ring_times_bytes(&f->h) },
+		{ f->times, ring_times_bytes(f) },
 	};
 	int nv = 3;
 
@@ -140,7 +142,7 @@ bool xchg_out_progress(struct xflow *f, struct notify *nt)
 			f->stage = ST_TIMES;
 			f->off = 0;
 		} else if (f->stage == ST_TIMES) {
-			size_t tb = ring_times_bytes(&f->h);
+			size_t tb = ring_times_bytes(f);
 
 			k = ring_write(f->r, (const uint8_t *)f->times + f->off, tb - f->off, nt);
 			f->off += k;
@@ -283,7 +285,7 @@ static int in_whole(struct xchg *x, struct xflow *f, int64_t step, int phase)
 	struct ring_vec v[3] = {
 		{ &f->h, sizeof(f->h) },
 		{ f->bits, ring_bits_bytes(&f->h) },
-		{ f->times, ring_times_bytes(&f->h) },
+		{ f->times, ring_times_bytes(f) },
 	};
 
 	if (!ring_readv(f->r, v, 3, x->nt))
@@ -339,7 +341,7 @@ int xchg_in_progress(struct xchg *x, struct xflow *f, int64_t step, int phase)
 			f->stage = ST_TIMES;
 			f->off = 0;
 		} else if (f->stage == ST_TIMES) {
-			size_t tb = ring_times_bytes(&f->h);
+			size_t tb = ring_times_bytes(f);
 
 			k = ring_read(f->r, (uint8_t *)f->times + f->off, tb - f->off, nt);
 			f->off += k;
@@ -396,14 +398,15 @@ int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flag
 	memset(f, 0, sizeof(*f));
 	f->r = region_ring(x->rg, x->id, j);
 	f->peer = j;
+	f->tcp = p->link[j].cfg.transport == TRANSPORT_TCP;
 	f->bits = p->bits_out + (size_t)j * p->words;
 	f->times = p->times_out + (size_t)j * p->max_units;
 	f->flips = p->flips + (size_t)j * p->max_units;
 	f->iov = iov;
 	/* len <= max_msg was checked, so nunits <= max_units (sized for every model the link
 	 * may take), and the queue was sized for every link's limit: net_send cannot fail */
-	int rc = net_send(&p->link[j], &p->txq, len, step, phase, x->clock, f->bits, f->times,
-			  p->flip, &m);
+	int rc = net_send_marked(&p->link[j], &p->txq, len, step, phase, x->clock, f->bits,
+				 f->times, p->flip, p->marks, &m);
 
 	if (rc < 0 || m.nunits > p->max_units) {
 		snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: the network model "
@@ -427,8 +430,8 @@ int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flag
 			 (long long)m.last_arrival);
 		return -EPROTO;	/* one_unit would not give the receiver its time */
 	}
-	if (p->link[j].cfg.transport == TRANSPORT_TCP)
-		xchg_tcp_units(&p->link[j], f);
+	if (f->tcp)
+		xchg_tcp_units(&p->link[j], f, p->marks);
 	f->bitbytes = xhdr_bitmap_bytes(&f->h);
 	f->stage = ST_HDR;
 	by_reference(x, f, iov, len);
@@ -443,6 +446,7 @@ int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flag
 	st->units_duplicated += m.duplicated;
 	st->units_corrupted += m.corrupted;
 	st->units_overflow += m.overflow;
+	st->units_marked += m.marked;
 	st->bytes += bytes;
 	st->delay_sum_ns += m.delay_sum_ns;
 	x->bytes_sent += bytes;
@@ -458,6 +462,7 @@ void xchg_start_in(struct xchg *x, int j)
 	memset(f, 0, sizeof(*f));
 	f->r = region_ring(x->rg, j, x->id);
 	f->peer = j;
+	f->tcp = p->from[j].transport == TRANSPORT_TCP;	/* no event changes it */
 	f->bits = p->bits_in + (size_t)j * p->words;
 	f->times = p->times_in + (size_t)j * p->max_units;
 	f->buf = p->buf + (size_t)j * p->buf_stride;

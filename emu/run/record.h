@@ -58,6 +58,7 @@ struct rec_link {
 	uint64_t messages, units, units_dropped, retransmits;
 	uint64_t units_duplicated, units_corrupted, units_overflow;
 	uint64_t bytes_sent;
+	uint64_t units_marked;
 	double delay_sum_ns;
 	/* receiver */
 	uint64_t units_late, bytes_delivered;
@@ -97,6 +98,7 @@ static inline struct rec_link rec_link_out(int src, int dst, int64_t step,
 		.retransmits = st->retransmits, .units_duplicated = st->units_duplicated,
 		.units_corrupted = st->units_corrupted, .units_overflow = st->units_overflow,
 		.bytes_sent = st->bytes, .delay_sum_ns = st->delay_sum_ns,
+		.units_marked = st->units_marked,
 	};
 }
 

@@ -392,7 +392,7 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 	    csv_open(l, &l->net, "net.csv",
 		     "step,vtime_s,src,dst,messages,units,units_dropped,drop_rate,retransmits,"
 		     "bytes_sent,mean_delay_ms,bytes_delivered,units_late,units_duplicated,"
-		     "units_corrupted,units_overflow", err, errlen) < 0 ||
+		     "units_corrupted,units_overflow,units_marked", err, errlen) < 0 ||
 	    (c->run.worker_log &&
 	     csv_open(l, &l->workers, "workers.csv",
 		      "step,worker,vtime_s,loss,compute_s,bytes_sent,bytes_delivered,"
@@ -588,7 +588,7 @@ static int net_block(struct runlog *l, int64_t step, double vt)
 				continue;
 			uint64_t arrived = k->units - k->units_dropped;
 			fprintf(b.f, "%lld,%.9f,%d,%d,%llu,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,"
-				"%llu,%llu,%llu\n", (long long)step, vt,
+				"%llu,%llu,%llu,%llu\n", (long long)step, vt,
 				s, d, (unsigned long long)k->messages, (unsigned long long)k->units,
 				(unsigned long long)k->units_dropped,
 				k->units ? (double)k->units_dropped / (double)k->units : 0.0,
@@ -597,7 +597,8 @@ static int net_block(struct runlog *l, int64_t step, double vt)
 				(unsigned long long)r->bytes_delivered, (unsigned long long)r->units_late,
 				(unsigned long long)k->units_duplicated,
 				(unsigned long long)k->units_corrupted,
-				(unsigned long long)k->units_overflow);
+				(unsigned long long)k->units_overflow,
+				(unsigned long long)k->units_marked);
 		}
 	return block_write(l, &b, &l->net);
 }
