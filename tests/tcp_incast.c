@@ -2,8 +2,10 @@
  * transport (emu/net/tcp.h): N senders, each on its own link (RATE, DELAY) to one switch
  * port (RATE, BUFFER packets, DELAY to the receiver), each sending one block of SRU bytes
  * in packets of 1500 bytes on the wire (1458 of payload) over a connection that lives
- * for all rounds; a round starts when the last block of the one before is in, after
- * WARMUP unmeasured rounds.  Prints what the ns-3 program prints, for
+ * for all rounds; a round ends when the receiver has every block and every sender the ACK
+ * of its last unit, and the next one starts 1 ms later; WARMUP unmeasured rounds come
+ * first.  The connections start as ns-3's do after their handshake (the RTT sample of a
+ * SYN and SYN-ACK of 46 bytes).  Prints what the ns-3 program prints, for
  * tests/ns3_tcp_incast.test.sh:
  *   senders N goodput_mbps G round_ms T timeouts K retransmits X drops D
  * Usage: tcp_incast N RTO_MIN_NS [ROUNDS [WARMUP [SRU [RATE [DELAY_NS [BUFFER]]]]]] */
@@ -41,31 +43,44 @@ int main(int argc, char **argv)
 	if (!conn || !u)
 		return 2;
 	port_init(&p, &pc);
+	/* ns-3's handshake: SYN and SYN-ACK of 46 bytes over four hops give the first RTT
+	 * sample, the timer from it */
+	int64_t hs = 4 * (delay + port_tx_ns(rate, 46));
+
 	for (int s = 0; s < n; s++) {
-		/* ns-3's: an RTT sample from the handshake, the timer from it */
 		conn[s] = (struct tcp_conn){ .tcp = true, .cc = TCP_NEWRENO, .init_cwnd = 10,
-			.rto_init = rto_min, .rto_min = rto_min, .rto_max = 60000000000,
-			.max_retries = 1000, .rate = rate, .owd = delay, .ack_delay = 2 * delay };
+			.mss = mss, .hdr = hdr, .rto_init = rto_min, .rto_min = rto_min,
+			.rto_max = 60000000000, .granularity = TCP_GRANULARITY,
+			.max_retries = 1000, .rate = rate, .owd = delay,
+			.ack_delay = 2 * (delay + port_tx_ns(rate, hdr)) };
 		tcp_conn_start(&conn[s]);
+		conn[s].srtt = hs;
+		conn[s].rttvar = hs / 2;
+		conn[s].rto = hs + (hs * 2 > TCP_GRANULARITY ? hs * 2 : TCP_GRANULARITY);
+		if (conn[s].rto < rto_min)
+			conn[s].rto = rto_min;
 	}
-	int64_t start = 0, measured_from = 0;
+	int64_t start = 0, measured = 0;
 	uint64_t drops0 = 0;
 	struct tcp_stats st0 = { 0 };
 
 	for (int r = 0; r < warmup + rounds; r++) {
 		if (r == warmup) {
-			measured_from = start;
 			drops0 = p.st.drops;
 			st0 = st;
 		}
-		for (int s = 0; s < n; s++)
+		for (int s = 0; s < n; s++) {
+			int64_t t = start;
+
 			for (uint32_t j = 0; j < k; j++) {
 				uint32_t bytes = (j + 1 < k ? mss : (uint32_t)(sru - (long)mss * (k - 1))) + hdr;
 
 				/* back to back on its link from the round's start, if the window let it */
+				t += port_tx_ns(rate, bytes);
 				u[(size_t)s * k + j] = (struct tcp_unit){ .idx = j, .src = (uint16_t)s,
-					.bytes = bytes, .t = start + (int64_t)(j + 1) * port_tx_ns(rate, 1500) + delay };
+					.bytes = bytes, .t = t + delay };
 			}
+		}
 		if (tcp_resolve(&p, conn, u, (uint32_t)n * k, &st))
 			return 2;
 		int64_t end = start;
@@ -77,9 +92,12 @@ int main(int argc, char **argv)
 			}
 			end = u[i].out > end ? u[i].out : end;
 		}
-		start = end;
+		end += conn[0].ack_delay;	/* the last ACK back at its sender */
+		if (r >= warmup)
+			measured += end - start;
+		start = end + 1000000;	/* the next round 1 ms later, as the ns-3 program's */
 	}
-	double secs = (double)(start - measured_from) * 1e-9;
+	double secs = (double)measured * 1e-9;
 
 	printf("senders %d goodput_mbps %.1f round_ms %.3f timeouts %llu retransmits %llu drops "
 	       "%llu\n", n, (double)n * (double)sru * 8 * rounds / secs / 1e6, secs * 1e3 / rounds,

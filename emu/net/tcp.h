@@ -2,29 +2,42 @@
  * port (port.h): the flows into a worker ([net] transport = tcp, [topology] shape =
  * switch), simulated by that worker for each phase of the exchange.
  *
- * Each sender's flow to the worker is a connection that lives for the run: its window
- * and timer outlive a message.  A message's units (packets) go out as the window lets
- * them: at most cwnd units unacknowledged, the first ones at the times the link's model
- * gives them (net.h: the sender's queue, latency, jitter, loss), later ones when
- * acknowledgements open the window, serialised at the link's rate.  The receiver
- * acknowledges every unit at once, cumulatively (no delayed ACKs, no SACK); an ACK
- * reaches the sender ack_delay after it left.  The sender:
- *   newreno  slow start from init_cwnd to ssthresh, then one unit per window; three
- *            duplicate ACKs: fast retransmit, ssthresh = cwnd = half the flight (at
- *            least 2, the window inflated by 3 and by one per further duplicate), NewReno
- *            partial ACKs retransmit the next hole; a timeout: cwnd = 1, ssthresh = half
- *            the flight, go back to the first unacknowledged unit, the timer doubled
- *            (up to rto_max);
- *   dctcp    the same, and once per window of data: alpha = (1 - 1/16) alpha + 1/16 x
- *            the share of ACKs that echoed an ECN mark, cwnd = cwnd (1 - alpha / 2) when
- *            there was one (the port marks above its ecn threshold).
- * The timer: rto before the first RTT sample, then max(rto_min, srtt + 4 rttvar) (RFC
- * 6298, Karn: no sample from a retransmitted unit), at most rto_max.  After max_retries
- * timeouts in a row the connection gives up: the units not yet received are lost.
- * Retransmissions cross the link without the link's loss draws (those are the sender's,
- * drawn once per unit by net.h), and units the link lost are sent again as the port's
- * drops are.  Units of flows that are not tcp pass as in port_resolve (a reliable
- * link's units come back after its rto).
+ * Each sender's flow to the worker is a connection that lives for the run: its window,
+ * RTT estimate and timer outlive a message.  The sender follows ns-3's TcpSocketBase
+ * (3.37) with SACK off, classic fast recovery and limited transmit, which
+ * tests/ns3_tcp_incast.test.sh checks packet for packet:
+ *   window   in bytes of payload (a unit's bytes less hdr); a unit goes out while cwnd
+ *            exceeds the bytes in flight (sent, less those duplicate ACKs showed to
+ *            have left and those marked lost, plus those resent), a whole unit at a
+ *            time unless it is the message's last;
+ *   newreno  slow start from init_cwnd units by one mss per ACK that acknowledges new
+ *            data, then by max(1, mss^2 / cwnd) bytes per such ACK; the third duplicate
+ *            ACK (or, before it, one that shows a later unit lost): fast retransmit of
+ *            the first unacknowledged unit, ssthresh = cwnd = max(2 mss, (flight + mss)
+ *            / 2), each duplicate counting one unit as arrived; partial ACKs resend the
+ *            next hole; recovery ends at an ACK past the highest unit sent when it began;
+ *            on each of the first two duplicates, one new unit (limited transmit);
+ *   timeout  every unit in flight counts as lost, ssthresh = max(2 mss, flight / 2),
+ *            cwnd = mss, the timer doubled (up to rto_max); units go out again from the
+ *            first unacknowledged one as ACKs open the window, duplicates ignored
+ *            until an ACK passes the highest unit sent before the timeout;
+ *   dctcp    newreno, and once per window of data: alpha = (1 - 1/16) alpha + 1/16 x
+ *            the share of acknowledged bytes whose ACK echoed an ECN mark, cwnd = cwnd
+ *            (1 - alpha / 2) when there was one (RFC 8257; the port marks above its ecn
+ *            threshold, a link with netem's ecn instead of a loss).
+ * The timer (RFC 6298): rto_init before the first RTT sample, then max(rto_min, srtt +
+ * max(granularity, 4 rttvar)), at most rto_max; a sample per ACK from the oldest unit it
+ * acknowledges, never from a resent unit nor from one sent before the last timeout;
+ * re-armed by every ACK of new data (in recovery only by the first partial one).  After
+ * max_retries timeouts in a row the connection gives up: the units not yet received are
+ * lost.  The receiver acknowledges every unit at once, cumulatively; an ACK reaches the
+ * sender ack_delay after it left.  A sender's link sends one unit at a time at its rate,
+ * the others wait their turn; a message's first units leave at the times the link's
+ * model gives them (net.h: the sender's queue, latency, jitter, loss), and resends cross
+ * the link without its loss draws (drawn once per unit by net.h).  Events at one instant
+ * run in the order they were scheduled, as in a discrete-event simulator.  Units of flows
+ * that are not tcp pass as in port_resolve (a reliable link's units come back after its
+ * rto).
  */
 #ifndef EMU_TCP_H
 #define EMU_TCP_H
@@ -35,20 +48,26 @@
 
 enum tcp_cc { TCP_NEWRENO, TCP_DCTCP };
 
+#define TCP_GRANULARITY 1000000	/* ns: the timer's clock (ns-3's default, Linux at HZ 1000) */
+
 /* One sender's connection: its model, and the state that outlives a message. */
 struct tcp_conn {
 	/* model */
 	bool tcp;		/* false: units pass without a window (resend below) */
 	enum tcp_cc cc;
-	uint32_t init_cwnd;
-	int64_t rto_init, rto_min, rto_max;
+	uint32_t init_cwnd;	/* units */
+	uint32_t mss;		/* payload bytes of a full unit */
+	uint32_t hdr;		/* bytes of a unit that are not payload (headers) */
+	int64_t rto_init, rto_min, rto_max, granularity;
 	int max_retries;	/* tcp: timeouts in a row; else resends of a unit */
 	bool reliable;		/* not tcp: a dropped unit comes back after rto */
 	uint64_t rate;		/* the link's bit/s, for the window's units (0: at once) */
 	int64_t owd;		/* sender to port, past its queue: the link's latency */
 	int64_t ack_delay;	/* receiver to sender */
 	/* state */
-	double cwnd, ssthresh, alpha;
+	uint64_t cwnd, ssthresh;	/* bytes */
+	uint64_t acked_rest;	/* acknowledged bytes short of a whole mss, carried on */
+	double alpha;
 	int64_t srtt, rttvar, rto;	/* srtt < 0: no sample yet */
 };
 

@@ -199,8 +199,9 @@ int xchg_tcp_setup(struct xpriv *p, const struct xchg_links *l, int n, int id)
 		p->conn[j] = (struct tcp_conn){
 			.tcp = c->transport == TRANSPORT_TCP,
 			.cc = c->cc == CC_DCTCP ? TCP_DCTCP : TCP_NEWRENO,
-			.init_cwnd = (uint32_t)c->init_cwnd, .rto_init = c->rto,
-			.rto_min = c->rto_min, .rto_max = c->rto_max, .max_retries = c->max_retries,
+			.init_cwnd = (uint32_t)c->init_cwnd, .mss = (uint32_t)c->mtu,
+			.rto_init = c->rto, .rto_min = c->rto_min, .rto_max = c->rto_max,
+			.granularity = TCP_GRANULARITY, .max_retries = c->max_retries,
 			.reliable = c->transport == TRANSPORT_RELIABLE,
 			.rate = (uint64_t)(c->bandwidth + 0.5), .owd = c->latency,
 			/* back: this worker's link to the switch, the switch's port to j */

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include "emu/cfg/cfg.h"
 
-#define CKPT_VERSION 3	/* 3: the manifest holds ports.csv's size */
+#define CKPT_VERSION 4	/* 4: links count ECN marks, tcp windows in bytes */
 #define CKPT_DIR "ckpt"
 #define CKPT_LOGS 5		/* train.csv, eval.csv, net.csv, workers.csv, ports.csv */
 

@@ -5,8 +5,12 @@
 // router), each hold one persistent TCP NewReno connection to one receiver
 // behind the switch. A "round" (a synchronized read) starts with every sender
 // handing SRU bytes to its socket at the same instant; it ends when the
-// receiver has read all N * SRU bytes, and the next round starts at that
-// instant. The switch's egress device toward the receiver has a DropTailQueue
+// receiver has read all N * SRU bytes and every sender has the ACK of its last
+// byte, and the next round starts --gap (1 ms) later, when the late copies
+// of a go-back-N resend and their ACKs are gone (a connection's events do not
+// spill into the next round: so emu's tcp transport, which resolves each phase
+// of an exchange on its own, sees the same rounds; round times leave the gaps
+// out). The switch's egress device toward the receiver has a DropTailQueue
 // of B packets and no queue disc (same topology as incast.cc). Prints
 //   senders N goodput_mbps G round_ms T timeouts K retransmits X drops D
 // where T is the mean round time, G = N * SRU * 8 / T (so the total bytes
@@ -23,7 +27,9 @@
 //
 // --verbose prints each round's time and the senders' RTOs at its start, and
 // cross-checks (CongState entries into CA_LOSS, drops elsewhere, the largest
-// packet at the port); --trace prints every timeout and every port drop.
+// packet at the port); --trace prints every timeout, port drop, data segment sent (tx or
+// retx), ACK received and congestion-state change, one line each, to compare
+// two runs event by event.
 // Deterministic: no random variables are used.
 //
 // TCP settings (see main for the attribute names):
@@ -69,7 +75,7 @@ static bool g_counting;
 static uint64_t g_timeouts, g_loss_entries, g_retransmits, g_port_drops, g_other_drops;
 static uint64_t g_port_tc_drops, g_port_queue_drops; // the two parts of g_port_drops
 static uint64_t g_data_packets, g_max_wire, g_bad_wire;
-static bool g_trace; // --trace: one stderr line per timeout and per port drop
+static bool g_trace; // --trace: one stderr line per event (see the top)
 static uint32_t g_round;
 
 // NewReno that counts retransmission timeouts and does nothing else.
@@ -127,6 +133,7 @@ struct Sender
     SequenceNumber32 high{0};    // end of the highest data byte sent so far
     bool sent_any = false;
     Time rto;                    // latest RTO value (RTO trace)
+    uint32_t acked = 0;          // highest ACK received (HighestRxAck trace)
 };
 
 static std::vector<Sender> g_snd;
@@ -134,7 +141,7 @@ static std::map<uint32_t, uint32_t> g_sender_of; // IPv4 address -> sender
 static uint32_t g_n, g_sru, g_rounds, g_warmup;
 static uint32_t g_connected, g_accepted;
 static uint64_t g_rx_bytes; // bytes read in the current round
-static Time g_round_start;
+static Time g_round_start, g_gap;
 static std::vector<double> g_round_s;
 static bool g_verbose;
 
@@ -174,7 +181,7 @@ StartRound()
         std::fprintf(stderr, "round %u starts at %.6f s; RTOs (ms):", g_round,
                      g_round_start.GetSeconds());
         for (auto& s : g_snd)
-            std::fprintf(stderr, " %.3f", s.rto.GetSeconds() * 1e3);
+            std::fprintf(stderr, " %.6f", s.rto.GetSeconds() * 1e3);
         std::fprintf(stderr, "\n");
     }
     // All senders at the same instant, in index order.
@@ -185,6 +192,41 @@ StartRound()
     }
 }
 
+// The round is over when the receiver has every byte and every sender the ACK of its
+// last one (data starts at sequence number 1).
+static void
+MaybeEndRound()
+{
+    if (g_rx_bytes != (uint64_t)g_n * g_sru)
+        return;
+    for (auto& s : g_snd)
+        if (s.acked != 1 + g_round * g_sru)
+            return;
+    Time t = Simulator::Now() - g_round_start;
+    if (g_round > g_warmup)
+        g_round_s.push_back(t.GetSeconds());
+    if (g_verbose)
+        std::fprintf(stderr,
+                     "round %u%s: %.6f ms\n",
+                     g_round,
+                     g_round > g_warmup ? "" : " (warm-up)",
+                     t.GetSeconds() * 1e3);
+    if (g_round < g_warmup + g_rounds)
+        Simulator::Schedule(g_gap, &StartRound);
+    else
+    {
+        g_counting = false;
+        Simulator::Stop();
+    }
+}
+
+static void
+Acked(uint32_t i, SequenceNumber32, SequenceNumber32 now)
+{
+    g_snd[i].acked = now.GetValue();
+    MaybeEndRound();
+}
+
 static void
 Receive(Ptr<Socket> s)
 {
@@ -192,29 +234,10 @@ Receive(Ptr<Socket> s)
     while ((p = s->Recv()))
     {
         g_rx_bytes += p->GetSize();
-        uint64_t want = (uint64_t)g_n * g_sru;
-        if (g_rx_bytes > want)
+        if (g_rx_bytes > (uint64_t)g_n * g_sru)
             NS_FATAL_ERROR("received more than N * SRU bytes in round " << g_round);
-        if (g_rx_bytes == want)
-        {
-            Time t = Simulator::Now() - g_round_start;
-            if (g_round > g_warmup)
-                g_round_s.push_back(t.GetSeconds());
-            if (g_verbose)
-                std::fprintf(stderr,
-                             "round %u%s: %.6f ms\n",
-                             g_round,
-                             g_round > g_warmup ? "" : " (warm-up)",
-                             t.GetSeconds() * 1e3);
-            if (g_round < g_warmup + g_rounds)
-                Simulator::ScheduleNow(&StartRound);
-            else
-            {
-                g_counting = false;
-                Simulator::Stop();
-            }
-        }
     }
+    MaybeEndRound();
 }
 
 static void
@@ -261,7 +284,13 @@ TcpTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBa
     {
         if (g_counting)
             g_retransmits++;
+        if (g_trace)
+            std::fprintf(stderr, "retx round %u ns %lld sender %u seq %u\n", g_round,
+                         (long long)Simulator::Now().GetNanoSeconds(), i, seq.GetValue());
     }
+    if (g_trace && !(s.sent_any && seq < s.high))
+        std::fprintf(stderr, "tx round %u ns %lld sender %u seq %u\n", g_round,
+                     (long long)Simulator::Now().GetNanoSeconds(), i, seq.GetValue());
     if (!s.sent_any || seq + sz > s.high)
         s.high = seq + sz;
     s.sent_any = true;
@@ -271,6 +300,22 @@ static void
 RtoChange(uint32_t i, Time, Time now)
 {
     g_snd[i].rto = now;
+}
+
+static void
+AckRx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (g_trace)
+        std::fprintf(stderr, "ack round %u ns %lld sender %u ack %u\n", g_round,
+                     (long long)Simulator::Now().GetNanoSeconds(), i, h.GetAckNumber().GetValue());
+}
+
+static void
+CongStateI(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (g_trace)
+        std::fprintf(stderr, "state round %u ns %lld sender %u %d\n", g_round,
+                     (long long)Simulator::Now().GetNanoSeconds(), i, (int)now);
 }
 
 static void
@@ -355,6 +400,7 @@ main(int argc, char** argv)
     Time delay = MicroSeconds(25);
     Time rto_min = MilliSeconds(200);
     Time granularity = MilliSeconds(1);
+    Time gap = MilliSeconds(1);
     bool sack = false, timestamps = false;
 
     CommandLine cmd(__FILE__);
@@ -368,7 +414,8 @@ main(int argc, char** argv)
                  "TcpSocket::SegmentSize; 0: 1500 bytes on the wire (1458, or 1446 with "
                  "--timestamps)",
                  segment);
-    cmd.AddValue("rounds", "synchronized reads, back to back", rounds);
+    cmd.AddValue("rounds", "synchronized reads, --gap apart", rounds);
+    cmd.AddValue("gap", "idle time between rounds", gap);
     cmd.AddValue("warmup", "unmeasured synchronized reads before the --rounds", warmup);
     cmd.AddValue("delack", "TcpSocket::DelAckCount (1: ACK every segment)", delack);
     cmd.AddValue("init-cwnd", "TcpSocket::InitialCwnd, segments", init_cwnd);
@@ -376,8 +423,9 @@ main(int argc, char** argv)
     cmd.AddValue("sack", "TcpSocketBase::Sack", sack);
     cmd.AddValue("timestamps", "TcpSocketBase::Timestamp", timestamps);
     cmd.AddValue("verbose", "per-round times and RTOs, cross-checks, on stderr", g_verbose);
-    cmd.AddValue("trace", "one stderr line per timeout and per drop at the port", g_trace);
+    cmd.AddValue("trace", "one stderr line per timeout, drop, segment, ACK, state", g_trace);
     cmd.Parse(argc, argv);
+    g_gap = gap;
     // PPP 2 + IPv4 20 + TCP 20, and 12 bytes of timestamp option (10, padded
     // to 12) on every segment when timestamps are on.
     if (segment == 0)
@@ -485,6 +533,9 @@ main(int argc, char** argv)
         s->SetSendCallback(MakeBoundCallback(&SendSpace, i));
         if (!s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&TcpTx, i)) ||
             !s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoChange, i)) ||
+            !s->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&Acked, i)) ||
+            !s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&AckRx, i)) ||
+            !s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongStateI, i)) ||
             !s->TraceConnectWithoutContext("CongState", MakeCallback(&CongState)))
             NS_FATAL_ERROR("cannot trace sender " << i);
         // Staggered 10 us apart so that the SYNs never queue at the port.
