@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 					.bytes = bytes, .t = t + delay };
 			}
 		}
-		if (tcp_resolve(&p, conn, u, (uint32_t)n * k, &st))
+		if (tcp_resolve(&p, NULL, conn, u, (uint32_t)n * k, &st))
 			return 2;
 		int64_t end = start;
 

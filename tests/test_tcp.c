@@ -2,7 +2,8 @@
  * holds units back until ACKs come, a loss repaired by three duplicate ACKs and one at
  * the tail by the timer, a synchronized incast whose goodput collapses with a 200 ms
  * minimum timeout and holds with 1 ms, DCTCP keeping the queue below the buffer
- * where NewReno overflows it, and DCTCP cutting its window on its link's ECN marks. */
+ * where NewReno overflows it, DCTCP cutting its window on its link's ECN marks, and
+ * routes of more than one port. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,7 +50,7 @@ static void test_window(void **state)
 	(void)state;
 	port_init(&p, &pc);
 	fill(u, 1, 30, 0);
-	assert_int_equal(tcp_resolve(&p, &c, u, 30, &st), 0);
+	assert_int_equal(tcp_resolve(&p, NULL, &c, u, 30, &st), 0);
 	for (int j = 0; j < 10; j++)	/* port: 12 us each, from its own time */
 		assert_int_equal(u[j].out, u[j].t + T1500 + 25000);
 	int64_t ack0 = u[0].out + 50000;
@@ -76,7 +77,7 @@ static void test_repair(void **state)
 	port_init(&p, &pc);
 	fill(u, 1, 20, 0);
 	u[4].lost_on_link = true;
-	assert_int_equal(tcp_resolve(&p, &c, u, 20, &st), 0);
+	assert_int_equal(tcp_resolve(&p, NULL, &c, u, 20, &st), 0);
 	for (int j = 0; j < 20; j++)
 		assert_true(u[j].out > 0);
 	assert_int_equal(st.fast_retransmits, 1);
@@ -87,7 +88,7 @@ static void test_repair(void **state)
 	c = conn_of(1000000, TCP_NEWRENO);
 	fill(u, 1, 20, 10000000);
 	u[19].lost_on_link = true;
-	assert_int_equal(tcp_resolve(&p, &c, u, 20, &st), 0);
+	assert_int_equal(tcp_resolve(&p, NULL, &c, u, 20, &st), 0);
 	assert_int_equal(st.fast_retransmits, 0);
 	assert_int_equal(st.timeouts, 1);
 	assert_true(u[19].out > u[18].out + 1000000 - 100000);	/* about an rto later */
@@ -114,7 +115,7 @@ static double goodput(int n, int64_t rto_min, enum tcp_cc cc, uint64_t ecn, uint
 		if (r == 1)
 			drops0 = p.st.drops;	/* the first round's initial windows */
 		fill(u, n, 45, t0);
-		assert_int_equal(tcp_resolve(&p, c, u, (uint32_t)n * 45, &st), 0);
+		assert_int_equal(tcp_resolve(&p, NULL, c, u, (uint32_t)n * 45, &st), 0);
 		for (int i = 0; i < n * 45; i++) {
 			assert_true(u[i].out > 0);
 			t0 = u[i].out > t0 ? u[i].out : t0;
@@ -175,7 +176,7 @@ static void test_link_marks(void **state)
 			fill(u, 1, 200, 0);
 			for (int j = 0; j < 200; j++)
 				u[j].marked_on_link = marked && j % 4 == 0;
-			assert_int_equal(tcp_resolve(&p, &c, u, 200, &st), 0);
+			assert_int_equal(tcp_resolve(&p, NULL, &c, u, 200, &st), 0);
 			for (int j = 0; j < 200; j++)
 				assert_true(u[j].out > 0);	/* marked, not lost */
 			assert_int_equal(st.retransmits, 0);
@@ -190,6 +191,48 @@ static void test_link_marks(void **state)
 	assert_true(cwnd[1][1] < cwnd[1][0] / 2);
 }
 
+/* Routes (the hosts' fabric): a route of the one port is that port; a first port with no
+ * rate and no latency changes nothing; a second port that is the slow one drops as the
+ * lone port did, and the units it drops are repaired. */
+static void test_routes(void **state)
+{
+	struct port_cfg fast = { 0 };
+	struct port_cfg slow = { .rate = GBIT, .latency = 25000, .buffer_units = 32 };
+	struct port ports[2];
+	struct tcp_conn c[8];
+	struct tcp_unit lone[8 * 45], one[8 * 45], two[8 * 45];
+	struct tcp_route r1[8], r2[8];
+	struct tcp_stats st = { 0 };
+	uint64_t drops[3];
+
+	(void)state;
+	for (int v = 0; v < 3; v++) {
+		struct tcp_unit *u = v == 0 ? lone : v == 1 ? one : two;
+
+		port_init(&ports[0], v == 2 ? &fast : &slow);
+		port_init(&ports[1], &slow);
+		for (int s = 0; s < 8; s++) {
+			c[s] = conn_of(1000000, TCP_NEWRENO);
+			r1[s] = (struct tcp_route){ .npath = 1, .path = { 0 } };
+			r2[s] = (struct tcp_route){ .npath = 2, .path = { 0, 1 } };
+		}
+		fill(u, 8, 45, 0);
+		assert_int_equal(tcp_resolve(ports, v == 0 ? NULL : v == 1 ? r1 : r2, c, u, 8 * 45,
+					     &st), 0);
+		drops[v] = ports[v == 2].st.drops;
+		port_free(&ports[0]);
+		port_free(&ports[1]);
+	}
+	assert_true(drops[0] > 0);
+	assert_int_equal(drops[1], drops[0]);
+	assert_int_equal(drops[2], drops[0]);
+	for (int i = 0; i < 8 * 45; i++) {
+		assert_true(lone[i].out > 0);
+		assert_int_equal(one[i].out, lone[i].out);
+		assert_int_equal(two[i].out, lone[i].out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_incast),
 		cmocka_unit_test(test_dctcp),
 		cmocka_unit_test(test_link_marks),
+		cmocka_unit_test(test_routes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

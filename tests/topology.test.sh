@@ -4,7 +4,8 @@
 # links delivered, so less arrives and, on a reliable transport, the resends take
 # virtual time; two runs of each are byte-identical (the port is resolved in virtual-time
 # order, whatever order the processes ran in); a run stopped at a checkpoint and resumed
-# is the run done in one go.  Then tcp, hosts (below), and every topology preset twice.
+# is the run done in one go.  Then tcp, hosts and tcp through them (below), and every
+# topology preset twice.
 # env: EMU, SRCDIR, BUILD
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
@@ -85,6 +86,24 @@ want="gpu0.in gpu1.in gpu2.in gpu3.in gpu4.in gpu5.in gpu6.in gpu7.in host0.down
 [ "$names" = "$want" ] || fail "hosts: ports.csv names '$names'"
 awk -F, '$3 ~ /^leaf/ { d += $6 } END { exit !(d > 0) }' "$T/hosts/ports.csv" ||
 	fail "hosts: the oversubscribed leaves dropped nothing"
+# tcp through the hosts' fabric: every worker simulates every connection; everything
+# arrives, twice the same, a resumed run the run in one go (all connections in the
+# checkpoint), and the leaves' uplinks drop what the connections then resend
+{ run htcp $h net.transport=tcp data.dim=512; run htcp2 $h net.transport=tcp data.dim=512; }
+run htpart $h net.transport=tcp data.dim=512 train.max_steps=30 run.checkpoint_every=30
+"$EMU" compare "$T/htcp" "$T/htcp2" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "hosts, tcp: two runs differ"; }
+"$EMU" resume "$T/htpart" train.max_steps=60 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "hosts, tcp: resume"; }
+"$EMU" compare "$T/htcp" "$T/htpart" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "hosts, tcp: resumed run differs"; }
+cmp -s "$T/htcp/ports.csv" "$T/htpart/ports.csv" || fail "hosts, tcp: the resumed run's ports.csv differs"
+[ "$(last htcp bytes_delivered)" -eq "$(last htcp bytes_sent)" ] ||
+	fail "hosts, tcp: $(last htcp bytes_delivered) bytes delivered of $(last htcp bytes_sent)"
+awk -F, '$3 ~ /^leaf/ { d += $6 } END { exit !(d > 0) }' "$T/htcp/ports.csv" ||
+	fail "hosts, tcp: the oversubscribed leaves dropped nothing"
+# tcp needs ports to run through: refused without a shape, naming the key's line
+rc=0
+"$EMU" check "$T/s.ini" net.transport=tcp topology.shape=none >/dev/null 2>"$T/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "net.transport = tcp with topology.shape = none" "$T/err" ||
+	fail "tcp without a shape: exit $rc, $(cat "$T/err")"
 # a crash would leave a worker's copy of the shared ports behind: refused
 rc=0
 "$EMU" check "$T/s.ini" $h 'event c.kind=crash' 'event c.at=10' 'event c.workers=3' \

@@ -136,7 +136,7 @@
 	X(net, transport, ENUM, cfg_transport_names, "unreliable", 0, 0, 0, \
 	  "unreliable: lost units are gone; reliable: lost units are resent after rto; tcp: " \
 	  "a window that reacts to congestion, resends on duplicate ACKs and timeouts " \
-	  "(needs topology.shape = switch)") \
+	  "(needs a topology.shape: switch or hosts)") \
 	X(net, timeout, DURATION, 0, "10ms", 1, 60e9, 0, \
 	  "unreliable: how long a receiver waits before it gives up on a unit; no shorter " \
 	  "than the earliest a unit can arrive (latency less what jitter can take off)") \

@@ -679,7 +679,8 @@ void cfg_defaults(struct cfg *c)
 		cfg_worker_default(&c->worker[w]);
 }
 
-/* [topology] shape = hosts: the fabric, and how every link's sender resends. */
+/* [topology] shape = hosts: the fabric, and how every link's sender resends (or its
+ * connection, tcp). */
 static void cfg_fabric(const struct cfg *c, struct xchg_links *out)
 {
 	const int hpl = c->topology.hosts_per_leaf;
@@ -705,7 +706,10 @@ static void cfg_fabric(const struct cfg *c, struct xchg_links *out)
 			cfg_link_net(c, s, d, &m);
 			out->resend[s][d] = (struct xchg_resend){
 				.reliable = m.transport == TRANSPORT_RELIABLE,
-				.max_retries = m.max_retries, .rto = m.rto, .rto_max = m.rto_max };
+				.max_retries = m.max_retries, .rto = m.rto, .rto_max = m.rto_max,
+				.tcp = m.transport == TRANSPORT_TCP, .cc = (uint8_t)m.cc,
+				.init_cwnd = m.init_cwnd, .mtu = m.mtu, .rto_min = m.rto_min,
+				.latency = m.latency, .bandwidth = m.bandwidth };
 		}
 }
 

@@ -619,12 +619,11 @@ static int check_link_model(struct loader *L, const struct scope *s)
 		r = -EINVAL;
 	if (check_distribution(L, s) || check_slot(L, s) || check_traces(L, s))
 		return -EINVAL;
-	/* the window is simulated by the receiver, at its switch port (emu/net/tcp.h) */
-	if (n->transport == TRANSPORT_TCP && L->c->topology.shape != SHAPE_SWITCH)
+	/* the window is simulated through the switches' ports (emu/net/tcp.h) */
+	if (n->transport == TRANSPORT_TCP && L->c->topology.shape == SHAPE_NONE)
 		return cfg_fail(L, scope_loc(L, s, CFG_NETK_transport), "%s.transport = tcp "
-				"with topology.shape = %s; expected topology.shape = switch (the "
-				"port toward a worker carries its connections)", s->label,
-				cfg_shape_names[L->c->topology.shape]);
+				"with topology.shape = none; expected topology.shape = switch or "
+				"hosts (the ports carry its connections)", s->label);
 	if (n->transport == TRANSPORT_UNRELIABLE && n->timeout < cfg_earliest_delay(n)) {
 		char e[32], how[160];
 

@@ -118,22 +118,32 @@ void fabric_free(struct fabric *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static void set_path(const struct fabric *f, struct fabric_unit *u)
+int fabric_path(const struct fabric *f, int src, int dst, uint16_t path[FABRIC_MAX_HOPS])
 {
-	int hs = fabric_host(f, u->src), hd = fabric_host(f, u->dst);
-	int ls = fabric_leaf(f, u->src), ld = fabric_leaf(f, u->dst);
+	int hs = fabric_host(f, src), hd = fabric_host(f, dst);
+	int ls = fabric_leaf(f, src), ld = fabric_leaf(f, dst);
 	int k = 0;
 
 	if (hs != hd) {
-		u->path[k++] = (uint16_t)fabric_port(f, FAB_HOST_UP, hs);
+		path[k++] = (uint16_t)fabric_port(f, FAB_HOST_UP, hs);
 		if (ls != ld) {
-			u->path[k++] = (uint16_t)fabric_port(f, FAB_LEAF_UP, ls);
-			u->path[k++] = (uint16_t)fabric_port(f, FAB_LEAF_DOWN, ld);
+			path[k++] = (uint16_t)fabric_port(f, FAB_LEAF_UP, ls);
+			path[k++] = (uint16_t)fabric_port(f, FAB_LEAF_DOWN, ld);
 		}
-		u->path[k++] = (uint16_t)fabric_port(f, FAB_HOST_DOWN, hd);
+		path[k++] = (uint16_t)fabric_port(f, FAB_HOST_DOWN, hd);
 	}
-	u->path[k++] = (uint16_t)fabric_port(f, FAB_GPU_IN, u->dst);
-	u->npath = (uint8_t)k;
+	path[k++] = (uint16_t)fabric_port(f, FAB_GPU_IN, dst);
+	return k;
+}
+
+int64_t fabric_path_latency(const struct fabric *f, int src, int dst)
+{
+	uint16_t path[FABRIC_MAX_HOPS];
+	int64_t sum = 0;
+
+	for (int k = fabric_path(f, src, dst, path); k-- > 0;)
+		sum += f->port[path[k]].cfg.latency;
+	return sum;
 }
 
 /* A unit's place in the heap at one instant: (src, dst, idx) */
@@ -153,7 +163,7 @@ int fabric_resolve(struct fabric *f, struct fabric_unit *u, uint32_t n, fabric_r
 	for (uint32_t i = 0; i < n; i++) {
 		bool ours = false;
 
-		set_path(f, &u[i]);
+		u[i].npath = (uint8_t)fabric_path(f, u[i].src, u[i].dst, u[i].path);
 		u[i].hop = 0;
 		u[i].attempts = 1;
 		u[i].out = -1;

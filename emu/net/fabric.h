@@ -41,6 +41,8 @@ struct fabric_cfg {
 	uint64_t buffer_units, buffer_bytes, ecn_bytes;	/* every switch port */
 };
 
+#define FABRIC_MAX_HOPS 5
+
 /* A unit through the fabric.  In: t (at the end of its link), bytes, src, dst, idx.
  * Out: out (at its GPU, or -1 lost or not followed), attempts. */
 struct fabric_unit {
@@ -50,7 +52,7 @@ struct fabric_unit {
 	uint32_t idx;
 	uint8_t hop;		/* the port of its path it reaches at t */
 	uint8_t npath;
-	uint16_t path[5];	/* port indices */
+	uint16_t path[FABRIC_MAX_HOPS];	/* port indices */
 	uint32_t attempts;
 	int64_t out;
 };
@@ -76,6 +78,10 @@ void fabric_free(struct fabric *f);
 int fabric_port(const struct fabric *f, enum fabric_kind k, int i);
 void fabric_port_name(const struct fabric *f, int port, char *buf, int len);
 int fabric_host(const struct fabric *f, int worker);
+/* The ports from src's link to dst, in order: their number. */
+int fabric_path(const struct fabric *f, int src, int dst, uint16_t path[FABRIC_MAX_HOPS]);
+/* The sum of their latencies (what an ACK takes back, not queueing). */
+int64_t fabric_path_latency(const struct fabric *f, int src, int dst);
 int fabric_leaf(const struct fabric *f, int worker);
 
 /* Every unit of u[0..n) through its path; resend(ctx, src, dst, k) the wait before the

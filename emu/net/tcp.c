@@ -29,8 +29,11 @@ enum {
 
 struct ev {
 	int64_t t;
-	uint16_t src;
-	uint8_t type, flag;	/* flag: an ACK's ECN echo; a unit's first transmission */
+	uint32_t src;
+	uint8_t type;
+	bool first, ce;		/* a unit's first transmission, its ECN mark so far; an
+				 * ACK's ECN echo (ce) */
+	uint8_t hop;		/* a unit's port on its route */
 	uint32_t a;		/* a unit (port, link), an ack number (ACK), a generation (RTO) */
 };
 
@@ -60,13 +63,14 @@ struct qent {
 };
 
 struct sim {
-	struct port *p;
+	struct port *ports;
+	const struct tcp_route *route;
 	struct tcp_conn *conn;
 	struct tcp_unit *u;
 	struct tcp_stats *st;
 	struct flow *f;			/* [by src] */
 	uint8_t *fl;			/* [n] U_* */
-	uint32_t *tries;		/* [n] attempts, for units without a window */
+	uint32_t *tries;		/* [n] resends, for units without a window */
 	int64_t *sent_at;		/* [n] its first transmission, for the RTT sample */
 	uint64_t *before;		/* [n] payload bytes of its message before it */
 	struct qent *q;			/* the links' waiting units */
@@ -81,17 +85,18 @@ struct sim {
  * order. */
 static int push(struct sim *s, struct ev e)
 {
-	return vheap_push(&s->h, e.t, s->seq++, (uint64_t)e.a << 20 | (uint64_t)e.flag << 19 |
-			  (uint64_t)e.src << 3 | e.type);
+	return vheap_push(&s->h, e.t, s->seq++, (uint64_t)e.a << 32 | (uint64_t)e.src << 8 |
+			  (uint64_t)e.hop << 5 | (uint64_t)e.ce << 4 | (uint64_t)e.first << 3 |
+			  e.type);
 }
 
 static struct ev pop(struct sim *s)
 {
 	struct vheap_ent x = vheap_pop(&s->h);
 
-	return (struct ev){ .t = x.t, .type = (uint8_t)(x.val & 7),
-			    .src = (uint16_t)(x.val >> 3), .flag = (uint8_t)(x.val >> 19 & 1),
-			    .a = (uint32_t)(x.val >> 20) };
+	return (struct ev){ .t = x.t, .type = (uint8_t)(x.val & 7), .first = x.val >> 3 & 1,
+			    .ce = x.val >> 4 & 1, .hop = (uint8_t)(x.val >> 5 & 7),
+			    .src = (uint32_t)(x.val >> 8 & 0xffffff), .a = (uint32_t)(x.val >> 32) };
 }
 
 void tcp_conn_start(struct tcp_conn *c)
@@ -128,13 +133,13 @@ static int transmit_start(struct sim *s, int src, uint32_t i, int64_t t)
 
 	s->f[src].busy = true;
 	s->fl[i] |= U_ONLINK;
-	rc = push(s, (struct ev){ .t = t + tx, .src = (uint16_t)src, .type = EV_TC });
+	rc = push(s, (struct ev){ .t = t + tx, .src = (uint32_t)src, .type = EV_TC });
 	if (rc || (first && x->lost_on_link))
 		return rc;	/* the link took it: the receiver never sees it */
 	if (first && x->t > arrive)
 		arrive = x->t;
-	return push(s, (struct ev){ .t = arrive, .src = (uint16_t)src, .type = EV_PORT,
-				    .flag = first, .a = i });
+	return push(s, (struct ev){ .t = arrive, .src = (uint32_t)src, .type = EV_PORT,
+				    .first = first, .a = i });
 }
 
 static int link_send(struct sim *s, int src, uint32_t i, int64_t t)
@@ -183,7 +188,7 @@ static int arm(struct sim *s, int src, int64_t now)
 
 	f->gen++;
 	f->timer_on = true;
-	return push(s, (struct ev){ .t = now + s->conn[src].rto, .src = (uint16_t)src,
+	return push(s, (struct ev){ .t = now + s->conn[src].rto, .src = (uint32_t)src,
 				    .type = EV_RTO, .a = f->gen });
 }
 
@@ -563,7 +568,7 @@ static int on_ack(struct sim *s, const struct ev *e)
 
 	if (f->gave_up)
 		return 0;
-	s->st->ecn_echoes += e->flag;
+	s->st->ecn_echoes += e->ce;
 	estimate_rtt(s, e->src, ack, e->t);
 	if (ack > f->high_rx_ack)
 		f->high_rx_ack = ack;
@@ -576,7 +581,7 @@ static int on_ack(struct sim *s, const struct ev *e)
 	int rc = process_ack(s, e->src, ack, old, e->t);
 
 	if (!rc && c->cc == TCP_DCTCP && acked)
-		dctcp_window(c, f, acked, e->flag);
+		dctcp_window(c, f, acked, e->ce);
 	return rc ? rc : send_pending(s, e->src, e->t);
 }
 
@@ -616,36 +621,48 @@ static int on_rto(struct sim *s, const struct ev *e)
 	return send_pending(s, e->src, e->t);
 }
 
-/* A unit at the port: on to the receiver, which acknowledges it; or dropped. */
+/* A unit at a port of its route: on to the next, or to the receiver, which acknowledges
+ * it; or dropped. */
 static int on_port(struct sim *s, const struct ev *e)
 {
 	struct tcp_conn *c = &s->conn[e->src];
 	struct flow *f = &s->f[e->src];
 	struct tcp_unit *x = &s->u[e->a];
+	const struct tcp_route *r = s->route ? &s->route[e->src] : NULL;
+	struct port *p = &s->ports[r ? r->path[e->hop] : 0];
 	int64_t out;
 	bool marked;
-	int rc = port_pass(s->p, x->bytes, e->t, &out, &marked);
+	int rc = port_pass(p, x->bytes, e->t, &out, &marked);
 
 	if (rc < 0)
 		return rc;
+	if (rc && r && e->hop + 1 < r->npath) {
+		struct ev next = *e;
+
+		next.t = out;
+		next.hop++;
+		next.ce |= marked;
+		return push(s, next);
+	}
 	if (!c->tcp) {	/* no window: the link's rule */
-		s->tries[e->a]++;
 		if (rc) {
 			x->out = out;
 			return 0;
 		}
-		if (!c->reliable || (int)s->tries[e->a] > c->max_retries)
+		/* a reliable sender's timer brings it back to the port that dropped it */
+		if (!c->reliable || (int)++s->tries[e->a] > c->max_retries)
 			return 0;
 		int64_t w = net_backoff(c->rto_init, c->rto_max, (int)s->tries[e->a] - 1);
+		struct ev again = *e;
 
-		s->p->st.resends++;
-		return push(s, (struct ev){ .t = s->p->last_t + w, .src = e->src, .type = EV_PORT,
-					    .a = e->a });
+		p->st.resends++;
+		again.t = p->last_t + w;
+		return push(s, again);
 	}
 	if (!rc)
 		return 0;	/* the sender finds out by duplicate ACKs or its timer */
 	/* a link's mark rides on the unit's first transmission only */
-	marked = marked || (x->marked_on_link && e->flag);
+	marked = marked || e->ce || (x->marked_on_link && e->first);
 	if (!(s->fl[e->a] & U_GOT)) {
 		s->fl[e->a] |= U_GOT;
 		x->out = out;
@@ -653,7 +670,7 @@ static int on_port(struct sim *s, const struct ev *e)
 	while (f->rcv_nxt < f->k && s->fl[f->off + f->rcv_nxt] & U_GOT)
 		f->rcv_nxt++;
 	return push(s, (struct ev){ .t = out + c->ack_delay, .src = e->src, .type = EV_ACK,
-				    .flag = marked, .a = f->rcv_nxt });
+				    .ce = marked, .a = f->rcv_nxt });
 }
 
 static int dispatch(struct sim *s, const struct ev *e)
@@ -697,14 +714,14 @@ static int start(struct sim *s, uint32_t n)
 
 		if (!c->tcp) {
 			if (!s->u[i].lost_on_link)
-				rc = push(s, (struct ev){ .t = s->u[i].t, .src = (uint16_t)src,
-							  .type = EV_PORT, .a = i });
+				rc = push(s, (struct ev){ .t = s->u[i].t, .src = (uint32_t)src,
+							  .type = EV_PORT, .first = true, .a = i });
 		} else if (i == f->off) {
 			/* the message leaves when its first unit's link model says */
 			int64_t t0 = s->u[i].t - c->owd -
 				     (c->rate ? port_tx_ns(c->rate, s->u[i].bytes) : 0);
 
-			rc = push(s, (struct ev){ .t = t0 > 0 ? t0 : 0, .src = (uint16_t)src,
+			rc = push(s, (struct ev){ .t = t0 > 0 ? t0 : 0, .src = (uint32_t)src,
 						  .type = EV_START });
 		}
 		if (rc)
@@ -713,10 +730,10 @@ static int start(struct sim *s, uint32_t n)
 	return 0;
 }
 
-int tcp_resolve(struct port *p, struct tcp_conn *conn, struct tcp_unit *u, uint32_t n,
-		struct tcp_stats *st)
+int tcp_resolve(struct port *ports, const struct tcp_route *route, struct tcp_conn *conn,
+		struct tcp_unit *u, uint32_t n, struct tcp_stats *st)
 {
-	struct sim s = { .p = p, .conn = conn, .u = u, .st = st };
+	struct sim s = { .ports = ports, .route = route, .conn = conn, .u = u, .st = st };
 	uint32_t nsrc = 1, m = n ? n : 1;
 	int rc = -ENOMEM;
 

@@ -1,6 +1,8 @@
-/* emu/net/tcp.h — a transport that reacts to congestion, as TCP does, through one switch
- * port (port.h): the flows into a worker ([net] transport = tcp, [topology] shape =
- * switch), simulated by that worker for each phase of the exchange.
+/* emu/net/tcp.h — a transport that reacts to congestion, as TCP does, through switch
+ * ports (port.h): the flows into a worker through its port ([net] transport = tcp,
+ * [topology] shape = switch), simulated by that worker for each phase of the exchange;
+ * or every flow through the hosts' fabric along its route (shape = hosts: fabric.h),
+ * simulated alike by every worker.
  *
  * Each sender's flow to the worker is a connection that lives for the run: its window,
  * RTT estimate and timer outlive a message.  The sender follows ns-3's TcpSocketBase
@@ -73,7 +75,8 @@ struct tcp_conn {
 
 void tcp_conn_start(struct tcp_conn *c);	/* the state of a new connection */
 
-/* A unit of a message from sender src: t is when its first transmission reaches the port
+/* A unit of a message on connection src (the sender, or with routes any index into
+ * conn): t is when its first transmission reaches the first port
  * (for a unit its link lost: when it would have), lost_on_link whether it did not,
  * marked_on_link whether it came with its link's ECN mark (netem's ecn), which the ACK of
  * that first transmission echoes as it echoes the port's.
@@ -81,7 +84,7 @@ void tcp_conn_start(struct tcp_conn *c);	/* the state of a new connection */
 struct tcp_unit {
 	int64_t t;
 	uint32_t bytes, idx;
-	uint16_t src;
+	uint32_t src;
 	bool lost_on_link, marked_on_link;
 	int64_t out;
 };
@@ -91,9 +94,18 @@ struct tcp_stats {
 	uint64_t retransmits, timeouts, fast_retransmits, ecn_echoes;
 };
 
-/* Every message of u[0..n) (each sender's units contiguous, in unit order) through port
- * p, conn[src] each sender's connection.  0 or -ENOMEM. */
-int tcp_resolve(struct port *p, struct tcp_conn *conn, struct tcp_unit *u, uint32_t n,
-		struct tcp_stats *st);
+/* A connection's ports, in order (indices into tcp_resolve's ports).  The ACKs do not
+ * queue: the connection's ack_delay holds the latencies of their way back. */
+#define TCP_MAX_HOPS 5
+struct tcp_route {
+	uint8_t npath;
+	uint16_t path[TCP_MAX_HOPS];
+};
+
+/* Every message of u[0..n) (each connection's units contiguous, in unit order) through
+ * ports[route[src]] (route NULL: every connection through ports[0] alone), conn[src]
+ * each one's connection; src below 2^24.  0 or -ENOMEM. */
+int tcp_resolve(struct port *ports, const struct tcp_route *route, struct tcp_conn *conn,
+		struct tcp_unit *u, uint32_t n, struct tcp_stats *st);
 
 #endif

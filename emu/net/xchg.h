@@ -143,6 +143,13 @@ struct xchg_links {
 		bool reliable;
 		int32_t max_retries;
 		int64_t rto, rto_max;
+		/* transport = tcp: the link's connection (tcp.h), every worker simulating
+		 * every connection through the fabric */
+		bool tcp;
+		uint8_t cc;		/* enum net_cc */
+		int32_t init_cwnd;
+		int64_t mtu, rto_min, latency;
+		double bandwidth;
 	} resend[NET_MAX_WORKERS][NET_MAX_WORKERS];
 };
 

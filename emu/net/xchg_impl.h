@@ -111,9 +111,12 @@ struct xpriv {
 	uint32_t fu_cap;
 	struct xchg_resend *resend;	/* [n][n] */
 	uint32_t board_cap;		/* entries a board half holds */
-	/* transport = tcp into this worker (tcp.h): each sender's connection, NULL when
-	 * no link into it is tcp; the phase's units */
-	struct tcp_conn *conn;		/* [n] */
+	/* transport = tcp (tcp.h): with a switch each sender's connection into this worker
+	 * ([n]), with hosts every link's ([n][n], their routes through the fabric); NULL
+	 * when no link that matters is tcp; the phase's units */
+	struct tcp_conn *conn;		/* [nconn] */
+	struct tcp_route *route;	/* [nconn] with hosts, else NULL */
+	uint32_t nconn;
 	struct tcp_unit *tu;
 	uint32_t tu_cap;
 	struct tcp_stats tcp_st;

@@ -108,8 +108,8 @@ static int64_t port_resend(void *ctx, uint32_t src, uint32_t k)
 {
 	const struct xpriv *p = ((const struct xchg *)ctx)->priv;
 	const struct net_cfg *c = &p->from[src];
-	struct xchg_resend r = { c->transport == TRANSPORT_RELIABLE, c->max_retries, c->rto,
-				 c->rto_max };
+	struct xchg_resend r = { .reliable = c->transport == TRANSPORT_RELIABLE,
+				 .max_retries = c->max_retries, .rto = c->rto, .rto_max = c->rto_max };
 
 	return resend_wait(&r, k);
 }
@@ -182,14 +182,55 @@ void xchg_tcp_units(const struct net_link *l, struct xflow *f, const uint64_t *m
 		h->arrive = prev > h->arrive ? prev : h->arrive;
 }
 
+/* Hosts: every link's connection, every worker simulating all of them alike (the fabric
+ * is set up).  Its ACKs take the way back without queueing: the reverse link's latency
+ * and the ports' latencies. */
+static int tcp_fabric_setup(struct xpriv *p, const struct xchg_links *l, int n)
+{
+	bool any = false;
+
+	for (int s = 0; s < n; s++)
+		for (int d = 0; d < n; d++)
+			any |= s != d && l->resend[s][d].tcp;
+	if (!any)
+		return 0;
+	p->nconn = (uint32_t)n * (uint32_t)n;
+	p->conn = calloc(p->nconn, sizeof(*p->conn));
+	p->route = calloc(p->nconn, sizeof(*p->route));
+	if (!p->conn || !p->route)
+		return -ENOMEM;
+	for (int s = 0; s < n; s++)
+		for (int d = 0; d < n; d++) {
+			const struct xchg_resend *r = &l->resend[s][d];
+			struct tcp_route *rt = &p->route[s * n + d];
+
+			if (s == d)
+				continue;
+			p->conn[s * n + d] = (struct tcp_conn){
+				.tcp = r->tcp, .cc = r->cc == CC_DCTCP ? TCP_DCTCP : TCP_NEWRENO,
+				.init_cwnd = (uint32_t)r->init_cwnd, .mss = (uint32_t)r->mtu,
+				.rto_init = r->rto, .rto_min = r->rto_min, .rto_max = r->rto_max,
+				.granularity = TCP_GRANULARITY, .max_retries = r->max_retries,
+				.reliable = r->reliable, .rate = (uint64_t)(r->bandwidth + 0.5),
+				.owd = r->latency, .ack_delay = l->resend[d][s].latency +
+					fabric_path_latency(&p->fab, s, d) };
+			tcp_conn_start(&p->conn[s * n + d]);
+			rt->npath = (uint8_t)fabric_path(&p->fab, s, d, rt->path);
+		}
+	return 0;
+}
+
 int xchg_tcp_setup(struct xpriv *p, const struct xchg_links *l, int n, int id)
 {
 	bool any = false;
 
+	if (p->fab.nports)
+		return tcp_fabric_setup(p, l, n);
 	for (int j = 0; j < n; j++)
 		any |= j != id && l->from[j].transport == TRANSPORT_TCP;
 	if (!any)
 		return 0;
+	p->nconn = (uint32_t)n;
 	p->conn = calloc((size_t)n, sizeof(*p->conn));
 	if (!p->conn)
 		return -ENOMEM;
@@ -211,6 +252,14 @@ int xchg_tcp_setup(struct xpriv *p, const struct xchg_links *l, int n, int id)
 	return 0;
 }
 
+/* A unit of a message as the tcp simulation takes it: t as xchg_tcp_units wrote it. */
+static struct tcp_unit tcp_unit_of(int64_t t, uint32_t bytes, uint32_t idx, uint32_t conn)
+{
+	return (struct tcp_unit){ .t = t <= -2 ? -2 - t : t & ~XCHG_TCP_MARKED, .idx = idx,
+				  .bytes = bytes, .src = conn, .lost_on_link = t <= -2,
+				  .marked_on_link = t >= 0 && (t & XCHG_TCP_MARKED) };
+}
+
 /* A switch with tcp links into this worker: every sender's message through the port,
  * the tcp ones in their connections. */
 static int through_tcp(struct xchg *x)
@@ -225,22 +274,16 @@ static int through_tcp(struct xchg *x)
 			continue;
 		if (grow((void **)&p->tu, &p->tu_cap, n + (uint32_t)f->h.nunits, sizeof(*p->tu)))
 			return -ENOMEM;
-		for (int u = 0; u < f->h.nunits; u++) {
-			int64_t t = f->times[u];
-			bool marked = t >= 0 && (t & XCHG_TCP_MARKED);
-
-			if (!xchg_bit(f->bits, u))
-				continue;	/* not tcp: lost on its link */
-			p->tu[n++] = (struct tcp_unit){ .t = t <= -2 ? -2 - t : t & ~XCHG_TCP_MARKED,
-				.idx = (uint32_t)u,
-				.bytes = (uint32_t)(xhdr_unit_end(&f->h, u) - (size_t)u * f->h.unit),
-				.src = (uint16_t)j, .lost_on_link = t <= -2, .marked_on_link = marked };
-		}
+		for (int u = 0; u < f->h.nunits; u++)
+			if (xchg_bit(f->bits, u))	/* else not tcp: lost on its link */
+				p->tu[n++] = tcp_unit_of(f->times[u],
+					(uint32_t)(xhdr_unit_end(&f->h, u) - (size_t)u * f->h.unit),
+					(uint32_t)u, (uint32_t)j);
 	}
-	int rc = tcp_resolve(&p->port, p->conn, p->tu, n, &p->tcp_st);
+	int rc = tcp_resolve(&p->port, NULL, p->conn, p->tu, n, &p->tcp_st);
 
 	for (uint32_t i = 0; !rc && i < n; i++)
-		apply_unit(x, p->tu[i].src, (int)p->tu[i].idx, p->tu[i].bytes, p->tu[i].out,
+		apply_unit(x, (int)p->tu[i].src, (int)p->tu[i].idx, p->tu[i].bytes, p->tu[i].out,
 			   p->tu[i].t);
 	return rc;
 }
@@ -272,7 +315,21 @@ static int through_port(struct xchg *x)
 	return rc;
 }
 
-/* Hosts: every worker's units of the phase, from the boards, through the fabric. */
+/* Hosts: every worker's board of the phase, checked. */
+static const struct board_half *phase_board(struct xchg *x, int s, int64_t step, int phase)
+{
+	const struct board_half *b = board(x, s, phase);
+
+	if (atomic_load_explicit(&b->seq, memory_order_acquire) == board_seq(step, phase))
+		return b;
+	snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: worker %d's units of the "
+		 "phase are not on its board", x->id, (long long)step, s);
+	return NULL;
+}
+
+/* Hosts: every worker's units of the phase, from the boards, through the fabric; with
+ * tcp links, every link's connection along its route (each worker simulates them all,
+ * as the ports they share make every connection's fate depend on the others'). */
 static int through_fabric(struct xchg *x, int64_t step, int phase)
 {
 	struct xpriv *p = x->priv;
@@ -281,23 +338,36 @@ static int through_fabric(struct xchg *x, int64_t step, int phase)
 	for (int s = 0; s < x->n; s++) {
 		if (s != x->id && p->gone[s])
 			continue;
-		const struct board_half *b = board(x, s, phase);
+		const struct board_half *b = phase_board(x, s, step, phase);
 
-		if (atomic_load_explicit(&b->seq, memory_order_acquire) != board_seq(step, phase)) {
-			snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: worker %d's "
-				 "units of the phase are not on its board", x->id, (long long)step, s);
+		if (!b)
 			return -EPROTO;
-		}
-		if (grow((void **)&p->fu, &p->fu_cap, n + (uint32_t)b->count, sizeof(*p->fu)))
+		if (p->conn ? grow((void **)&p->tu, &p->tu_cap, n + (uint32_t)b->count,
+				   sizeof(*p->tu)) :
+			      grow((void **)&p->fu, &p->fu_cap, n + (uint32_t)b->count,
+				   sizeof(*p->fu)))
 			return -ENOMEM;
 		for (uint64_t k = 0; k < b->count; k++) {
 			const struct board_entry *e = &b->e[k];
 
 			if (p->gone[e->dst] && e->dst != x->id)
 				continue;	/* never written: it is lost on its down link */
-			p->fu[n++] = (struct fabric_unit){ .t = e->t, .bytes = e->bytes,
-				.src = (uint16_t)s, .dst = e->dst, .idx = e->idx };
+			if (p->conn)
+				p->tu[n++] = tcp_unit_of(e->t, e->bytes, e->idx,
+							 (uint32_t)s * (uint32_t)x->n + e->dst);
+			else
+				p->fu[n++] = (struct fabric_unit){ .t = e->t, .bytes = e->bytes,
+					.src = (uint16_t)s, .dst = e->dst, .idx = e->idx };
 		}
+	}
+	if (p->conn) {
+		int rc = tcp_resolve(p->fab.port, p->route, p->conn, p->tu, n, &p->tcp_st);
+
+		for (uint32_t i = 0; !rc && i < n; i++)
+			if (p->tu[i].src % (uint32_t)x->n == (uint32_t)x->id)
+				apply_unit(x, (int)(p->tu[i].src / (uint32_t)x->n), (int)p->tu[i].idx,
+					   p->tu[i].bytes, p->tu[i].out, p->tu[i].t);
+		return rc;
 	}
 	int rc = fabric_resolve(&p->fab, p->fu, n, fabric_resend, x);
 

@@ -193,6 +193,7 @@ static void xchg_free_priv(struct xpriv *p)
 		free(p->fu);
 		free(p->resend);
 		free(p->conn);
+		free(p->route);
 		free(p->tu);
 		fabric_free(&p->fab);
 	}

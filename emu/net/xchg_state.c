@@ -59,9 +59,9 @@ static struct port *ports_of(const struct xpriv *p, int *n)
 	return p->fab.nports ? p->fab.port : (struct port *)&p->port;
 }
 
-static size_t conn_bytes(const struct xpriv *p, int n)
+static size_t conn_bytes(const struct xpriv *p)
 {
-	return p->conn ? (size_t)n * sizeof(*p->conn) + sizeof(p->tcp_st) : 0;
+	return p->conn ? (size_t)p->nconn * sizeof(*p->conn) + sizeof(p->tcp_st) : 0;
 }
 
 static size_t head_bytes(int n, uint32_t txq_count)
@@ -79,7 +79,7 @@ size_t xchg_state_size(const struct xchg *x)
 
 	for (int i = 0; i < np; i++)
 		t += port_bytes(q[i].count);
-	return t + conn_bytes(p, x->n);
+	return t + conn_bytes(p);
 }
 
 static uint8_t *port_save(const struct port *q, uint8_t *o)
@@ -138,11 +138,11 @@ static int ports_load(struct xpriv *p, int n, const uint8_t *in, size_t len)
 		if (rc)
 			return rc;
 	}
-	if (len != conn_bytes(p, n))
+	if (len != conn_bytes(p))
 		return -EINVAL;
 	if (p->conn) {
-		memcpy(p->conn, in, (size_t)n * sizeof(*p->conn));
-		memcpy(&p->tcp_st, in + (size_t)n * sizeof(*p->conn), sizeof(p->tcp_st));
+		memcpy(p->conn, in, (size_t)p->nconn * sizeof(*p->conn));
+		memcpy(&p->tcp_st, in + (size_t)p->nconn * sizeof(*p->conn), sizeof(p->tcp_st));
 	}
 	return 0;
 }
@@ -174,8 +174,8 @@ void xchg_state_save(const struct xchg *x, void *dst)
 	for (int i = 0; i < np; i++)
 		o = port_save(&q[i], o);
 	if (p->conn) {
-		memcpy(o, p->conn, (size_t)x->n * sizeof(*p->conn));
-		memcpy(o + (size_t)x->n * sizeof(*p->conn), &p->tcp_st, sizeof(p->tcp_st));
+		memcpy(o, p->conn, (size_t)p->nconn * sizeof(*p->conn));
+		memcpy(o + (size_t)p->nconn * sizeof(*p->conn), &p->tcp_st, sizeof(p->tcp_st));
 	}
 }
 
