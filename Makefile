@@ -32,7 +32,8 @@
 #   make NATIVE=1        the harness for this machine's CPU (-march=native); the CPU
 #                        backend is built per level either way (docs/cpu.md)
 #   make install         PREFIX (/usr/local), DESTDIR: emu, its presets, plot scripts, man
-#                        page and bash completion; make uninstall removes them
+#                        page, bash completion, and the plugin header with emu-algo.pc;
+#                        make uninstall removes them
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -351,6 +352,8 @@ INST_BIN  := $(DESTDIR)$(PREFIX)/bin
 INST_DATA := $(DESTDIR)$(PREFIX)/share/emu
 INST_MAN  := $(DESTDIR)$(PREFIX)/share/man/man1
 INST_COMP := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+INST_INC  := $(DESTDIR)$(PREFIX)/include/emu
+INST_PC   := $(DESTDIR)$(PREFIX)/share/pkgconfig
 INI_FILES := $(notdir $(wildcard ini/*.ini))
 GP_FILES  := $(notdir $(wildcard plots/*.gp))
 
@@ -372,7 +375,13 @@ install: $(BUILD)/emu
 	install -m 644 -- $(addprefix ini/,$(INI_FILES)) "$$data/ini"; \
 	install -m 644 -- $(addprefix plots/,$(GP_FILES)) "$$data/plots"; \
 	install -m 644 -- man/emu.1 "$$man/emu.1"; \
-	install -m 644 -- completion/emu.bash "$$comp/emu"
+	install -m 644 -- completion/emu.bash "$$comp/emu"; \
+	inc='$(subst ','\'',$(INST_INC))'; pc='$(subst ','\'',$(INST_PC))'; \
+	install -d -- "$$inc" "$$pc"; \
+	install -m 644 -- emu/algo/algo_plugin.h "$$inc/algo_plugin.h"; \
+	printf '%s\n' 'prefix=$(subst ','\'',$(PREFIX))' 'includedir=$${prefix}/include' '' \
+		'Name: emu-algo' 'Description: the interface of emu'\''s plugin algorithms' \
+		'Version: $(shell cat VERSION)' 'Cflags: -I$${includedir}' >"$$pc/emu-algo.pc"
 
 # Removes what install put, by name: a file of the user's own in those folders stays, and
 # so do the folders emu does not own (bin, share/man/man1, ...).  Paths quoted as install's.
@@ -380,7 +389,10 @@ uninstall:
 	@:$(install_dirs_ok)
 	set -e; bin='$(subst ','\'',$(INST_BIN))'; data='$(subst ','\'',$(INST_DATA))'; \
 	man='$(subst ','\'',$(INST_MAN))'; comp='$(subst ','\'',$(INST_COMP))'; \
-	rm -f -- "$$bin/emu" "$$bin/emu-plots" "$$man/emu.1" "$$comp/emu"; \
+	inc='$(subst ','\'',$(INST_INC))'; pc='$(subst ','\'',$(INST_PC))'; \
+	rm -f -- "$$bin/emu" "$$bin/emu-plots" "$$man/emu.1" "$$comp/emu" \
+		"$$inc/algo_plugin.h" "$$pc/emu-algo.pc"; \
+	[ ! -d "$$inc" ] || rmdir --ignore-fail-on-non-empty -- "$$inc"; \
 	for f in $(INI_FILES); do rm -f -- "$$data/ini/$$f"; done; \
 	for f in $(GP_FILES); do rm -f -- "$$data/plots/$$f"; done; \
 	for d in "$$data/ini" "$$data/plots" "$$data"; do \

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emu/algo/algo.h"
 #include "emu/cfg/cfg.h"
 #include "emu/cfg/cfg_keys.h"
 #include "emu/cfg/preset_path.h"
@@ -127,7 +128,8 @@ static int load(struct cfg *c, int argc, char **argv, int file)
 	if (found)	/* on stderr: emu check's stdout stays the configuration */
 		fprintf(stderr, "emu: using preset %s\n", path);
 	if (cfg_load_args(c, path, argc - file - 1, argv + file + 1, file + 1, err,
-			  sizeof(err)) || label_expand(c, err, sizeof(err)) < 0) {
+			  sizeof(err)) || label_expand(c, err, sizeof(err)) < 0 ||
+	    (c->train.algorithm == ALGO_PLUGIN && algo_plugin_open(c, err, sizeof(err)))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}

@@ -1129,6 +1129,11 @@ static void test_round_trip_random(void **state)
 		snprintf(text[n], sizeof(text[n]), "topology.shape=switch");
 		ov[n] = text[n];
 		n++;
+		/* a file, whatever was drawn: algorithm = plugin needs one (the shared object
+		 * itself is the plugin loader's to check) */
+		snprintf(text[n], sizeof(text[n]), "train.plugin=/dev/null");
+		ov[n] = text[n];
+		n++;
 		if (cfg_load(c, "/dev/null", n, ov, err, sizeof(err)))
 			fail_msg("random config %d does not load: %s", iter, err);
 		assert_int_equal(c->run.workers, workers);
@@ -1184,6 +1189,7 @@ static const char *const *companions(const char *sect, const char *name, const c
 	static const char *const linreg[] = { "data.dataset=linreg", NULL };
 	static const char *const tcp[] = { "topology.shape=switch", NULL };
 	static const char *const ecn[] = { "net.loss_p=10%", NULL };	/* tc's rule */
+	static const char *const plugin[] = { "train.plugin=/dev/null", NULL };	/* a file */
 
 	if (!strcmp(sect, "net")) {
 		if (!strcmp(name, "latency"))
@@ -1222,6 +1228,8 @@ static const char *const *companions(const char *sect, const char *name, const c
 	}
 	if (!strcmp(name, "adversaries"))
 		return adv;
+	if (!strcmp(name, "algorithm") && val && !strcmp(val, "plugin"))
+		return plugin;
 	if (!strcmp(name, "lr_max"))
 		return lrmax;
 	if (!strcmp(name, "model") && val)

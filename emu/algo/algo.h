@@ -35,8 +35,14 @@ struct algo {
 	int (*state_parts)(void *state, struct algo_part parts[]);
 };
 
-extern const struct algo algo_rps, algo_allreduce, algo_signum, algo_jointspar;
+extern const struct algo algo_rps, algo_allreduce, algo_signum, algo_jointspar, algo_plugin;
 const struct algo *algo_find(enum cfg_algo a);
+
+/* train.algorithm = plugin (algo_plugin.h, algo_plugin_host.c): load c->train.plugin and
+ * check the [plugin] keys against its declaration, once per process before the workers
+ * fork (again with the same path: the keys only).  0, or -errno with err naming the file
+ * and line. */
+int algo_plugin_open(const struct cfg *c, char *err, size_t errlen);
 
 /* Helpers the algorithms share (emu/algo/algo_common.c). */
 
@@ -56,6 +62,8 @@ void algo_take_arrived_else(float *dst, const struct xmsg *reply, size_t nfloats
  * adam or adamw, else a momentum buffer of nparams floats when momentum > 0, else none
  * (*momentum = NULL). */
 void *algo_state_alloc(const struct worker *w, size_t size, float **momentum, size_t *nopt);
+/* Floats of the optimiser's state for w's configuration (what algo_state_alloc adds). */
+size_t algo_opt_floats(const struct worker *w);
 /* The optimiser's state of nopt floats as a state part (none when NULL): the count. */
 int algo_momentum_part(float *momentum, size_t nopt, struct algo_part parts[]);
 /* Floats in the largest of w's n blocks. */

@@ -243,12 +243,18 @@ size_t algo_max_block(const struct worker *w)
 	return big;
 }
 
+size_t algo_opt_floats(const struct worker *w)
+{
+	const struct cfg *c = w->c;
+
+	return c->train.optimizer != OPTIM_SGD ? 2 * w->m.nparams :
+	       c->train.momentum > 0 ? w->m.nparams : 0;
+}
+
 void *algo_state_alloc(const struct worker *w, size_t size, float **momentum, size_t *nopt)
 {
 	size_t head = (size + 63) & ~(size_t)63;	/* the buffer starts on a cache line */
-	const struct cfg *c = w->c;
-	size_t n = c->train.optimizer != OPTIM_SGD ? 2 * w->m.nparams :
-		   c->train.momentum > 0 ? w->m.nparams : 0;
+	size_t n = algo_opt_floats(w);
 	uint8_t *p = calloc(1, head + n * sizeof(float));
 
 	*momentum = p && n ? (float *)(p + head) : NULL;

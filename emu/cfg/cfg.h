@@ -29,6 +29,7 @@ static inline uint64_t cfg_workers_mask(int n)
 #define CFG_MAX_WORKER_SECTIONS 128	/* [worker ...] sections */
 #define CFG_MAX_DECAY 8
 #define CFG_STR 256
+#define CFG_PLUGIN_KEYS 16	/* keys of [plugin] */
 #define CFG_KEY_SLOTS 160	/* room for the key table (cfg_keys.c checks) */
 #define CFG_MAX_EVENTS 32	/* [event NAME] sections */
 #define CFG_EVENT_NAME 32	/* bytes of an event's name, its NUL included */
@@ -60,7 +61,8 @@ struct cfg_link {
 	struct net_cfg net;	/* given keys; the rest is filled from [net] by cfg_link_net() */
 };
 
-enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOINTSPAR_LARS };
+enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOINTSPAR_LARS,
+		 ALGO_PLUGIN };
 enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
 enum cfg_on_miss { MISS_OWN, MISS_ZERO };
 enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
@@ -157,6 +159,7 @@ struct cfg {
 	struct cfg_link links[CFG_MAX_LINKS];
 	struct {
 		enum cfg_algo algorithm;
+		char plugin[CFG_STR];	/* algorithm = plugin: its shared object */
 		char model[32];		/* mlp lenet resnet20..110 lstm linreg */
 		int epochs;
 		int64_t max_steps;	/* 0 = epochs decide */
@@ -219,6 +222,16 @@ struct cfg {
 		double lars_eps;
 		enum cfg_draws draws;	/* the same layers on every worker, or each its own */
 	} jointspar;
+	/* [plugin]: a plugin algorithm's keys as given (emu/algo/algo_plugin.h: the plugin
+	 * declares and checks them); line: where (cfg_loc's sign convention) */
+	struct {
+		int n;
+		struct cfg_plugin_key {
+			char name[32];
+			char value[64];
+			int line;
+		} key[CFG_PLUGIN_KEYS];
+	} plugin;
 	struct {
 		enum cfg_shape shape;	/* none: every link its own pipe */
 		int gpus_per_host, hosts_per_leaf;

@@ -48,7 +48,7 @@ const char *const cfg_transport_names[] = { [TRANSPORT_UNRELIABLE] = "unreliable
 const char *const cfg_cc_names[] = { [CC_NEWRENO] = "newreno", [CC_DCTCP] = "dctcp", NULL };
 const char *const cfg_algo_names[] = { [ALGO_RPS] = "rps", [ALGO_ALLREDUCE] = "allreduce",
 	[ALGO_SIGNUM] = "signum", [ALGO_JOINTSPAR] = "jointspar",
-	[ALGO_JOINTSPAR_LARS] = "jointspar-lars", NULL };
+	[ALGO_JOINTSPAR_LARS] = "jointspar-lars", [ALGO_PLUGIN] = "plugin", NULL };
 const char *const cfg_block_map_names[] = { [BLOCKS_FIXED] = "fixed",
 	[BLOCKS_RANDOM] = "random", NULL };
 const char *const cfg_on_miss_names[] = { [MISS_OWN] = "own", [MISS_ZERO] = "zero", NULL };

@@ -193,6 +193,8 @@
 	  "a checkpoint whenever this much wall time passed since the last one (at the step " \
 	  "the workers agree on), and one at a stop signal; 0s = never") \
 	X(train, algorithm, ENUM, cfg_algo_names, "rps", 0, 0, 0, "distributed training algorithm") \
+	X(train, plugin, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, \
+	  "algorithm = plugin: the shared object that holds the algorithm (its keys: [plugin])") \
 	X(train, model, CHOICE, cfg_model_names, "lenet", 0, 0, 0, "model every worker trains") \
 	X(train, epochs, INT, 0, "5", 1, 1000000, 0, "passes over the training set") \
 	X(train, max_steps, I64, 0, "0", 0, 1e12, 0, "stop after this many steps; 0 = epochs decide") \
@@ -389,6 +391,9 @@ extern const size_t cfg_nkeys;
 	X(SIGNUM, "signum", "signum", "signum (Bernstein et al. 2019): 1-bit signs, majority vote") \
 	X(JOINTSPAR, "jointspar", "jointspar", \
 	  "jointspar (Liu & Mozafari 2022): sampled layers, bandit-learned probabilities") \
+	X(PLUGIN, "plugin", "plugin", \
+	  "the keys of a plugin algorithm (train.algorithm = plugin): the plugin declares " \
+	  "them, emu checks them against its declaration") \
 	X(TOPOLOGY, "topology", "topology", \
 	  "where the workers hang: by default every directed link is its own pipe; with a " \
 	  "switch, the units all senders send one worker share that worker's port, a " \

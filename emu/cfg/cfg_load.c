@@ -406,6 +406,34 @@ static int unknown_key(struct loader *L, loc_t loc, const char *sect, const char
 	return cfg_fail(L, loc, "unknown key '%s' in [%s]; expected one of %s", name, sect, all);
 }
 
+/* A key of [plugin]: kept as given, for the plugin's own declaration to check
+ * (emu/algo/algo_plugin.c); an override replaces the file's value. */
+static int plugin_key(struct loader *L, loc_t loc, const char *name, const char *value)
+{
+	struct cfg *c = L->c;
+	struct cfg_plugin_key *k = NULL;
+
+	for (int i = 0; i < c->plugin.n; i++)
+		if (!strcmp(c->plugin.key[i].name, name))
+			k = &c->plugin.key[i];
+	if (k && loc > 0 && k->line > 0)
+		return cfg_fail(L, loc, "duplicate key '%s' in [plugin]; first at line %d", name,
+				k->line);
+	if (strlen(name) >= sizeof(k->name) || strlen(value) >= sizeof(k->value))
+		return cfg_fail(L, loc, "plugin.%s: expected a name of at most %zu characters and "
+				"a value of at most %zu", name, sizeof(k->name) - 1,
+				sizeof(k->value) - 1);
+	if (!k && c->plugin.n == CFG_PLUGIN_KEYS)
+		return cfg_fail(L, loc, "plugin.%s: more than %d keys in [plugin]", name,
+				CFG_PLUGIN_KEYS);
+	if (!k)
+		k = &c->plugin.key[c->plugin.n++];
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	snprintf(k->value, sizeof(k->value), "%s", value);
+	k->line = loc;
+	return 0;
+}
+
 /* Sets name = value in the current section. */
 static int set_key(struct loader *L, loc_t loc, const char *name, const char *value)
 {
@@ -422,6 +450,8 @@ static int set_key(struct loader *L, loc_t loc, const char *name, const char *va
 
 	if (L->sect == SECT_EVENT)
 		return cfg_event_key(L, loc, name, value);
+	if (L->sect == CFG_SECTION_PLUGIN)
+		return plugin_key(L, loc, name, value);
 	if (!k)
 		return unknown_key(L, loc, sname, name);
 	ki = (size_t)(k - cfg_keys);

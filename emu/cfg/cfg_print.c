@@ -148,6 +148,11 @@ int cfg_print(const struct cfg *c, FILE *f)
 			continue;
 		}
 		fprintf(f, "\n[%s]\n", sect);
+		if (!strcmp(sect, "plugin")) {	/* as given: the plugin has the defaults */
+			for (int i = 0; i < c->plugin.n; i++)
+				fprintf(f, "%s = %s\n", c->plugin.key[i].name, c->plugin.key[i].value);
+			continue;
+		}
 		/* ge_r, p31 and slot_max derive from loss_p, p13 and slot_min unless given:
 		 * printed as settings, they would stop deriving, in [net] and in every link */
 		if (!strcmp(sect, "net"))

@@ -5,6 +5,7 @@
  * Following netem, a loss probability given without a loss model means Bernoulli loss.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -766,6 +767,8 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 			return "data.dataset = text";
 		if (!strcmp(name, "dir") && synthetic)
 			return "a data set read from files (fashion-mnist, cifar10, text)";
+		if (!strcmp(name, "plugin") && a != ALGO_PLUGIN)
+			return "train.algorithm = plugin";
 	} else if (!strcmp(section, "rps") && a != ALGO_RPS) {
 		return "train.algorithm = rps";
 	} else if (!strcmp(section, "allreduce") && a != ALGO_ALLREDUCE) {
@@ -817,6 +820,37 @@ static void check_other_effects(struct loader *L)
 	free(d);
 }
 
+/* train.algorithm = plugin names a file, kept as an absolute path (config.ini resumes
+ * from anywhere); [plugin] keys act only with it.  Its keys' own checks are the
+ * plugin's declaration's (emu/algo/algo_plugin_host.c). */
+static int check_plugin(struct loader *L)
+{
+	struct cfg *c = L->c;
+	size_t ia, ip;
+	char abs[PATH_MAX];
+
+	key_of("train", "algorithm", &ia);
+	key_of("train", "plugin", &ip);
+	if (c->train.algorithm != ALGO_PLUGIN) {
+		if (c->plugin.n)
+			cfg_warn(L, c->plugin.key[0].line, "[plugin] keys have no effect: they act "
+				 "only with train.algorithm = plugin");
+		return 0;
+	}
+	if (!c->train.plugin[0])
+		return cfg_fail(L, L->key_loc[ia], "train.algorithm = plugin without "
+				"train.plugin; expected the path of the plugin's shared object");
+	if (!realpath(c->train.plugin, abs))
+		return cfg_fail(L, L->key_loc[ip], "train.plugin = %s: %s", c->train.plugin,
+				strerror(errno));
+	if (strlen(abs) >= sizeof(c->train.plugin))
+		return cfg_fail(L, L->key_loc[ip], "train.plugin = %s: its absolute path is "
+				"longer than %zu characters", c->train.plugin,
+				sizeof(c->train.plugin) - 1);
+	snprintf(c->train.plugin, sizeof(c->train.plugin), "%s", abs);
+	return 0;
+}
+
 int cfg_validate(struct loader *L)
 {
 	const struct cfg *c = L->c;
@@ -838,6 +872,8 @@ int cfg_validate(struct loader *L)
 			     "signum.adversaries = %d with run.workers = %d; expected fewer "
 			     "adversaries than workers", c->signum.adversaries, c->run.workers);
 	if (check_net(L))
+		r = -EINVAL;
+	if (check_plugin(L))
 		r = -EINVAL;
 	if (cfg_check_lr(L))
 		r = -EINVAL;

@@ -394,6 +394,11 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 	int status;
 	char werr[WORLD_ERRLEN];
 
+	/* a plugin is loaded before fork, so that every worker has it */
+	if (c->train.algorithm == ALGO_PLUGIN && algo_plugin_open(c, werr, sizeof(werr))) {
+		fprintf(stderr, "emu: %s\n", werr);
+		return 2;
+	}
 	supervisor_stop_signals(&stops);
 	if (world_init(&w, &stops, werr, sizeof(werr)) < 0) {
 		print_world_err(werr);

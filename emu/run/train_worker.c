@@ -695,7 +695,7 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	if (rc == 0)
 		rc = a->init(w, state, &max_msg);
 	if (rc < 0) {
-		fail(w, "memory", rc);
+		fail(w, a == &algo_plugin ? "the plugin's init" : "memory", rc);
 		return rc;
 	}
 	struct xchg_links links;

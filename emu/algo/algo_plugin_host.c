@@ -1,0 +1,371 @@
+/* emu/algo/algo_plugin_host.c — a plugin algorithm (algo_plugin.h) as emu runs it: the
+ * shared object loaded and its [plugin] keys checked once, in the supervisor before the
+ * workers fork (algo_plugin_open); in each worker a struct algo that hands the plugin an
+ * emu_worker and the host's functions, and turns its exchange into xchg_run's. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/algo/algo.h"
+#include "emu/algo/algo_plugin.h"
+#include "emu/net/rng.h"
+
+/* A plugin's random streams, apart from emu's own (emu/net/rng.h) */
+#define PLUGIN_STREAM_BASE 0x10000u
+
+static struct {
+	char path[CFG_STR];
+	void *handle;
+	const struct emu_algo_plugin *pl;
+	double val[EMU_ALGO_MAX_KEYS];	/* each declared key's value */
+	uint64_t seed;
+} loaded;
+
+/* A worker's view, the plugin's state, and scratch for the messages it is shown. */
+struct plug {
+	struct emu_worker ew;	/* first: the plugin's emu_worker is the plug */
+	struct worker *w;
+	void *inner;
+	uint8_t *wgrad;		/* [nlayers] */
+	struct emu_msg *msgs;	/* [n] */
+};
+
+/* ---- loading and the keys ---- */
+
+static void where(const struct cfg *c, int line, char *buf, size_t n)
+{
+	if (line > 0)
+		snprintf(buf, n, "%s:%d", c->path, line);
+	else if (line < 0)
+		snprintf(buf, n, "argument %d", -line);
+	else
+		snprintf(buf, n, "%s", c->path);
+}
+
+/* value as key spec k takes it into *out: NULL, or why not. */
+static const char *parse_value(const struct emu_key_spec *k, const char *value, double *out)
+{
+	char *end;
+
+	if (k->type == EMU_KEY_BOOL) {
+		if (!strcmp(value, "true") || !strcmp(value, "1"))
+			*out = 1;
+		else if (!strcmp(value, "false") || !strcmp(value, "0"))
+			*out = 0;
+		else
+			return "expected true or false";
+		return NULL;
+	}
+	errno = 0;
+	*out = k->type == EMU_KEY_INT ? (double)strtoll(value, &end, 10) : strtod(value, &end);
+	if (!*value || *end || errno || !isfinite(*out))
+		return k->type == EMU_KEY_INT ? "expected an integer" : "expected a number";
+	if (*out < k->min || *out > k->max)
+		return "out of the plugin's range";
+	return NULL;
+}
+
+static int check_keys(const struct cfg *c, const struct emu_algo_plugin *pl, char *err,
+		      size_t errlen)
+{
+	char at[CFG_STR + 32];
+	const char *why;
+
+	if (pl->nkeys < 0 || pl->nkeys > EMU_ALGO_MAX_KEYS || (pl->nkeys && !pl->keys)) {
+		snprintf(err, errlen, "%s: the plugin declares %d keys; expected at most %d",
+			 c->train.plugin, pl->nkeys, EMU_ALGO_MAX_KEYS);
+		return -EINVAL;
+	}
+	for (int i = 0; i < pl->nkeys; i++)
+		if (!pl->keys[i].name || !pl->keys[i].def ||
+		    (why = parse_value(&pl->keys[i], pl->keys[i].def, &loaded.val[i]))) {
+			snprintf(err, errlen, "%s: the plugin's key %d has no name or a default "
+				 "that does not parse", c->train.plugin, i);
+			return -EINVAL;
+		}
+	for (int g = 0; g < c->plugin.n; g++) {
+		const struct cfg_plugin_key *ck = &c->plugin.key[g];
+		int i = 0;
+
+		while (i < pl->nkeys && strcmp(pl->keys[i].name, ck->name))
+			i++;
+		where(c, ck->line, at, sizeof(at));
+		if (i == pl->nkeys) {
+			size_t len = (size_t)snprintf(err, errlen, "%s: unknown key '%s' in [plugin]; "
+						      "the plugin %s has", at, ck->name, pl->name);
+
+			for (int j = 0; j < pl->nkeys && len < errlen; j++)
+				len += (size_t)snprintf(err + len, errlen - len, "%s %s",
+							j ? "," : "", pl->keys[j].name);
+			if (!pl->nkeys && len < errlen)
+				snprintf(err + len, errlen - len, " no keys");
+			return -EINVAL;
+		}
+		if ((why = parse_value(&pl->keys[i], ck->value, &loaded.val[i]))) {
+			snprintf(err, errlen, "%s: plugin.%s = %s: %s [%g, %g] (%s)", at, ck->name,
+				 ck->value, why, pl->keys[i].min, pl->keys[i].max,
+				 pl->keys[i].help ? pl->keys[i].help : "");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int algo_plugin_open(const struct cfg *c, char *err, size_t errlen)
+{
+	const struct emu_algo_plugin *(*entry)(void);
+	const struct emu_algo_plugin *pl;
+	void *h;
+
+	if (loaded.handle && !strcmp(loaded.path, c->train.plugin))
+		return check_keys(c, loaded.pl, err, errlen);
+	h = dlopen(c->train.plugin, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "train.plugin = %s: %s", c->train.plugin, dlerror());
+		return -ENOENT;
+	}
+	*(void **)&entry = dlsym(h, "emu_algo_plugin");
+	pl = entry ? entry() : NULL;
+	if (!pl || pl->api != EMU_ALGO_API || !pl->name || !pl->init || !pl->step ||
+	    !pl->free) {
+		snprintf(err, errlen, "train.plugin = %s: %s", c->train.plugin,
+			 !entry ? "no function emu_algo_plugin; expected one (emu/algo_plugin.h)" :
+			 !pl ? "emu_algo_plugin() returned NULL" :
+			 pl->api != EMU_ALGO_API ? "built for another version of emu/algo_plugin.h "
+						   "(its api is not EMU_ALGO_API); rebuild it" :
+			 "its table lacks name, init, step or free");
+		dlclose(h);
+		return -EINVAL;
+	}
+	if (check_keys(c, pl, err, errlen)) {
+		dlclose(h);
+		return -EINVAL;
+	}
+	if (loaded.handle)
+		dlclose(loaded.handle);
+	snprintf(loaded.path, sizeof(loaded.path), "%s", c->train.plugin);
+	loaded.handle = h;
+	loaded.pl = pl;
+	loaded.seed = c->run.seed;
+	return 0;
+}
+
+/* ---- what the host offers (struct emu_host) ---- */
+
+static void to_emu(struct emu_msg *e, const struct xmsg *x)
+{
+	*e = (struct emu_msg){ .data = x->data, .len = x->len, .unit = x->unit,
+			       .nunits = x->nunits, .narrived = x->narrived,
+			       .arrived = x->arrived };
+}
+
+static void to_xmsg(struct xmsg *x, const struct emu_msg *e)
+{
+	*x = (struct xmsg){ .data = e->data, .len = e->len, .unit = e->unit,
+			    .nunits = e->nunits, .narrived = e->narrived,
+			    .arrived = e->arrived };
+}
+
+/* The plugin's collective inside xchg_run: ctx of xchg_ops. */
+struct tramp {
+	const struct emu_exchange_ops *ops;
+	void *ctx;
+	struct plug *pg;
+};
+
+static int t_encode(void *ctx, int server, struct xchg_iov iov[])
+{
+	struct tramp *t = ctx;
+	struct emu_iov e[EMU_ALGO_MAX_IOV] = { 0 };
+	int k = t->ops->encode(t->ctx, server, e);
+
+	if (k < 0 || k > EMU_ALGO_MAX_IOV)
+		k = 0;	/* a broken count sends nothing rather than what it did not give */
+	for (int i = 0; i < k; i++)
+		iov[i] = (struct xchg_iov){ e[i].base, e[i].len };
+	return k;
+}
+
+static size_t t_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
+		       size_t cap)
+{
+	struct tramp *t = ctx;
+
+	for (int w = 0; w < t->pg->ew.n; w++)
+		to_emu(&t->pg->msgs[w], &in[w]);
+	size_t len = t->ops->reduce(t->ctx, server, t->pg->msgs, reply, cap);
+
+	return len < cap ? len : cap;
+}
+
+static void t_apply(void *ctx, int server, const struct xmsg *reply)
+{
+	struct tramp *t = ctx;
+	struct emu_msg m;
+
+	to_emu(&m, reply);
+	t->ops->apply(t->ctx, server, &m);
+}
+
+static const struct xchg_ops tramp_ops = { t_encode, t_reduce, t_apply };
+
+static int h_exchange(struct emu_worker *ew, const struct emu_exchange_ops *ops, void *ctx,
+		      uint32_t flags, uint32_t *flags_out)
+{
+	struct plug *pg = (struct plug *)ew;
+	struct tramp t = { ops, ctx, pg };
+
+	return xchg_run(&pg->w->x, pg->w->step, &tramp_ops, &t, flags, flags_out);
+}
+
+static void h_optimizer_step(struct emu_worker *ew, float *opt_state)
+{
+	struct plug *pg = (struct plug *)ew;
+
+	algo_sgd_step(pg->w, algo_opt_floats(pg->w) ? opt_state : NULL);
+}
+
+static size_t h_opt_floats(const struct emu_worker *ew)
+{
+	return algo_opt_floats(((const struct plug *)ew)->w);
+}
+
+static void h_mean_floats(float *out, const struct emu_msg in[], int n, size_t nfloats)
+{
+	struct xmsg x[CFG_MAX_WORKERS];
+
+	for (int w = 0; w < n && w < CFG_MAX_WORKERS; w++)
+		to_xmsg(&x[w], &in[w]);
+	algo_mean_floats(out, x, n < CFG_MAX_WORKERS ? n : CFG_MAX_WORKERS, nfloats);
+}
+
+static int h_float_arrived(const struct emu_msg *m, size_t i)
+{
+	struct xmsg x;
+
+	to_xmsg(&x, m);
+	return algo_float_arrived(&x, i);
+}
+
+static double h_key(const struct emu_worker *ew, const char *name)
+{
+	(void)ew;
+	for (int i = 0; i < loaded.pl->nkeys; i++)
+		if (!strcmp(loaded.pl->keys[i].name, name))
+			return loaded.val[i];
+	return NAN;
+}
+
+static uint64_t h_random(const struct emu_worker *ew, uint32_t stream, uint64_t a, uint64_t b)
+{
+	(void)ew;
+	return rng_u64(loaded.seed, PLUGIN_STREAM_BASE | (stream & 0xffffu), a, b);
+}
+
+static const struct emu_host host = {
+	.exchange = h_exchange, .optimizer_step = h_optimizer_step, .opt_floats = h_opt_floats,
+	.mean_floats = h_mean_floats, .float_arrived = h_float_arrived, .key = h_key,
+	.random = h_random,
+};
+
+/* ---- the plugin as a struct algo ---- */
+
+static void sync_view(struct plug *pg)
+{
+	struct worker *w = pg->w;
+
+	pg->ew.step = w->step;
+	pg->ew.epoch = w->epoch;
+	pg->ew.lr = w->lr;
+	pg->ew.params = w->m.params;
+	pg->ew.grads = w->m.grads;
+}
+
+static void p_free(void *state)
+{
+	struct plug *pg = state;
+
+	if (!pg)
+		return;
+	if (pg->inner)
+		loaded.pl->free(pg->inner);
+	free(pg->wgrad);
+	free(pg->msgs);
+	free(pg);
+}
+
+static int p_init(struct worker *w, void **state, size_t *max_msg)
+{
+	struct plug *pg = calloc(1, sizeof(*pg));
+
+	if (!loaded.pl)
+		return -EINVAL;	/* algo_plugin_open did not run */
+	if (!pg)
+		return -ENOMEM;
+	pg->w = w;
+	pg->wgrad = malloc((size_t)(w->m.nlayers > 0 ? w->m.nlayers : 1));
+	pg->msgs = calloc((size_t)w->n, sizeof(*pg->msgs));
+	if (!pg->wgrad || !pg->msgs) {
+		p_free(pg);
+		return -ENOMEM;
+	}
+	memset(pg->wgrad, 1, (size_t)(w->m.nlayers > 0 ? w->m.nlayers : 1));
+	pg->ew = (struct emu_worker){ .host = &host, .id = w->id, .n = w->n,
+				      .nparams = w->m.nparams, .block_off = w->block_off,
+				      .nlayers = w->m.nlayers, .need_wgrad = pg->wgrad, .emu = pg };
+	sync_view(pg);
+	int rc = loaded.pl->init(&pg->ew, &pg->inner, max_msg);
+
+	if (rc) {
+		pg->inner = NULL;	/* init failed: nothing of the plugin's to free */
+		p_free(pg);
+		return rc < 0 ? rc : -EINVAL;
+	}
+	struct emu_part e[EMU_ALGO_MAX_PARTS] = { 0 };
+	int k = loaded.pl->state_parts ? loaded.pl->state_parts(pg->inner, e) : 0;
+
+	if (k < 0 || k > EMU_ALGO_MAX_PARTS || k > ALGO_MAX_PARTS) {
+		p_free(pg);	/* a checkpoint could not hold its state */
+		return -ERANGE;
+	}
+	*state = pg;
+	return 0;
+}
+
+static void p_before_backward(struct worker *w, void *state)
+{
+	struct plug *pg = state;
+
+	if (!loaded.pl->before_backward)
+		return;
+	sync_view(pg);
+	loaded.pl->before_backward(&pg->ew, pg->inner);
+	w->need_wgrad = pg->wgrad;
+}
+
+static int p_step(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out)
+{
+	struct plug *pg = state;
+
+	(void)w;
+	sync_view(pg);
+	return loaded.pl->step(&pg->ew, pg->inner, flags, flags_out);
+}
+
+static int p_parts(void *state, struct algo_part parts[])
+{
+	struct plug *pg = state;
+	struct emu_part e[EMU_ALGO_MAX_PARTS] = { 0 };
+	int k = loaded.pl->state_parts ? loaded.pl->state_parts(pg->inner, e) : 0;
+
+	if (k < 0 || k > EMU_ALGO_MAX_PARTS || k > ALGO_MAX_PARTS)
+		k = 0;	/* checked at init: a count that changes later is the plugin's bug */
+	for (int i = 0; i < k; i++)
+		parts[i] = (struct algo_part){ e[i].p, e[i].len };
+	return k;
+}
+
+const struct algo algo_plugin = { p_init, p_before_backward, p_step, p_free, p_parts };
