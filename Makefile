@@ -12,6 +12,7 @@
 #                        figure runs/figures/demo.png (DEMO_QUICK=1: 8 steps a run)
 #   make paper           the RPS paper's drop-rate sweep over 3 seeds (PAPER_QUICK=1)
 #   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
+#   make baselines       dpsgd's graphs and localsgd's periods against allreduce, 3 seeds
 #   make tta             time to accuracy against loss rate: RPS and all-reduce, unreliable
 #                        and reliable transport, one timer rule (TTA_TARGET, TTA_QUICK=1)
 #   make incast          RPS and all-reduce where the loss comes from incast (leaf-spine
@@ -145,7 +146,7 @@ TEST_LIB := $(BUILD)/obj/tests/backend_ops.o
 # Objects built on the way to a test program are kept, not deleted as intermediates.
 .SECONDARY:
 
-.PHONY: all deps test test-gpu test-mpi demo paper algorithms tta bench bench-nn bench-train stress fuzz plots \
+.PHONY: all deps test test-gpu test-mpi demo paper algorithms baselines tta bench bench-nn bench-train stress fuzz plots \
 	install uninstall clean help congestion incast reference cross-arm64 results-report bench-report
 all: $(BUILD)/emu
 
@@ -255,6 +256,11 @@ paper: deps
 algorithms: deps
 	$(build_emu)
 	scripts/algorithms $(BUILD)/emu
+
+# D-PSGD's graphs and local SGD's periods against all-reduce, 3 seeds (docs/algorithms.md)
+baselines: deps
+	$(build_emu)
+	scripts/baselines $(BUILD)/emu
 
 # A fair time to accuracy (docs/results.md, "Time to accuracy"): 4 configurations x 6 loss rates
 # into runs/tta/, then runs/tta/summary.csv, runs/tta/table.md (also printed) and

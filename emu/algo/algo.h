@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "emu/algo/algo_plugin.h"
 #include "emu/algo/worker.h"
 
 /* A piece of an algorithm's state that outlives a step (for checkpoints). */
@@ -35,7 +36,11 @@ struct algo {
 	int (*state_parts)(void *state, struct algo_part parts[]);
 };
 
-extern const struct algo algo_rps, algo_allreduce, algo_signum, algo_jointspar, algo_plugin;
+extern const struct algo algo_rps, algo_allreduce, algo_signum, algo_jointspar, algo_plugin,
+	algo_dpsgd, algo_localsgd;
+/* emu's own algorithms written against the plugin interface (algo_plugin_host.c runs
+ * them as it runs a plugin) */
+extern const struct emu_algo_plugin algo_table_dpsgd, algo_table_localsgd;
 const struct algo *algo_find(enum cfg_algo a);
 
 /* train.algorithm = plugin (algo_plugin.h, algo_plugin_host.c): load c->train.plugin and

@@ -1,7 +1,9 @@
-/* emu/algo/algo_plugin_host.c — a plugin algorithm (algo_plugin.h) as emu runs it: the
- * shared object loaded and its [plugin] keys checked once, in the supervisor before the
- * workers fork (algo_plugin_open); in each worker a struct algo that hands the plugin an
- * emu_worker and the host's functions, and turns its exchange into xchg_run's. */
+/* emu/algo/algo_plugin_host.c — an algorithm written against algo_plugin.h as emu runs
+ * it: a plugin's shared object loaded and its [plugin] keys checked once, in the
+ * supervisor before the workers fork (algo_plugin_open); emu's own algorithms written
+ * against the same header (dpsgd, localsgd) compiled in, their keys in the key table;
+ * in each worker a struct algo that hands the algorithm an emu_worker and the host's
+ * functions, and turns its exchange into xchg_run's. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 
 #include "emu/algo/algo.h"
 #include "emu/algo/algo_plugin.h"
+#include "emu/cfg/cfg_keys.h"
 #include "emu/net/rng.h"
 
 /* A plugin's random streams, apart from emu's own (emu/net/rng.h) */
@@ -21,12 +24,12 @@ static struct {
 	void *handle;
 	const struct emu_algo_plugin *pl;
 	double val[EMU_ALGO_MAX_KEYS];	/* each declared key's value */
-	uint64_t seed;
 } loaded;
 
 /* A worker's view, the plugin's state, and scratch for the messages it is shown. */
 struct plug {
 	struct emu_worker ew;	/* first: the plugin's emu_worker is the plug */
+	const struct emu_algo_plugin *pl;
 	struct worker *w;
 	void *inner;
 	uint8_t *wgrad;		/* [nlayers] */
@@ -149,7 +152,6 @@ int algo_plugin_open(const struct cfg *c, char *err, size_t errlen)
 	snprintf(loaded.path, sizeof(loaded.path), "%s", c->train.plugin);
 	loaded.handle = h;
 	loaded.pl = pl;
-	loaded.seed = c->run.seed;
 	return 0;
 }
 
@@ -250,9 +252,34 @@ static int h_float_arrived(const struct emu_msg *m, size_t i)
 	return algo_float_arrived(&x, i);
 }
 
+/* A key of a compiled-in algorithm: [name] of the key table (a number, or a choice's
+ * index). */
+static double builtin_key(const struct cfg *c, const char *section, const char *name)
+{
+	const struct cfg_key *k = cfg_key_find(section, name);
+	const char *at = k ? (const char *)c + k->off : NULL;
+
+	if (!k)
+		return NAN;
+	switch (k->type) {
+	case CFG_T_INT:
+	case CFG_T_CHOICE:
+	case CFG_T_ENUM:
+		return *(const int *)at;
+	case CFG_T_DOUBLE:
+	case CFG_T_PROB:
+		return *(const double *)at;
+	default:
+		return NAN;
+	}
+}
+
 static double h_key(const struct emu_worker *ew, const char *name)
 {
-	(void)ew;
+	const struct plug *pg = (const struct plug *)ew;
+
+	if (pg->pl != loaded.pl)
+		return builtin_key(pg->w->c, pg->pl->name, name);
 	for (int i = 0; i < loaded.pl->nkeys; i++)
 		if (!strcmp(loaded.pl->keys[i].name, name))
 			return loaded.val[i];
@@ -261,8 +288,9 @@ static double h_key(const struct emu_worker *ew, const char *name)
 
 static uint64_t h_random(const struct emu_worker *ew, uint32_t stream, uint64_t a, uint64_t b)
 {
-	(void)ew;
-	return rng_u64(loaded.seed, PLUGIN_STREAM_BASE | (stream & 0xffffu), a, b);
+	const struct plug *pg = (const struct plug *)ew;
+
+	return rng_u64(pg->w->c->run.seed, PLUGIN_STREAM_BASE | (stream & 0xffffu), a, b);
 }
 
 static const struct emu_host host = {
@@ -291,20 +319,22 @@ static void p_free(void *state)
 	if (!pg)
 		return;
 	if (pg->inner)
-		loaded.pl->free(pg->inner);
+		pg->pl->free(pg->inner);
 	free(pg->wgrad);
 	free(pg->msgs);
 	free(pg);
 }
 
-static int p_init(struct worker *w, void **state, size_t *max_msg)
+static int init_with(const struct emu_algo_plugin *pl, struct worker *w, void **state,
+		     size_t *max_msg)
 {
 	struct plug *pg = calloc(1, sizeof(*pg));
 
-	if (!loaded.pl)
+	if (!pl)
 		return -EINVAL;	/* algo_plugin_open did not run */
 	if (!pg)
 		return -ENOMEM;
+	pg->pl = pl;
 	pg->w = w;
 	pg->wgrad = malloc((size_t)(w->m.nlayers > 0 ? w->m.nlayers : 1));
 	pg->msgs = calloc((size_t)w->n, sizeof(*pg->msgs));
@@ -317,7 +347,7 @@ static int p_init(struct worker *w, void **state, size_t *max_msg)
 				      .nparams = w->m.nparams, .block_off = w->block_off,
 				      .nlayers = w->m.nlayers, .need_wgrad = pg->wgrad, .emu = pg };
 	sync_view(pg);
-	int rc = loaded.pl->init(&pg->ew, &pg->inner, max_msg);
+	int rc = pl->init(&pg->ew, &pg->inner, max_msg);
 
 	if (rc) {
 		pg->inner = NULL;	/* init failed: nothing of the plugin's to free */
@@ -325,7 +355,7 @@ static int p_init(struct worker *w, void **state, size_t *max_msg)
 		return rc < 0 ? rc : -EINVAL;
 	}
 	struct emu_part e[EMU_ALGO_MAX_PARTS] = { 0 };
-	int k = loaded.pl->state_parts ? loaded.pl->state_parts(pg->inner, e) : 0;
+	int k = pl->state_parts ? pl->state_parts(pg->inner, e) : 0;
 
 	if (k < 0 || k > EMU_ALGO_MAX_PARTS || k > ALGO_MAX_PARTS) {
 		p_free(pg);	/* a checkpoint could not hold its state */
@@ -339,10 +369,10 @@ static void p_before_backward(struct worker *w, void *state)
 {
 	struct plug *pg = state;
 
-	if (!loaded.pl->before_backward)
+	if (!pg->pl->before_backward)
 		return;
 	sync_view(pg);
-	loaded.pl->before_backward(&pg->ew, pg->inner);
+	pg->pl->before_backward(&pg->ew, pg->inner);
 	w->need_wgrad = pg->wgrad;
 }
 
@@ -352,14 +382,14 @@ static int p_step(struct worker *w, void *state, uint32_t flags, uint32_t *flags
 
 	(void)w;
 	sync_view(pg);
-	return loaded.pl->step(&pg->ew, pg->inner, flags, flags_out);
+	return pg->pl->step(&pg->ew, pg->inner, flags, flags_out);
 }
 
 static int p_parts(void *state, struct algo_part parts[])
 {
 	struct plug *pg = state;
 	struct emu_part e[EMU_ALGO_MAX_PARTS] = { 0 };
-	int k = loaded.pl->state_parts ? loaded.pl->state_parts(pg->inner, e) : 0;
+	int k = pg->pl->state_parts ? pg->pl->state_parts(pg->inner, e) : 0;
 
 	if (k < 0 || k > EMU_ALGO_MAX_PARTS || k > ALGO_MAX_PARTS)
 		k = 0;	/* checked at init: a count that changes later is the plugin's bug */
@@ -368,4 +398,22 @@ static int p_parts(void *state, struct algo_part parts[])
 	return k;
 }
 
+/* The loaded plugin, and emu's own algorithms on the same header. */
+static int p_init(struct worker *w, void **state, size_t *max_msg)
+{
+	return init_with(loaded.pl, w, state, max_msg);
+}
+
+static int dpsgd_init(struct worker *w, void **state, size_t *max_msg)
+{
+	return init_with(&algo_table_dpsgd, w, state, max_msg);
+}
+
+static int localsgd_init(struct worker *w, void **state, size_t *max_msg)
+{
+	return init_with(&algo_table_localsgd, w, state, max_msg);
+}
+
 const struct algo algo_plugin = { p_init, p_before_backward, p_step, p_free, p_parts };
+const struct algo algo_dpsgd = { dpsgd_init, p_before_backward, p_step, p_free, p_parts };
+const struct algo algo_localsgd = { localsgd_init, p_before_backward, p_step, p_free, p_parts };

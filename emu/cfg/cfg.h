@@ -62,7 +62,8 @@ struct cfg_link {
 };
 
 enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOINTSPAR_LARS,
-		 ALGO_PLUGIN };
+		 ALGO_DPSGD, ALGO_LOCALSGD, ALGO_PLUGIN };
+enum cfg_graph { GRAPH_RING, GRAPH_TORUS, GRAPH_EXPONENTIAL };	/* dpsgd's */
 enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
 enum cfg_on_miss { MISS_OWN, MISS_ZERO };
 enum cfg_adversary { ADV_INVERT, ADV_RANDOM };
@@ -222,6 +223,12 @@ struct cfg {
 		double lars_eps;
 		enum cfg_draws draws;	/* the same layers on every worker, or each its own */
 	} jointspar;
+	struct {
+		enum cfg_graph graph;
+	} dpsgd;
+	struct {
+		int period;	/* local steps between two averagings */
+	} localsgd;
 	/* [plugin]: a plugin algorithm's keys as given (emu/algo/algo_plugin.h: the plugin
 	 * declares and checks them); line: where (cfg_loc's sign convention) */
 	struct {

@@ -48,7 +48,10 @@ const char *const cfg_transport_names[] = { [TRANSPORT_UNRELIABLE] = "unreliable
 const char *const cfg_cc_names[] = { [CC_NEWRENO] = "newreno", [CC_DCTCP] = "dctcp", NULL };
 const char *const cfg_algo_names[] = { [ALGO_RPS] = "rps", [ALGO_ALLREDUCE] = "allreduce",
 	[ALGO_SIGNUM] = "signum", [ALGO_JOINTSPAR] = "jointspar",
-	[ALGO_JOINTSPAR_LARS] = "jointspar-lars", [ALGO_PLUGIN] = "plugin", NULL };
+	[ALGO_JOINTSPAR_LARS] = "jointspar-lars", [ALGO_DPSGD] = "dpsgd",
+	[ALGO_LOCALSGD] = "localsgd", [ALGO_PLUGIN] = "plugin", NULL };
+const char *const cfg_graph_names[] = { [GRAPH_RING] = "ring", [GRAPH_TORUS] = "torus",
+	[GRAPH_EXPONENTIAL] = "exponential", NULL };
 const char *const cfg_block_map_names[] = { [BLOCKS_FIXED] = "fixed",
 	[BLOCKS_RANDOM] = "random", NULL };
 const char *const cfg_on_miss_names[] = { [MISS_OWN] = "own", [MISS_ZERO] = "zero", NULL };
@@ -108,6 +111,8 @@ int cfg_section_index(const char *name)
 #define OFF_allreduce OFF_run
 #define OFF_signum OFF_run
 #define OFF_jointspar OFF_run
+#define OFF_dpsgd OFF_run
+#define OFF_localsgd OFF_run
 #define OFF_topology OFF_run
 /* a worker key's name is not its field's: compute_jitter is the model's jitter */
 #define WF_slowdown slowdown
@@ -123,6 +128,8 @@ int cfg_section_index(const char *name)
 #define SIZE_allreduce SIZE_run
 #define SIZE_signum SIZE_run
 #define SIZE_jointspar SIZE_run
+#define SIZE_dpsgd SIZE_run
+#define SIZE_localsgd SIZE_run
 #define SIZE_topology SIZE_run
 #define EXTRA_INT(s, x)
 #define EXTRA_I64(s, x)

@@ -275,6 +275,11 @@
 	X(jointspar, lars_eps, DOUBLE, 0, "1e-9", 0, 1, CFG_GT_LO, "LARS denominator guard") \
 	X(jointspar, draws, ENUM, cfg_draws_names, "shared", 0, 0, 0, \
 	  "sample the same layers on every worker (sparse replies) or each its own") \
+	X(dpsgd, graph, ENUM, cfg_graph_names, "ring", 0, 0, 0, \
+	  "who gossips with whom: ring (the two next workers), torus (a 2-D grid's four), " \
+	  "exponential (i +- 1, 2, 4, ...)") \
+	X(localsgd, period, INT, 0, "4", 1, 1000000, 0, \
+	  "local steps between two averagings of the models (H)") \
 	X(topology, shape, ENUM, cfg_shape_names, "none", 0, 0, 0, \
 	  "none: every directed link is its own pipe; switch: every worker hangs off one " \
 	  "switch, whose port toward a worker queues what all senders send it (incast); " \
@@ -391,6 +396,11 @@ extern const size_t cfg_nkeys;
 	X(SIGNUM, "signum", "signum", "signum (Bernstein et al. 2019): 1-bit signs, majority vote") \
 	X(JOINTSPAR, "jointspar", "jointspar", \
 	  "jointspar (Liu & Mozafari 2022): sampled layers, bandit-learned probabilities") \
+	X(DPSGD, "dpsgd", "dpsgd", \
+	  "dpsgd (Lian et al. 2017): each worker averages its model with its neighbours' in a " \
+	  "graph, then steps") \
+	X(LOCALSGD, "localsgd", "localsgd", \
+	  "localsgd (Stich 2019): local steps, the models averaged every period steps") \
 	X(PLUGIN, "plugin", "plugin", \
 	  "the keys of a plugin algorithm (train.algorithm = plugin): the plugin declares " \
 	  "them, emu checks them against its declaration") \
@@ -427,7 +437,7 @@ extern const char *const cfg_bool_names[], *const cfg_notify_names[],
 	*const cfg_block_map_names[], *const cfg_on_miss_names[], *const cfg_adversary_names[],
 	*const cfg_draws_names[], *const cfg_shape_names[], *const cfg_cc_names[], *const cfg_dataset_names[], *const cfg_shard_names[],
 	*const cfg_lr_scaling_names[], *const cfg_lr_schedule_names[], *const cfg_model_names[],
-	*const cfg_optimizer_names[],
+	*const cfg_optimizer_names[], *const cfg_graph_names[],
 	*const cfg_corrupt_detect_names[];
 /* run.device's values: the backends a configuration may name (nn_backend_known, in the
  * registry's order), then "auto"; filled before main. */

@@ -775,6 +775,10 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		return "train.algorithm = allreduce";
 	} else if (!strcmp(section, "signum") && a != ALGO_SIGNUM) {
 		return "train.algorithm = signum";
+	} else if (!strcmp(section, "dpsgd") && a != ALGO_DPSGD) {
+		return "train.algorithm = dpsgd";
+	} else if (!strcmp(section, "localsgd") && a != ALGO_LOCALSGD) {
+		return "train.algorithm = localsgd";
 	} else if (!strcmp(section, "topology") && strcmp(name, "shape") &&
 		   c->topology.shape == SHAPE_NONE) {
 		return "topology.shape = switch or hosts";
