@@ -110,7 +110,7 @@ resume wall
 same fullw wall
 
 # 5. every algorithm: a finished run extended by train.max_steps is the longer run
-for algo in rps allreduce signum jointspar jointspar-lars dpsgd localsgd; do
+for algo in rps allreduce signum jointspar jointspar-lars dpsgd localsgd topk; do
 	go "x$algo" train.algorithm=$algo train.max_steps=150
 	go "c$algo" train.algorithm=$algo train.max_steps=90 run.checkpoint_every=40
 	resume "c$algo" train.max_steps=150

@@ -11,6 +11,7 @@ const struct algo *algo_find(enum cfg_algo a)
 	case ALGO_JOINTSPAR_LARS: return &algo_jointspar;
 	case ALGO_DPSGD: return &algo_dpsgd;
 	case ALGO_LOCALSGD: return &algo_localsgd;
+	case ALGO_TOPK: return &algo_topk;
 	case ALGO_PLUGIN: return &algo_plugin;
 	}
 	return NULL;

@@ -280,6 +280,10 @@
 	  "exponential (i +- 1, 2, 4, ...)") \
 	X(localsgd, period, INT, 0, "4", 1, 1000000, 0, \
 	  "local steps between two averagings of the models (H)") \
+	X(topk, fraction, DOUBLE, 0, "0.01", 0, 1, CFG_GT_LO, \
+	  "share of each block a worker sends a step: its largest entries") \
+	X(topk, error_feedback, ENUM, cfg_bool_names, "true", 0, 0, 0, \
+	  "keep what was not sent for the next steps (false: drop it)") \
 	X(topology, shape, ENUM, cfg_shape_names, "none", 0, 0, 0, \
 	  "none: every directed link is its own pipe; switch: every worker hangs off one " \
 	  "switch, whose port toward a worker queues what all senders send it (incast); " \
@@ -401,6 +405,8 @@ extern const size_t cfg_nkeys;
 	  "graph, then steps") \
 	X(LOCALSGD, "localsgd", "localsgd", \
 	  "localsgd (Stich 2019): local steps, the models averaged every period steps") \
+	X(TOPK, "topk", "topk", \
+	  "topk (Stich et al. 2018): each worker's largest entries, with error feedback") \
 	X(PLUGIN, "plugin", "plugin", \
 	  "the keys of a plugin algorithm (train.algorithm = plugin): the plugin declares " \
 	  "them, emu checks them against its declaration") \
