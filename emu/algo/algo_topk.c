@@ -110,18 +110,38 @@ static float magnitude(float v)
 	return v < 0 ? -v : v;
 }
 
-static int descending(const void *a, const void *b)
+/* The k-th largest of m[0, n), 1 <= k <= n (m is reordered): quickselect with a
+ * three-way partition around the median of three, O(n) on the average, deterministic. */
+static float kth_largest(float *m, size_t n, size_t k)
 {
-	float x = *(const float *)a, y = *(const float *)b;
+	long lo = 0, hi = (long)n - 1, want = (long)k - 1;
 
-	return (x < y) - (x > y);
-}
+	while (lo < hi) {
+		float a = m[lo], b = m[lo + (hi - lo) / 2], c = m[hi];
+		float p = a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+		long lt = lo, i = lo, gt = hi;
 
-/* The k-th largest of m[0, len), k >= 1 (m is sorted on the way). */
-static float kth_largest(float *m, size_t len, size_t k)
-{
-	qsort(m, len, sizeof(*m), descending);
-	return m[k - 1];
+		while (i <= gt) {	/* [lo, lt) > p, [lt, i) == p, (gt, hi] < p */
+			float v = m[i];
+
+			if (v > p) {
+				m[i++] = m[lt];
+				m[lt++] = v;
+			} else if (v < p) {
+				m[i] = m[gt];
+				m[gt--] = v;
+			} else {
+				i++;
+			}
+		}
+		if (want < lt)
+			hi = lt - 1;
+		else if (want > gt)
+			lo = gt + 1;
+		else
+			return p;
+	}
+	return m[lo];
 }
 
 /* Block j's k pairs from v (the error or the gradient): the entries above the k-th
