@@ -52,15 +52,26 @@ for r in all allreduce; do no_wall "$T/$r/train.csv" >"$T/$r.train"; done
 cmp -s "$T/all.train" "$T/allreduce.train" ||
 	fail "fraction = 1 is not all-reduce: $(last_col "$T/all/train.csv" loss) against $(last_col "$T/allreduce/train.csv" loss)"
 # the example's own INI (LeNet on Fashion-MNIST, 8 workers, a tenth of each block a step):
-# error feedback keeps the rest for later, without it that is lost
-for ef in true false; do
+# error feedback keeps the rest for later, without it that is lost; in the optimised build
+# (the sanitizers run the same plugin above)
+case ${BUILD:-build} in
+*-san*) ef_runs="" ;;
+*) ef_runs="true false" ;;
+esac
+for ef in $ef_runs; do
 	(cd "$B/randk" && "$EMU" run randk.ini run.output="$T/ef-$ef" train.max_steps=100 \
 		train.eval_every=100 data.test_limit=2000 plugin.error_feedback=$ef) \
 		>/dev/null 2>"$T/err" || { cat "$T/err"; fail "randk.ini, error_feedback = $ef"; }
 done
-with=$(last_col "$T/ef-true/eval.csv" test_acc) without=$(last_col "$T/ef-false/eval.csv" test_acc)
-awk -v a="$with" -v b="$without" 'BEGIN { exit !(a > 0.5 && a > b + 0.2) }' ||
-	fail "error feedback: accuracy $with, without it $without"
+with=- without=-
+if [ -n "$ef_runs" ]; then
+	with=$(last_col "$T/ef-true/eval.csv" test_acc) without=$(last_col "$T/ef-false/eval.csv" test_acc)
+	awk -v a="$with" -v b="$without" 'BEGIN { exit !(a > 0.5 && a > b + 0.2) }' ||
+		fail "error feedback: accuracy $with, without it $without"
+else
+	echo "SKIP the example's LeNet runs in the sanitizer build: run in the optimised build"
+	echo "[  SKIPPED ] error feedback on LeNet"
+fi
 
 # refusals, each naming what is wrong
 refused() {	# NAME WANT ARGS...: emu check exits 2 with WANT in its message
