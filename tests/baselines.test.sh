@@ -1,12 +1,13 @@
 #!/bin/sh
 # The baselines written against the plugin interface (emu/algo/algo_dpsgd.c,
-# algo_localsgd.c, algo_topk.c), 8 workers under 5% packet loss: local SGD averaging after every step
+# algo_localsgd.c, algo_topk.c, algo_qsgd.c), 8 workers under 5% packet loss: local SGD averaging after every step
 # is RPS bit for bit (the same averaging through the same server); its bytes fall by the
 # period (4 and 16); D-PSGD sends each worker's model to its neighbours only (the
 # exponential graph's 5 against the ring's 2 and the 2 x 4 torus's 3); its gossip keeps
 # the replicas together (consensus far below that of workers that never average) and it
 # reaches all-reduce's accuracy on the same steps.  Top-k at 1% sends a small share of
-# all-reduce's bytes, and with error feedback trains to a lower loss than without.
+# all-reduce's bytes, and with error feedback trains to a lower loss than without.  QSGD
+# (16 levels) sends about a quarter of all-reduce's bytes and reaches its accuracy.
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
@@ -53,4 +54,10 @@ awk -v a="$tk" -v b="$ar" 'BEGIN { exit !(a < b / 10) }' || fail "topk: $tk byte
 awk -v a="$(last_col "$T/tk/train.csv" loss)" -v b="$(last_col "$T/tknoef/train.csv" loss)" \
 	'BEGIN { exit !(a < b * 0.8) }' ||
 	fail "topk: loss $(last_col "$T/tk/train.csv" loss) with error feedback, $(last_col "$T/tknoef/train.csv" loss) without"
+run q16 train.algorithm=qsgd qsgd.levels=16
+q=$(last_col "$T/q16/train.csv" bytes_sent)
+awk -v a="$q" -v b="$ar" 'BEGIN { r = a / b; exit !(r > 0.24 && r < 0.32) }' || fail "qsgd: $q bytes, all-reduce $ar"
+awk -v d="$(last_col "$T/q16/eval.csv" test_acc)" -v a="$(last_col "$T/ar/eval.csv" test_acc)" \
+	'BEGIN { exit !(d >= a - 0.02) }' ||
+	fail "qsgd: accuracy $(last_col "$T/q16/eval.csv" test_acc), all-reduce $(last_col "$T/ar/eval.csv" test_acc)"
 echo "bytes: localsgd period 1 $b1, 4 $(last_col "$T/l4/train.csv" bytes_sent), 16 $(last_col "$T/l16/train.csv" bytes_sent); dpsgd ring $ring"

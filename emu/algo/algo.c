@@ -12,6 +12,7 @@ const struct algo *algo_find(enum cfg_algo a)
 	case ALGO_DPSGD: return &algo_dpsgd;
 	case ALGO_LOCALSGD: return &algo_localsgd;
 	case ALGO_TOPK: return &algo_topk;
+	case ALGO_QSGD: return &algo_qsgd;
 	case ALGO_PLUGIN: return &algo_plugin;
 	}
 	return NULL;

@@ -49,7 +49,8 @@ const char *const cfg_cc_names[] = { [CC_NEWRENO] = "newreno", [CC_DCTCP] = "dct
 const char *const cfg_algo_names[] = { [ALGO_RPS] = "rps", [ALGO_ALLREDUCE] = "allreduce",
 	[ALGO_SIGNUM] = "signum", [ALGO_JOINTSPAR] = "jointspar",
 	[ALGO_JOINTSPAR_LARS] = "jointspar-lars", [ALGO_DPSGD] = "dpsgd",
-	[ALGO_LOCALSGD] = "localsgd", [ALGO_TOPK] = "topk", [ALGO_PLUGIN] = "plugin", NULL };
+	[ALGO_LOCALSGD] = "localsgd", [ALGO_TOPK] = "topk",
+	[ALGO_QSGD] = "qsgd", [ALGO_PLUGIN] = "plugin", NULL };
 const char *const cfg_graph_names[] = { [GRAPH_RING] = "ring", [GRAPH_TORUS] = "torus",
 	[GRAPH_EXPONENTIAL] = "exponential", NULL };
 const char *const cfg_block_map_names[] = { [BLOCKS_FIXED] = "fixed",
@@ -114,6 +115,7 @@ int cfg_section_index(const char *name)
 #define OFF_dpsgd OFF_run
 #define OFF_localsgd OFF_run
 #define OFF_topk OFF_run
+#define OFF_qsgd OFF_run
 #define OFF_topology OFF_run
 /* a worker key's name is not its field's: compute_jitter is the model's jitter */
 #define WF_slowdown slowdown
@@ -132,6 +134,7 @@ int cfg_section_index(const char *name)
 #define SIZE_dpsgd SIZE_run
 #define SIZE_localsgd SIZE_run
 #define SIZE_topk SIZE_run
+#define SIZE_qsgd SIZE_run
 #define SIZE_topology SIZE_run
 #define EXTRA_INT(s, x)
 #define EXTRA_I64(s, x)

@@ -284,6 +284,8 @@
 	  "share of each block a worker sends a step: its largest entries") \
 	X(topk, error_feedback, ENUM, cfg_bool_names, "true", 0, 0, 0, \
 	  "keep what was not sent for the next steps (false: drop it)") \
+	X(qsgd, levels, INT, 0, "16", 1, 127, 0, \
+	  "s: the levels each side of zero an entry is rounded to at random (one byte each)") \
 	X(topology, shape, ENUM, cfg_shape_names, "none", 0, 0, 0, \
 	  "none: every directed link is its own pipe; switch: every worker hangs off one " \
 	  "switch, whose port toward a worker queues what all senders send it (incast); " \
@@ -407,6 +409,8 @@ extern const size_t cfg_nkeys;
 	  "localsgd (Stich 2019): local steps, the models averaged every period steps") \
 	X(TOPK, "topk", "topk", \
 	  "topk (Stich et al. 2018): each worker's largest entries, with error feedback") \
+	X(QSGD, "qsgd", "qsgd", \
+	  "qsgd (Alistarh et al. 2017): gradients rounded at random to a few levels") \
 	X(PLUGIN, "plugin", "plugin", \
 	  "the keys of a plugin algorithm (train.algorithm = plugin): the plugin declares " \
 	  "them, emu checks them against its declaration") \

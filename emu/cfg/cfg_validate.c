@@ -781,6 +781,8 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		return "train.algorithm = localsgd";
 	} else if (!strcmp(section, "topk") && a != ALGO_TOPK) {
 		return "train.algorithm = topk";
+	} else if (!strcmp(section, "qsgd") && a != ALGO_QSGD) {
+		return "train.algorithm = qsgd";
 	} else if (!strcmp(section, "topology") && strcmp(name, "shape") &&
 		   c->topology.shape == SHAPE_NONE) {
 		return "topology.shape = switch or hosts";
