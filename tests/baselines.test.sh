@@ -1,6 +1,7 @@
 #!/bin/sh
 # The baselines written against the plugin interface (emu/algo/algo_dpsgd.c,
-# algo_localsgd.c, algo_topk.c, algo_qsgd.c), 8 workers under 5% packet loss: local SGD averaging after every step
+# algo_localsgd.c, algo_topk.c, algo_qsgd.c, algo_hadamard.c), 8 workers under 5% packet
+# loss: local SGD averaging after every step
 # is RPS bit for bit (the same averaging through the same server); its bytes fall by the
 # period (4 and 16); D-PSGD sends each worker's model to its neighbours only (the
 # exponential graph's 5 against the ring's 2 and the 2 x 4 torus's 3); its gossip keeps
@@ -8,6 +9,8 @@
 # reaches all-reduce's accuracy on the same steps.  Top-k at 1% sends a small share of
 # all-reduce's bytes, and with error feedback trains to a lower loss than without.  QSGD
 # (16 levels) sends about a quarter of all-reduce's bytes and reaches its accuracy.
+# Without loss, all-reduce through the Hadamard rotation is all-reduce (an orthogonal
+# rotation there and back: the loss within 1%), its bytes those of the padded chunks.
 # env: EMU, SRCDIR
 . "$SRCDIR/tests/lib.sh"
 small_ini "$T/s.ini"
@@ -60,4 +63,14 @@ awk -v a="$q" -v b="$ar" 'BEGIN { r = a / b; exit !(r > 0.24 && r < 0.32) }' || 
 awk -v d="$(last_col "$T/q16/eval.csv" test_acc)" -v a="$(last_col "$T/ar/eval.csv" test_acc)" \
 	'BEGIN { exit !(d >= a - 0.02) }' ||
 	fail "qsgd: accuracy $(last_col "$T/q16/eval.csv" test_acc), all-reduce $(last_col "$T/ar/eval.csv" test_acc)"
+# shellcheck disable=SC2086
+go ar0 $base net.loss_p=0 train.algorithm=allreduce
+# shellcheck disable=SC2086
+go ha0 $base net.loss_p=0 train.algorithm=hadamard hadamard.chunk=64
+awk -v a="$(last_col "$T/ha0/train.csv" loss)" -v b="$(last_col "$T/ar0/train.csv" loss)" \
+	'BEGIN { d = a / b - 1; exit !(d > -0.01 && d < 0.01) }' ||
+	fail "hadamard without loss: loss $(last_col "$T/ha0/train.csv" loss), all-reduce $(last_col "$T/ar0/train.csv" loss)"
+awk -v a="$(last_col "$T/ha0/train.csv" bytes_sent)" -v b="$(last_col "$T/ar0/train.csv" bytes_sent)" \
+	'BEGIN { r = a / b; exit !(r >= 1 && r < 1.1) }' ||
+	fail "hadamard: $(last_col "$T/ha0/train.csv" bytes_sent) bytes, all-reduce $(last_col "$T/ar0/train.csv" bytes_sent)"
 echo "bytes: localsgd period 1 $b1, 4 $(last_col "$T/l4/train.csv" bytes_sent), 16 $(last_col "$T/l16/train.csv" bytes_sent); dpsgd ring $ring"

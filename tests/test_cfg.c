@@ -941,7 +941,10 @@ static void random_value(const struct cfg_key *k, uint64_t *s, char *buf, size_t
 	switch (k->type) {
 	case CFG_T_INT:
 	case CFG_T_I64:
-		snprintf(buf, n, "%.0f", k->lo + (double)(test_rng(s) % (uint64_t)(span < 1000 ? span + 1 : 1000)));
+		if (k->flags & CFG_POW2)
+			snprintf(buf, n, "%d", 1 << (test_rng(s) % 11));
+		else
+			snprintf(buf, n, "%.0f", k->lo + (double)(test_rng(s) % (uint64_t)(span < 1000 ? span + 1 : 1000)));
 		break;
 	case CFG_T_U64:
 		snprintf(buf, n, "%" PRIu64, test_rng(s));
@@ -1267,7 +1270,10 @@ static void just_past(const struct cfg_key *k, double b, int dir, char *buf, siz
 	switch (k->type) {
 	case CFG_T_INT:
 	case CFG_T_I64:
-		snprintf(buf, n, "%.0f", b + dir);
+		if (k->flags & CFG_POW2)	/* the next power of two out */
+			snprintf(buf, n, "%.0f", dir < 0 ? b / 2 : b * 2);
+		else
+			snprintf(buf, n, "%.0f", b + dir);
 		return;
 	case CFG_T_DURATION:
 		units_fmt_duration((int64_t)b + dir, buf, n);	/* b + 1 may round to b */

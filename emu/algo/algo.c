@@ -13,6 +13,7 @@ const struct algo *algo_find(enum cfg_algo a)
 	case ALGO_LOCALSGD: return &algo_localsgd;
 	case ALGO_TOPK: return &algo_topk;
 	case ALGO_QSGD: return &algo_qsgd;
+	case ALGO_HADAMARD: return &algo_hadamard;
 	case ALGO_PLUGIN: return &algo_plugin;
 	}
 	return NULL;

@@ -1,7 +1,7 @@
 /* emu/algo/algo_plugin_host.c — an algorithm written against algo_plugin.h as emu runs
  * it: a plugin's shared object loaded and its [plugin] keys checked once, in the
  * supervisor before the workers fork (algo_plugin_open); emu's own algorithms written
- * against the same header (dpsgd, localsgd, topk, qsgd) compiled in, their keys in the key table;
+ * against the same header (dpsgd, localsgd, topk, qsgd, hadamard) compiled in, their keys in the key table;
  * in each worker a struct algo that hands the algorithm an emu_worker and the host's
  * functions, and turns its exchange into xchg_run's. */
 #include <dlfcn.h>
@@ -424,8 +424,14 @@ static int qsgd_init(struct worker *w, void **state, size_t *max_msg)
 	return init_with(&algo_table_qsgd, w, state, max_msg);
 }
 
+static int hadamard_init(struct worker *w, void **state, size_t *max_msg)
+{
+	return init_with(&algo_table_hadamard, w, state, max_msg);
+}
+
 const struct algo algo_plugin = { p_init, p_before_backward, p_step, p_free, p_parts };
 const struct algo algo_dpsgd = { dpsgd_init, p_before_backward, p_step, p_free, p_parts };
 const struct algo algo_localsgd = { localsgd_init, p_before_backward, p_step, p_free, p_parts };
 const struct algo algo_topk = { topk_init, p_before_backward, p_step, p_free, p_parts };
 const struct algo algo_qsgd = { qsgd_init, p_before_backward, p_step, p_free, p_parts };
+const struct algo algo_hadamard = { hadamard_init, p_before_backward, p_step, p_free, p_parts };

@@ -62,7 +62,8 @@ struct cfg_link {
 };
 
 enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOINTSPAR_LARS,
-		 ALGO_DPSGD, ALGO_LOCALSGD, ALGO_TOPK, ALGO_QSGD, ALGO_PLUGIN };
+		 ALGO_DPSGD, ALGO_LOCALSGD, ALGO_TOPK, ALGO_QSGD,
+		 ALGO_HADAMARD, ALGO_PLUGIN };
 enum cfg_graph { GRAPH_RING, GRAPH_TORUS, GRAPH_EXPONENTIAL };	/* dpsgd's */
 enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
 enum cfg_on_miss { MISS_OWN, MISS_ZERO };
@@ -236,6 +237,9 @@ struct cfg {
 	struct {
 		int levels;	/* s: levels each side of zero */
 	} qsgd;
+	struct {
+		int chunk;	/* floats rotated together, a power of two */
+	} hadamard;
 	/* [plugin]: a plugin algorithm's keys as given (emu/algo/algo_plugin.h: the plugin
 	 * declares and checks them); line: where (cfg_loc's sign convention) */
 	struct {

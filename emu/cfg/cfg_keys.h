@@ -286,6 +286,8 @@
 	  "keep what was not sent for the next steps (false: drop it)") \
 	X(qsgd, levels, INT, 0, "16", 1, 127, 0, \
 	  "s: the levels each side of zero an entry is rounded to at random (one byte each)") \
+	X(hadamard, chunk, INT, 0, "1024", 1, 1048576, CFG_POW2, \
+	  "floats rotated together (a block's last chunk padded to a power of two)") \
 	X(topology, shape, ENUM, cfg_shape_names, "none", 0, 0, 0, \
 	  "none: every directed link is its own pipe; switch: every worker hangs off one " \
 	  "switch, whose port toward a worker queues what all senders send it (incast); " \
@@ -411,6 +413,9 @@ extern const size_t cfg_nkeys;
 	  "topk (Stich et al. 2018): each worker's largest entries, with error feedback") \
 	X(QSGD, "qsgd", "qsgd", \
 	  "qsgd (Alistarh et al. 2017): gradients rounded at random to a few levels") \
+	X(HADAMARD, "hadamard", "hadamard", \
+	  "hadamard (OptiReduce, Warraich et al. 2025): all-reduce of randomly rotated " \
+	  "gradients, a loss spread as noise") \
 	X(PLUGIN, "plugin", "plugin", \
 	  "the keys of a plugin algorithm (train.algorithm = plugin): the plugin declares " \
 	  "them, emu checks them against its declaration") \

@@ -783,6 +783,8 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		return "train.algorithm = topk";
 	} else if (!strcmp(section, "qsgd") && a != ALGO_QSGD) {
 		return "train.algorithm = qsgd";
+	} else if (!strcmp(section, "hadamard") && a != ALGO_HADAMARD) {
+		return "train.algorithm = hadamard";
 	} else if (!strcmp(section, "topology") && strcmp(name, "shape") &&
 		   c->topology.shape == SHAPE_NONE) {
 		return "topology.shape = switch or hosts";
