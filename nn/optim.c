@@ -62,6 +62,27 @@ void optim_adam_step(float *dst, const float *x, const float *g, float *m, float
 	}
 }
 
+void optim_lamb_update(float *u, const float *x, const float *g, float *m, float *v,
+		       size_t n, double b1, double b2, float eps, float wd, int64_t t)
+{
+	float bc1 = (float)(1.0 - pow(b1, (double)t)), bc2 = (float)(1.0 - pow(b2, (double)t));
+	float fb1 = (float)b1, fb2 = (float)b2, a1 = (float)(1.0 - b1), a2 = (float)(1.0 - b2);
+
+	for (size_t i = 0; i < n; i++) {
+		float gi = g[i];
+
+		m[i] = fb1 * m[i] + a1 * gi;
+		v[i] = fb2 * v[i] + a2 * gi * gi;
+		u[i] = (m[i] / bc1) / (sqrtf(v[i] / bc2) + eps) + wd * x[i];
+	}
+}
+
+float optim_lamb_ratio(double x2, double u2)
+{
+	/* a layer at zero, or one that does not move, takes the global rate */
+	return x2 == 0 || u2 == 0 ? 1.0f : (float)(sqrt(x2) / sqrt(u2));
+}
+
 double optim_norm2(const float *v, size_t n)
 {
 	double s = 0;

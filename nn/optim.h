@@ -25,6 +25,13 @@ void optim_sgd_step(float *dst, const float *x, float *g, float *v, size_t n, fl
 void optim_adam_step(float *dst, const float *x, const float *g, float *m, float *v,
 		     size_t n, double lr, float wd, double b1, double b2, float eps, int64_t t,
 		     int decoupled);
+/* Step t (1, 2, ...) of LAMB (You et al., ICLR 2020, Algorithm 2) before its layer-wise
+ * trust ratio: m, v as Adam's (no weight decay in g), u = m / (1 - b1^t) / (sqrt(v / (1 -
+ * b2^t)) + eps) + wd x into u (which may be g).  A layer then steps x -= lr r u, r =
+ * optim_lamb_ratio(|x|^2, |u|^2) = |x| / |u| (1 where either is 0). */
+void optim_lamb_update(float *u, const float *x, const float *g, float *m, float *v,
+		       size_t n, double b1, double b2, float eps, float wd, int64_t t);
+float optim_lamb_ratio(double x2, double u2);
 /* LARS trust ratio of one layer from its squared norms w2 = |w|^2, g2 = |g|^2
  * (optim_norm2): trust * |w| / (|g| + wd * |w| + eps); 1 if |w| or |g| is 0 */
 float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps);

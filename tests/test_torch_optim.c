@@ -2,7 +2,9 @@
  * the learning-rate schedules (nn/optim.h lr_at) against the schedulers of the same name
  * stepped once a training step, every step's rate within 1e-12 of PyTorch's, relative;
  * SGD with momentum, weight decay and Nesterov (optim_sgd_step), Adam and AdamW
- * (optim_adam_step) against torch.optim's over 8 steps, every parameter within 1e-6. */
+ * (optim_adam_step) against torch.optim's, and LAMB (optim_lamb_update, optim_lamb_ratio)
+ * against its formula in torch's tensors (torch.optim has none), over 8 steps, every
+ * parameter within 1e-6. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +40,22 @@ static const char torch_script[] =
 	"        print(' '.join('%.17g' % x for x in out))\n"
 	"        continue\n"
 	"    o, m, wd, nest = w[1], float(w[2]), float(w[3]), w[4] == '1'\n"
+	"    if o == 'lamb':\n"
+	"        x = [torch.tensor([math.cos(i) for i in range(k, k + 8)], dtype=torch.float32) for k in (0, 8)]\n"
+	"        ms = [torch.zeros(8), torch.zeros(8)]\n"
+	"        vs = [torch.zeros(8), torch.zeros(8)]\n"
+	"        for t in range(8):\n"
+	"            g = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
+	"            for k in (0, 1):\n"
+	"                gk = g[8 * k:8 * k + 8]\n"
+	"                ms[k] = 0.9 * ms[k] + (1 - 0.9) * gk\n"
+	"                vs[k] = 0.999 * vs[k] + (1 - 0.999) * gk * gk\n"
+	"                u = ms[k] / (1 - 0.9 ** (t + 1)) / ((vs[k] / (1 - 0.999 ** (t + 1))).sqrt() + 1e-8) + wd * x[k]\n"
+	"                xn, un = x[k].norm().item(), u.norm().item()\n"
+	"                r = xn / un if xn > 0 and un > 0 else 1.0\n"
+	"                x[k] = x[k] - 0.01 * r * u\n"
+	"            print(' '.join('%.9g' % v for v in torch.cat(x).tolist()))\n"
+	"        continue\n"
 	"    p = torch.nn.Parameter(torch.tensor([math.cos(i) for i in range(16)], dtype=torch.float32))\n"
 	"    opt = {'sgd': lambda: torch.optim.SGD([p], lr=0.1, momentum=m, weight_decay=wd, nesterov=nest),\n"
 	"           'adam': lambda: torch.optim.Adam([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd),\n"
@@ -58,16 +76,17 @@ static const struct lr_case {
 	{ LR_POLY, "poly", 0, 2 }, { LR_ONECYCLE, "onecycle", 0, 1 },
 };
 
-/* opt: 0 sgd, 1 adam, 2 adamw */
+/* opt: 0 sgd, 1 adam, 2 adamw, 3 lamb (PyTorch has none: its formula in torch's tensors,
+ * two layers of 8) */
 static const struct opt_case {
 	int opt;
 	float momentum, wd;
 	int nesterov;
 } opt_cases[] = {
 	{ 0, 0, 0, 0 }, { 0, 0, 1e-2f, 0 }, { 0, 0.9f, 1e-2f, 0 }, { 0, 0.9f, 1e-2f, 1 },
-	{ 1, 0, 0, 0 }, { 1, 0, 1e-2f, 0 }, { 2, 0, 1e-2f, 0 },
+	{ 1, 0, 0, 0 }, { 1, 0, 1e-2f, 0 }, { 2, 0, 1e-2f, 0 }, { 3, 0, 0, 0 }, { 3, 0, 1e-2f, 0 },
 };
-static const char *const opt_name[] = { "sgd", "adam", "adamw" };
+static const char *const opt_name[] = { "sgd", "adam", "adamw", "lamb" };
 
 #define NLR (sizeof(lr_cases) / sizeof(lr_cases[0]))
 #define NOPT (sizeof(opt_cases) / sizeof(opt_cases[0]))
@@ -144,7 +163,15 @@ static void test_optimisers(void **state)
 
 			for (int i = 0; i < N; i++)
 				g[i] = (float)sin(3 * i + t);
-			if (c->opt)
+			if (c->opt == 3) {
+				optim_lamb_update(g, x, g, v, v + N, N, 0.9, 0.999, 1e-8f, c->wd, t + 1);
+				for (int l = 0; l < 2; l++) {
+					float r = optim_lamb_ratio(optim_norm2(x + 8 * l, 8),
+								   optim_norm2(g + 8 * l, 8));
+
+					optim_sgd_to(x + 8 * l, x + 8 * l, g + 8 * l, 8, 0.01f * r, 0);
+				}
+			} else if (c->opt)
 				optim_adam_step(x, x, g, v, v + N, N, 0.01, c->wd, 0.9, 0.999, 1e-8f,
 						t + 1, c->opt == 2);
 			else

@@ -217,6 +217,20 @@ void algo_sgd_step_to(struct worker *w, float *momentum, float *dst)
 	const struct cfg *c = w->c;
 	size_t n = w->m.nparams;
 
+	if (c->train.optimizer == OPTIM_LAMB) {	/* m, v; the step layer by layer */
+		optim_lamb_update(w->m.grads, w->m.params, w->m.grads, momentum, momentum + n, n,
+				  c->train.adam_beta1, c->train.adam_beta2,
+				  (float)c->train.adam_eps, (float)c->train.weight_decay, w->step + 1);
+		for (int l = 0; l < w->m.nlayers; l++) {
+			size_t off = w->m.layers[l].off, len = w->m.layers[l].size;
+			float r = optim_lamb_ratio(optim_norm2(w->m.params + off, len),
+						   optim_norm2(w->m.grads + off, len));
+
+			optim_sgd_to(dst + off, w->m.params + off, w->m.grads + off, len,
+				     (float)w->lr * r, 0);
+		}
+		return;
+	}
 	if (c->train.optimizer != OPTIM_SGD) {	/* m and v after each other in the buffer */
 		optim_adam_step(dst, w->m.params, w->m.grads, momentum, momentum + n, n, w->lr,
 				(float)c->train.weight_decay, c->train.adam_beta1,

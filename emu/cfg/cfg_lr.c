@@ -43,12 +43,12 @@ int cfg_check_lr(struct loader *L)
 		return cfg_fail(L, at_max, "train.lr_max = %g is below train.lr = %g: a cap "
 				"under one worker's rate; expected lr_max >= lr, or 0 (no cap)",
 				c->train.lr_max, c->train.lr);
-	if (c->train.optimizer != OPTIM_SGD && c->train.algorithm != ALGO_RPS &&
-	    c->train.algorithm != ALGO_ALLREDUCE)
+	if (c->train.optimizer != OPTIM_SGD && (c->train.algorithm == ALGO_SIGNUM ||
+	    c->train.algorithm == ALGO_JOINTSPAR || c->train.algorithm == ALGO_JOINTSPAR_LARS))
 		return cfg_fail(L, L->key_loc[cfg_key_find("train", "optimizer") - cfg_keys],
 				"train.optimizer = %s with train.algorithm = %s: signum and "
 				"jointspar step by their own rules; expected optimizer = sgd, or "
-				"algorithm = rps or allreduce",
+				"another algorithm",
 				cfg_optimizer_names[c->train.optimizer],
 				cfg_algo_names[c->train.algorithm]);
 	if (c->train.lr_scaling == LR_SCALE_LINEAR && c->run.workers > 16 &&

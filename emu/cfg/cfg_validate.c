@@ -744,7 +744,7 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 			return "a train.lr_schedule other than onecycle (its first phase is its "
 			       "warm-up)";
 		if (!strncmp(name, "adam_", 5) && c->train.optimizer == OPTIM_SGD)
-			return "train.optimizer = adam or adamw";
+			return "train.optimizer = adam, adamw or lamb";
 		if ((!strcmp(name, "momentum") || !strcmp(name, "nesterov")) &&
 		    c->train.optimizer != OPTIM_SGD)
 			return "train.optimizer = sgd (adam's momentum is adam_beta1)";
