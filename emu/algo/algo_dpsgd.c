@@ -26,7 +26,7 @@ struct dpsgd {
 	uint8_t *nbr;		/* [n]: j is a neighbour */
 };
 
-static void link(uint8_t *nbr, int n, int i, int j)
+static void add_edge(uint8_t *nbr, int n, int i, int j)
 {
 	j = ((j % n) + n) % n;
 	if (j != i)
@@ -36,12 +36,12 @@ static void link(uint8_t *nbr, int n, int i, int j)
 static void neighbours(uint8_t *nbr, int n, int i, enum graph g)
 {
 	if (g == GRAPH_RING) {
-		link(nbr, n, i, i - 1);
-		link(nbr, n, i, i + 1);
+		add_edge(nbr, n, i, i - 1);
+		add_edge(nbr, n, i, i + 1);
 	} else if (g == GRAPH_EXPONENTIAL) {
 		for (int d = 1; d < n; d *= 2) {
-			link(nbr, n, i, i - d);
-			link(nbr, n, i, i + d);
+			add_edge(nbr, n, i, i - d);
+			add_edge(nbr, n, i, i + d);
 		}
 	} else {	/* rows x cols, rows the largest divisor of n up to sqrt(n) */
 		int rows = 1;
@@ -51,10 +51,10 @@ static void neighbours(uint8_t *nbr, int n, int i, enum graph g)
 				rows = r;
 		int cols = n / rows, r = i / cols, c = i % cols;
 
-		link(nbr, n, i, ((r + 1) % rows) * cols + c);
-		link(nbr, n, i, ((r + rows - 1) % rows) * cols + c);
-		link(nbr, n, i, r * cols + (c + 1) % cols);
-		link(nbr, n, i, r * cols + (c + cols - 1) % cols);
+		add_edge(nbr, n, i, ((r + 1) % rows) * cols + c);
+		add_edge(nbr, n, i, ((r + rows - 1) % rows) * cols + c);
+		add_edge(nbr, n, i, r * cols + (c + 1) % cols);
+		add_edge(nbr, n, i, r * cols + (c + cols - 1) % cols);
 	}
 }
 

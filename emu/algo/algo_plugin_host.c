@@ -328,10 +328,11 @@ static void p_free(void *state)
 static int init_with(const struct emu_algo_plugin *pl, struct worker *w, void **state,
 		     size_t *max_msg)
 {
-	struct plug *pg = calloc(1, sizeof(*pg));
+	struct plug *pg;
 
 	if (!pl)
 		return -EINVAL;	/* algo_plugin_open did not run */
+	pg = calloc(1, sizeof(*pg));
 	if (!pg)
 		return -ENOMEM;
 	pg->pl = pl;
