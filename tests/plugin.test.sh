@@ -3,7 +3,8 @@
 # header and emu-algo.pc under a PREFIX; the example (examples/randk, random-k with error
 # feedback), copied out of the tree, builds against them with its own Makefile; emu runs
 # it over a lossy network: two runs are the same, a run stopped at a checkpoint and
-# resumed (from another folder) is the run in one go, fraction = 1 is all-reduce bit for
+# resumed (from another folder) is the run in one go (and refused if the plugin's file
+# changed meanwhile), fraction = 1 is all-reduce bit for
 # bit (losses and all), and with the example's INI error feedback trains where the same
 # sparsity without it does not.  A plugin's keys are checked against its declaration with the file and line;
 # a missing file, a shared object without the entry point or of another API version, and
@@ -42,6 +43,18 @@ mkdir "$B/elsewhere"
 (cd "$B/elsewhere" && "$EMU" resume "$T/part" train.max_steps=40) >/dev/null 2>"$T/err" ||
 	{ cat "$T/err"; fail "resume"; }
 "$EMU" compare "$T/whole" "$T/part" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "the resumed run differs"; }
+# the plugin's file changed under a checkpoint: its resume is refused (the run would not
+# be the same run), and goes on once the file is back
+run later train.max_steps=20 run.checkpoint_every=20
+cp "$B/randk/librandk.so" "$B/librandk.keep"
+printf x >>"$B/randk/librandk.so"
+rc=0
+"$EMU" resume "$T/later" train.max_steps=40 >/dev/null 2>"$T/err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "the plugin's shared object (train.plugin = $B/randk/librandk.so) differs from the one the checkpoint was taken with" "$T/err" ||
+	fail "a changed plugin under a resume: exit $rc, $(cat "$T/err")"
+cp "$B/librandk.keep" "$B/randk/librandk.so"
+"$EMU" resume "$T/later" train.max_steps=40 >/dev/null 2>"$T/err" || { cat "$T/err"; fail "resume with the plugin back"; }
+"$EMU" compare "$T/whole" "$T/later" >"$T/cmp" 2>&1 || { cat "$T/cmp"; fail "the resumed run differs"; }
 # fraction 1: every float at its place, the mean of those that arrived, one's own where
 # the reply did not: all-reduce's rule (on_miss = own)
 run all plugin.fraction=1

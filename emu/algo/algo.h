@@ -49,6 +49,8 @@ const struct algo *algo_find(enum cfg_algo a);
  * fork (again with the same path: the keys only).  0, or -errno with err naming the file
  * and line. */
 int algo_plugin_open(const struct cfg *c, char *err, size_t errlen);
+/* FNV-1a of the loaded plugin's file (what a resume must run again), 0 without one. */
+uint64_t algo_plugin_digest(void);
 
 /* Helpers the algorithms share (emu/algo/algo_common.c). */
 

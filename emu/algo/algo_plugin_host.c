@@ -24,6 +24,7 @@ static struct {
 	void *handle;
 	const struct emu_algo_plugin *pl;
 	double val[EMU_ALGO_MAX_KEYS];	/* each declared key's value */
+	uint64_t digest;		/* of the file */
 } loaded;
 
 /* A worker's view, the plugin's state, and scratch for the messages it is shown. */
@@ -117,6 +118,28 @@ static int check_keys(const struct cfg *c, const struct emu_algo_plugin *pl, cha
 	return 0;
 }
 
+/* FNV-1a of a file's bytes, 0 if it cannot be read. */
+static uint64_t file_digest(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	uint64_t h = 0xcbf29ce484222325ULL;
+	unsigned char buf[65536];
+	size_t n;
+
+	if (!f)
+		return 0;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ULL;
+	fclose(f);
+	return h;
+}
+
+uint64_t algo_plugin_digest(void)
+{
+	return loaded.handle ? loaded.digest : 0;
+}
+
 int algo_plugin_open(const struct cfg *c, char *err, size_t errlen)
 {
 	const struct emu_algo_plugin *(*entry)(void);
@@ -152,6 +175,7 @@ int algo_plugin_open(const struct cfg *c, char *err, size_t errlen)
 	snprintf(loaded.path, sizeof(loaded.path), "%s", c->train.plugin);
 	loaded.handle = h;
 	loaded.pl = pl;
+	loaded.digest = file_digest(c->train.plugin);
 	return 0;
 }
 

@@ -49,6 +49,7 @@ struct ckpt_manifest {
 	double loss, epoch, acc, wall_s;
 	int32_t has_loss, has_acc;
 	uint64_t data_hash;	/* of the data sets as loaded (train.c): a resume reads the same */
+	uint64_t plugin_hash;	/* of a plugin algorithm's file (algo_plugin_digest), or 0 */
 	struct {
 		uint64_t size;	/* of the whole file worker-K.bin */
 		uint32_t crc, pad;	/* its payload's CRC */

@@ -89,7 +89,7 @@ struct runlog {
 	char error[512];		/* the first write that failed; the run stops there */
 	/* checkpoints: each worker's REC_CKPT records until every worker's is in */
 	bool ckpt_on;
-	uint64_t ckpt_hash, data_hash;
+	uint64_t ckpt_hash, data_hash, plugin_hash;
 	int64_t ckpt_step;	/* of the last manifest written */
 	struct queue cq[CFG_MAX_WORKERS];
 	/* crash events: who is down when, and the counters a worker left when it went
@@ -753,11 +753,13 @@ void runlog_crashes(struct runlog *l, const struct crash_plan *p)
 	l->crashes = p->n ? p : NULL;
 }
 
-void runlog_checkpoints(struct runlog *l, uint64_t hash, uint64_t data_hash)
+void runlog_checkpoints(struct runlog *l, uint64_t hash, uint64_t data_hash,
+			uint64_t plugin_hash)
 {
 	l->ckpt_on = true;
 	l->ckpt_hash = hash;
 	l->data_hash = data_hash;
+	l->plugin_hash = plugin_hash;
 }
 
 /* At a checkpoint (every row of the steps up to it written, none after: record.h, struct
@@ -771,7 +773,7 @@ static int logs_at_checkpoint(struct runlog *l, struct ckpt_manifest *m)
 	*m = (struct ckpt_manifest){
 		.log_step = l->step, .acc_step = l->acc_step, .loss = l->loss, .epoch = l->epoch,
 		.acc = l->acc, .wall_s = now_s() - l->t0, .has_loss = l->has_loss,
-		.has_acc = l->has_acc, .data_hash = l->data_hash,
+		.has_acc = l->has_acc, .data_hash = l->data_hash, .plugin_hash = l->plugin_hash,
 	};
 	for (int k = 0; k < CKPT_LOGS; k++) {
 		m->off[k] = o[k]->fd >= 0 ? (int64_t)o[k]->whole : -1;

@@ -35,7 +35,8 @@ struct runlog *runlog_open(const struct cfg *c, const char *dir, int argc, char 
 /* The workers take checkpoints (emu/run/ckpt.h) with this configuration hash: when every
  * worker's REC_CKPT of a step is in, the logs are synced and the manifest written (with
  * the data's hash, which a resume checks). */
-void runlog_checkpoints(struct runlog *l, uint64_t hash, uint64_t data_hash);
+void runlog_checkpoints(struct runlog *l, uint64_t hash, uint64_t data_hash,
+			uint64_t plugin_hash);
 /* The run's crash events (emu/run/crash.h; p outlives l): a row of train.csv or eval.csv
  * then joins the records of the workers that are up, and keeps the counters a down
  * worker left in its totals. */

@@ -218,8 +218,15 @@ static uint64_t data_hash(const struct train_run *t)
 	return h;
 }
 
+/* The plugin algorithm's file, as loaded for this run (0: none). */
+static uint64_t plugin_hash(const struct cfg *c)
+{
+	return c->train.algorithm == ALGO_PLUGIN ? algo_plugin_digest() : 0;
+}
+
 /* A hash of what every rank must agree on: this build, the resolved configuration, the
- * data as loaded (FNV-1a over the configuration's text, then the data's hash). */
+ * data as loaded, a plugin's file (FNV-1a over the configuration's text, then the data's
+ * and the plugin's hashes). */
 static uint64_t run_hash(const struct cfg *c, const struct train_run *t)
 {
 	char *text = NULL;
@@ -234,15 +241,21 @@ static uint64_t run_hash(const struct cfg *c, const struct train_run *t)
 	}
 	h = fnv(0xcbf29ce484222325ULL, text, text ? len : 0);
 	free(text);
-	h ^= data_hash(t);
+	h ^= data_hash(t) ^ plugin_hash(c);
 	return h * 0x100000001b3ULL;
 }
 
-/* A resumed run reads the data its checkpoint was taken with: 0, or 2 with the reason
- * printed. */
+/* A resumed run reads the data and runs the plugin its checkpoint was taken with: 0, or 2
+ * with the reason printed. */
 static int check_resumed_data(const struct cfg *c, const struct train_run *t,
 			      const struct ckpt_manifest *resume, const char *dir)
 {
+	if (resume && resume->plugin_hash != plugin_hash(c)) {
+		fprintf(stderr, "emu resume: %s: the plugin's shared object (train.plugin = %s) "
+			"differs from the one the checkpoint was taken with; expected the same "
+			"file\n", dir, c->train.plugin);
+		return 2;
+	}
 	if (!resume || resume->data_hash == data_hash(t))
 		return 0;
 	fprintf(stderr, "emu resume: %s: the data as read now (data.dataset = %s, data.dir = %s) "
@@ -462,7 +475,7 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		snprintf(len, sizeof(len), "%d epochs (%lld steps)", c->train.epochs,
 			 (long long)total);
 	if (t.log && t.ckpt_run)
-		runlog_checkpoints(t.log, t.cfg_hash, data_hash(&t));
+		runlog_checkpoints(t.log, t.cfg_hash, data_hash(&t), plugin_hash(c));
 	if (t.log)
 		runlog_crashes(t.log, &t.crashes);
 	for (int i = 0; t.log && i < ndown; i++)
