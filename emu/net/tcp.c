@@ -117,6 +117,12 @@ static uint32_t payload(const struct sim *s, int src, uint32_t i)
 	return b > hdr ? b - hdr : 0;
 }
 
+/* Payload bytes of flow f's units [0, j). */
+static uint64_t upto(const struct sim *s, const struct flow *f, uint32_t j)
+{
+	return j < f->k ? s->before[f->off + j] : f->total;
+}
+
 /* ---- the sender's link: one unit at a time (PointToPointNetDevice) ---- */
 
 /* Unit i starts down src's link at t: the end of it frees the link, and it reaches the
@@ -376,7 +382,7 @@ static int send_pending(struct sim *s, int src, int64_t now)
 
 		if (!room || (j = next_seg(s, f)) == NONE)
 			break;
-		if (room < c->mss && f->total - s->before[f->off + j] > room)
+		if (room < c->mss && f->total - upto(s, f, j) > room)
 			break;
 		rc = send_data(s, src, j, now);
 	}
@@ -481,8 +487,10 @@ static uint32_t segs_of(struct tcp_conn *c, uint64_t bytes)
 	return segs;
 }
 
-/* ProcessAck, for an ACK that is neither stale nor past what was sent. */
-static int process_ack(struct sim *s, int src, uint32_t ack, uint32_t old, int64_t now)
+/* ProcessAck, for an ACK that is neither stale nor past what was sent; bytes: what it
+ * acknowledges. */
+static int process_ack(struct sim *s, int src, uint32_t ack, uint32_t old, uint64_t bytes,
+		       int64_t now)
 {
 	struct tcp_conn *c = &s->conn[src];
 	struct flow *f = &s->f[src];
@@ -491,8 +499,6 @@ static int process_ack(struct sim *s, int src, uint32_t ack, uint32_t old, int64
 
 	if (rc || ack == old)
 		return rc;
-	uint64_t bytes = s->before[f->off + ack - 1] + payload(s, src, f->off + ack - 1) -
-			 s->before[f->off + old];
 	uint32_t segs = segs_of(c, bytes);
 
 	f->dupacks = 0;
@@ -522,9 +528,7 @@ static int process_ack(struct sim *s, int src, uint32_t ack, uint32_t old, int64
 		f->dupacks = 0;
 	} else if (f->state == CA_LOSS) {
 		f->first_partial = true;
-		segs = (uint32_t)((s->before[f->off + ack - 1] + payload(s, src, f->off + ack - 1) -
-				   (f->recover < f->k ? s->before[f->off + f->recover] : f->total))
-				  / c->mss);
+		segs = (uint32_t)((upto(s, f, ack) - upto(s, f, f->recover)) / c->mss);
 		f->state = CA_OPEN;
 	}
 	if (ack >= f->recover)
@@ -574,11 +578,10 @@ static int on_ack(struct sim *s, const struct ev *e)
 		f->high_rx_ack = ack;
 	if (ack < f->una || ack > f->high)
 		return 0;
-	uint64_t acked = ack > old ? s->before[f->off + ack - 1] +
-				     payload(s, e->src, f->off + ack - 1) - s->before[f->off + old] : 0;
+	uint64_t acked = upto(s, f, ack) - upto(s, f, old);
 
 	discard_up_to(s, f, ack);
-	int rc = process_ack(s, e->src, ack, old, e->t);
+	int rc = process_ack(s, e->src, ack, old, acked, e->t);
 
 	if (!rc && c->cc == TCP_DCTCP && acked)
 		dctcp_window(c, f, acked, e->ce);
