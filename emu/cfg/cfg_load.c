@@ -734,12 +734,7 @@ static void cfg_fabric(const struct cfg *c, struct xchg_links *out)
 			struct net_cfg m;
 
 			cfg_link_net(c, s, d, &m);
-			out->resend[s][d] = (struct xchg_resend){
-				.reliable = m.transport == TRANSPORT_RELIABLE,
-				.max_retries = m.max_retries, .rto = m.rto, .rto_max = m.rto_max,
-				.tcp = m.transport == TRANSPORT_TCP, .cc = (uint8_t)m.cc,
-				.init_cwnd = m.init_cwnd, .mtu = m.mtu, .rto_min = m.rto_min,
-				.latency = m.latency, .bandwidth = m.bandwidth };
+			out->resend[s][d] = xchg_resend_of(&m);
 		}
 }
 

@@ -150,7 +150,7 @@ struct xchg_links {
 		int32_t init_cwnd;
 		int64_t mtu, rto_min, latency;
 		double bandwidth;
-	} resend[NET_MAX_WORKERS][NET_MAX_WORKERS];
+	} resend[NET_MAX_WORKERS][NET_MAX_WORKERS];	/* xchg_resend_of each link's model */
 };
 
 /* Worker `worker` is down (its process crashed: emu/run/crash.h) for the exchanges of
@@ -169,6 +169,9 @@ struct xchg_absence {
 /* max_msg: the largest message or reply any algorithm will send. Returns 0 or -errno;
  * an invalid network model of a link is said in err (errlen bytes, without "emu: " and
  * newline; "" when there is nothing more to say than the -errno). */
+/* A link's rule, from its model. */
+struct xchg_resend xchg_resend_of(const struct net_cfg *c);
+
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	      struct notify *nt, int id, size_t max_msg, char *err, size_t errlen);
 void xchg_free(struct xchg *x);

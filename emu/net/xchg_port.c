@@ -104,12 +104,19 @@ static int64_t resend_wait(const struct xchg_resend *r, uint32_t k)
 	return net_backoff(r->rto, r->rto_max, (int)k);
 }
 
+struct xchg_resend xchg_resend_of(const struct net_cfg *c)
+{
+	return (struct xchg_resend){
+		.reliable = c->transport == TRANSPORT_RELIABLE, .max_retries = c->max_retries,
+		.rto = c->rto, .rto_max = c->rto_max, .tcp = c->transport == TRANSPORT_TCP,
+		.cc = (uint8_t)c->cc, .init_cwnd = c->init_cwnd, .mtu = c->mtu,
+		.rto_min = c->rto_min, .latency = c->latency, .bandwidth = c->bandwidth };
+}
+
 static int64_t port_resend(void *ctx, uint32_t src, uint32_t k)
 {
 	const struct xpriv *p = ((const struct xchg *)ctx)->priv;
-	const struct net_cfg *c = &p->from[src];
-	struct xchg_resend r = { .reliable = c->transport == TRANSPORT_RELIABLE,
-				 .max_retries = c->max_retries, .rto = c->rto, .rto_max = c->rto_max };
+	struct xchg_resend r = xchg_resend_of(&p->from[src]);
 
 	return resend_wait(&r, k);
 }
@@ -182,6 +189,21 @@ void xchg_tcp_units(const struct net_link *l, struct xflow *f, const uint64_t *m
 		h->arrive = prev > h->arrive ? prev : h->arrive;
 }
 
+/* A new connection on a link of rule r, its ACKs ack_delay on their way back. */
+static struct tcp_conn conn_of(const struct xchg_resend *r, int64_t ack_delay)
+{
+	struct tcp_conn c = {
+		.tcp = r->tcp, .cc = r->cc == CC_DCTCP ? TCP_DCTCP : TCP_NEWRENO,
+		.init_cwnd = (uint32_t)r->init_cwnd, .mss = (uint32_t)r->mtu,
+		.rto_init = r->rto, .rto_min = r->rto_min, .rto_max = r->rto_max,
+		.granularity = TCP_GRANULARITY, .max_retries = r->max_retries,
+		.reliable = r->reliable, .rate = (uint64_t)(r->bandwidth + 0.5),
+		.owd = r->latency, .ack_delay = ack_delay };
+
+	tcp_conn_start(&c);
+	return c;
+}
+
 /* Hosts: every link's connection, every worker simulating all of them alike (the fabric
  * is set up).  Its ACKs take the way back without queueing: the reverse link's latency
  * and the ports' latencies. */
@@ -201,20 +223,12 @@ static int tcp_fabric_setup(struct xpriv *p, const struct xchg_links *l, int n)
 		return -ENOMEM;
 	for (int s = 0; s < n; s++)
 		for (int d = 0; d < n; d++) {
-			const struct xchg_resend *r = &l->resend[s][d];
 			struct tcp_route *rt = &p->route[s * n + d];
 
 			if (s == d)
 				continue;
-			p->conn[s * n + d] = (struct tcp_conn){
-				.tcp = r->tcp, .cc = r->cc == CC_DCTCP ? TCP_DCTCP : TCP_NEWRENO,
-				.init_cwnd = (uint32_t)r->init_cwnd, .mss = (uint32_t)r->mtu,
-				.rto_init = r->rto, .rto_min = r->rto_min, .rto_max = r->rto_max,
-				.granularity = TCP_GRANULARITY, .max_retries = r->max_retries,
-				.reliable = r->reliable, .rate = (uint64_t)(r->bandwidth + 0.5),
-				.owd = r->latency, .ack_delay = l->resend[d][s].latency +
-					fabric_path_latency(&p->fab, s, d) };
-			tcp_conn_start(&p->conn[s * n + d]);
+			p->conn[s * n + d] = conn_of(&l->resend[s][d], l->resend[d][s].latency +
+						     fabric_path_latency(&p->fab, s, d));
 			rt->npath = (uint8_t)fabric_path(&p->fab, s, d, rt->path);
 		}
 	return 0;
@@ -235,19 +249,10 @@ int xchg_tcp_setup(struct xpriv *p, const struct xchg_links *l, int n, int id)
 	if (!p->conn)
 		return -ENOMEM;
 	for (int j = 0; j < n; j++) {
-		const struct net_cfg *c = &l->from[j];
+		struct xchg_resend r = xchg_resend_of(&l->from[j]);
 
-		p->conn[j] = (struct tcp_conn){
-			.tcp = c->transport == TRANSPORT_TCP,
-			.cc = c->cc == CC_DCTCP ? TCP_DCTCP : TCP_NEWRENO,
-			.init_cwnd = (uint32_t)c->init_cwnd, .mss = (uint32_t)c->mtu,
-			.rto_init = c->rto, .rto_min = c->rto_min, .rto_max = c->rto_max,
-			.granularity = TCP_GRANULARITY, .max_retries = c->max_retries,
-			.reliable = c->transport == TRANSPORT_RELIABLE,
-			.rate = (uint64_t)(c->bandwidth + 0.5), .owd = c->latency,
-			/* back: this worker's link to the switch, the switch's port to j */
-			.ack_delay = l->to[j].latency + l->port.latency };
-		tcp_conn_start(&p->conn[j]);
+		/* back: this worker's link to the switch, the switch's port to j */
+		p->conn[j] = conn_of(&r, l->to[j].latency + l->port.latency);
 	}
 	return 0;
 }
