@@ -429,34 +429,19 @@ static int p_init(struct worker *w, void **state, size_t *max_msg)
 	return init_with(loaded.pl, w, state, max_msg);
 }
 
-static int dpsgd_init(struct worker *w, void **state, size_t *max_msg)
-{
-	return init_with(&algo_table_dpsgd, w, state, max_msg);
-}
-
-static int localsgd_init(struct worker *w, void **state, size_t *max_msg)
-{
-	return init_with(&algo_table_localsgd, w, state, max_msg);
-}
-
-static int topk_init(struct worker *w, void **state, size_t *max_msg)
-{
-	return init_with(&algo_table_topk, w, state, max_msg);
-}
-
-static int qsgd_init(struct worker *w, void **state, size_t *max_msg)
-{
-	return init_with(&algo_table_qsgd, w, state, max_msg);
-}
-
-static int hadamard_init(struct worker *w, void **state, size_t *max_msg)
-{
-	return init_with(&algo_table_hadamard, w, state, max_msg);
-}
-
 const struct algo algo_plugin = { p_init, p_before_backward, p_step, p_free, p_parts };
-const struct algo algo_dpsgd = { dpsgd_init, p_before_backward, p_step, p_free, p_parts };
-const struct algo algo_localsgd = { localsgd_init, p_before_backward, p_step, p_free, p_parts };
-const struct algo algo_topk = { topk_init, p_before_backward, p_step, p_free, p_parts };
-const struct algo algo_qsgd = { qsgd_init, p_before_backward, p_step, p_free, p_parts };
-const struct algo algo_hadamard = { hadamard_init, p_before_backward, p_step, p_free, p_parts };
+
+/* emu's own algorithm on the interface: its struct algo around algo_table_NAME */
+#define ON_INTERFACE(name)							\
+	static int name##_init(struct worker *w, void **state, size_t *max_msg)	\
+	{									\
+		return init_with(&algo_table_##name, w, state, max_msg);	\
+	}									\
+	const struct algo algo_##name = { name##_init, p_before_backward, p_step, p_free,	\
+					  p_parts }
+
+ON_INTERFACE(dpsgd);
+ON_INTERFACE(localsgd);
+ON_INTERFACE(topk);
+ON_INTERFACE(qsgd);
+ON_INTERFACE(hadamard);
