@@ -718,6 +718,15 @@ static int check_net(struct loader *L)
 
 /* --- the other sections: keys that act only with some setting ------------------------ */
 
+/* The algorithm whose own section this is (named as it), or -1. */
+static int algo_of_section(const char *section)
+{
+	for (int i = 0; cfg_algo_names[i]; i++)
+		if (!strcmp(cfg_algo_names[i], section))
+			return i;
+	return -1;
+}
+
 /* Whether key section.name acts in c; else the setting it needs. */
 static const char *key_needs(const struct cfg *c, const char *section, const char *name)
 {
@@ -769,22 +778,12 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 			return "a data set read from files (fashion-mnist, cifar10, text)";
 		if (!strcmp(name, "plugin") && a != ALGO_PLUGIN)
 			return "train.algorithm = plugin";
-	} else if (!strcmp(section, "rps") && a != ALGO_RPS) {
-		return "train.algorithm = rps";
-	} else if (!strcmp(section, "allreduce") && a != ALGO_ALLREDUCE) {
-		return "train.algorithm = allreduce";
-	} else if (!strcmp(section, "signum") && a != ALGO_SIGNUM) {
-		return "train.algorithm = signum";
-	} else if (!strcmp(section, "dpsgd") && a != ALGO_DPSGD) {
-		return "train.algorithm = dpsgd";
-	} else if (!strcmp(section, "localsgd") && a != ALGO_LOCALSGD) {
-		return "train.algorithm = localsgd";
-	} else if (!strcmp(section, "topk") && a != ALGO_TOPK) {
-		return "train.algorithm = topk";
-	} else if (!strcmp(section, "qsgd") && a != ALGO_QSGD) {
-		return "train.algorithm = qsgd";
-	} else if (!strcmp(section, "hadamard") && a != ALGO_HADAMARD) {
-		return "train.algorithm = hadamard";
+	} else if (strcmp(section, "jointspar") && algo_of_section(section) >= 0 &&
+		   algo_of_section(section) != (int)a) {
+		static char need[48];	/* used at once by the caller */
+
+		snprintf(need, sizeof(need), "train.algorithm = %s", section);
+		return need;
 	} else if (!strcmp(section, "topology") && strcmp(name, "shape") &&
 		   c->topology.shape == SHAPE_NONE) {
 		return "topology.shape = switch or hosts";
