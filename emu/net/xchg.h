@@ -169,8 +169,16 @@ struct xchg_absence {
 /* max_msg: the largest message or reply any algorithm will send. Returns 0 or -errno;
  * an invalid network model of a link is said in err (errlen bytes, without "emu: " and
  * newline; "" when there is nothing more to say than the -errno). */
-/* A link's rule, from its model. */
-struct xchg_resend xchg_resend_of(const struct net_cfg *c);
+/* A link's rule, from its model (inline: the configuration layer fills its table, the
+ * fuzz targets link it without the exchange). */
+static inline struct xchg_resend xchg_resend_of(const struct net_cfg *c)
+{
+	return (struct xchg_resend){
+		.reliable = c->transport == TRANSPORT_RELIABLE, .max_retries = c->max_retries,
+		.rto = c->rto, .rto_max = c->rto_max, .tcp = c->transport == TRANSPORT_TCP,
+		.cc = (uint8_t)c->cc, .init_cwnd = c->init_cwnd, .mtu = c->mtu,
+		.rto_min = c->rto_min, .latency = c->latency, .bandwidth = c->bandwidth };
+}
 
 int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	      struct notify *nt, int id, size_t max_msg, char *err, size_t errlen);

@@ -104,15 +104,6 @@ static int64_t resend_wait(const struct xchg_resend *r, uint32_t k)
 	return net_backoff(r->rto, r->rto_max, (int)k);
 }
 
-struct xchg_resend xchg_resend_of(const struct net_cfg *c)
-{
-	return (struct xchg_resend){
-		.reliable = c->transport == TRANSPORT_RELIABLE, .max_retries = c->max_retries,
-		.rto = c->rto, .rto_max = c->rto_max, .tcp = c->transport == TRANSPORT_TCP,
-		.cc = (uint8_t)c->cc, .init_cwnd = c->init_cwnd, .mtu = c->mtu,
-		.rto_min = c->rto_min, .latency = c->latency, .bandwidth = c->bandwidth };
-}
-
 static int64_t port_resend(void *ctx, uint32_t src, uint32_t k)
 {
 	const struct xpriv *p = ((const struct xchg *)ctx)->priv;
