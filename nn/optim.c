@@ -149,3 +149,9 @@ double lr_at(const struct lr_schedule *s, double epoch)
 		return target * pow(1.0 - t, s->power);
 	}
 }
+
+void optim_lars_grad(float *g, const float *x, size_t n, float wd, float r)
+{
+	for (size_t i = 0; i < n; i++)
+		g[i] = (g[i] + wd * x[i]) * r;
+}

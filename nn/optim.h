@@ -35,6 +35,9 @@ float optim_lamb_ratio(double x2, double u2);
 /* LARS trust ratio of one layer from its squared norms w2 = |w|^2, g2 = |g|^2
  * (optim_norm2): trust * |w| / (|g| + wd * |w| + eps); 1 if |w| or |g| is 0 */
 float optim_lars_ratio(double w2, double g2, float trust, float wd, float eps);
+/* LARS's gradient of one layer, as timm's Lars: g = (g + wd x) r, r its optim_lars_ratio
+ * from the raw gradient's norm; the step is then SGD's without weight decay. */
+void optim_lars_grad(float *g, const float *x, size_t n, float wd, float r);
 double optim_norm2(const float *v, size_t n);	/* squared Euclidean norm, double accumulator */
 
 /* The shape of the rate after the warm-up, each as PyTorch's scheduler of that name

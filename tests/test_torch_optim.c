@@ -3,8 +3,9 @@
  * stepped once a training step, every step's rate within 1e-12 of PyTorch's, relative;
  * SGD with momentum, weight decay and Nesterov (optim_sgd_step), Adam and AdamW
  * (optim_adam_step) against torch.optim's, and LAMB (optim_lamb_update, optim_lamb_ratio)
- * against its formula in torch's tensors (torch.optim has none), over 8 steps, every
- * parameter within 1e-6. */
+ * and LARS (optim_lars_ratio, optim_lars_grad, then SGD) against their formulas in torch's
+ * tensors (torch.optim has neither; LARS as timm's Lars, trust 0.1), over 10 steps,
+ * every parameter within 1e-6. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,9 +19,9 @@
 
 /* One run of python for every case (each start of torch costs a second): argv, one
  * word a case, "lr:NAME:END:POWER" (a schedule over T = 50 steps at peak 0.4: one line,
- * the rate before each step) or "opt:OPT:MOMENTUM:WD:NESTEROV" (8 steps of OPT, sgd at lr
- * 0.1, adam or adamw at 0.01, on x_i = cos(i) with gradients g_i,t = sin(3i + t): 8 lines,
- * x after each step). */
+ * the rate before each step) or "opt:OPT:MOMENTUM:WD:NESTEROV" (10 steps of OPT, sgd and
+ * lars at lr 0.1, adam, adamw and lamb at 0.01, on x_i = cos(i) with gradients g_i,t =
+ * sin(3i + t), lamb and lars in two layers of 8: 10 lines, x after each step). */
 static const char torch_script[] =
 	"import sys, math, torch\n"
 	"L = torch.optim.lr_scheduler\n"
@@ -44,7 +45,7 @@ static const char torch_script[] =
 	"        x = [torch.tensor([math.cos(i) for i in range(k, k + 8)], dtype=torch.float32) for k in (0, 8)]\n"
 	"        ms = [torch.zeros(8), torch.zeros(8)]\n"
 	"        vs = [torch.zeros(8), torch.zeros(8)]\n"
-	"        for t in range(8):\n"
+	"        for t in range(10):\n"
 	"            g = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
 	"            for k in (0, 1):\n"
 	"                gk = g[8 * k:8 * k + 8]\n"
@@ -56,16 +57,33 @@ static const char torch_script[] =
 	"                x[k] = x[k] - 0.01 * r * u\n"
 	"            print(' '.join('%.9g' % v for v in torch.cat(x).tolist()))\n"
 	"        continue\n"
+	"    if o == 'lars':\n"
+	"        x = [torch.tensor([math.cos(i) for i in range(k, k + 8)], dtype=torch.float32) for k in (0, 8)]\n"
+	"        bufs = [None, None]\n"
+	"        for t in range(10):\n"
+	"            g = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
+	"            for k in (0, 1):\n"
+	"                gk = g[8 * k:8 * k + 8].clone()\n"
+	"                wn, gn = x[k].norm(), gk.norm()\n"
+	"                gk = gk.add(x[k], alpha=wd)\n"
+	"                r = torch.where(wn > 0, torch.where(gn > 0, 0.1 * wn / (gn + wn * wd + 1e-8), torch.ones_like(wn)), torch.ones_like(wn))\n"
+	"                gk = gk.mul(r)\n"
+	"                if m:\n"
+	"                    bufs[k] = gk.clone() if bufs[k] is None else bufs[k].mul(m).add(gk)\n"
+	"                    gk = gk.add(bufs[k], alpha=m) if nest else bufs[k]\n"
+	"                x[k] = x[k].add(gk, alpha=-0.1)\n"
+	"            print(' '.join('%.9g' % v for v in torch.cat(x).tolist()))\n"
+	"        continue\n"
 	"    p = torch.nn.Parameter(torch.tensor([math.cos(i) for i in range(16)], dtype=torch.float32))\n"
 	"    opt = {'sgd': lambda: torch.optim.SGD([p], lr=0.1, momentum=m, weight_decay=wd, nesterov=nest),\n"
 	"           'adam': lambda: torch.optim.Adam([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd),\n"
 	"           'adamw': lambda: torch.optim.AdamW([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd)}[o]()\n"
-	"    for t in range(8):\n"
+	"    for t in range(10):\n"
 	"        p.grad = torch.tensor([math.sin(3 * i + t) for i in range(16)], dtype=torch.float32)\n"
 	"        opt.step()\n"
 	"        print(' '.join('%.9g' % v for v in p.detach().tolist()))\n";
 
-enum { SPE = 10, T = 50, N = 16, STEPS = 8 };
+enum { SPE = 10, T = 50, N = 16, STEPS = 10 };
 
 static const struct lr_case {
 	enum lr_kind kind;
@@ -76,8 +94,8 @@ static const struct lr_case {
 	{ LR_POLY, "poly", 0, 2 }, { LR_ONECYCLE, "onecycle", 0, 1 },
 };
 
-/* opt: 0 sgd, 1 adam, 2 adamw, 3 lamb (PyTorch has none: its formula in torch's tensors,
- * two layers of 8) */
+/* opt: 0 sgd, 1 adam, 2 adamw, 3 lamb, 4 lars (PyTorch has neither: their formulas in
+ * torch's tensors, two layers of 8) */
 static const struct opt_case {
 	int opt;
 	float momentum, wd;
@@ -85,8 +103,9 @@ static const struct opt_case {
 } opt_cases[] = {
 	{ 0, 0, 0, 0 }, { 0, 0, 1e-2f, 0 }, { 0, 0.9f, 1e-2f, 0 }, { 0, 0.9f, 1e-2f, 1 },
 	{ 1, 0, 0, 0 }, { 1, 0, 1e-2f, 0 }, { 2, 0, 1e-2f, 0 }, { 3, 0, 0, 0 }, { 3, 0, 1e-2f, 0 },
+	{ 4, 0, 0, 0 }, { 4, 0.9f, 1e-2f, 0 }, { 4, 0.9f, 1e-2f, 1 },
 };
-static const char *const opt_name[] = { "sgd", "adam", "adamw", "lamb" };
+static const char *const opt_name[] = { "sgd", "adam", "adamw", "lamb", "lars" };
 
 #define NLR (sizeof(lr_cases) / sizeof(lr_cases[0]))
 #define NOPT (sizeof(opt_cases) / sizeof(opt_cases[0]))
@@ -148,7 +167,7 @@ static void test_schedules(void **state)
 	}
 }
 
-/* The optimisers: every parameter within 1e-6 of PyTorch's after each of 8 steps */
+/* The optimisers: every parameter within 1e-6 of PyTorch's after each of 10 steps */
 static void test_optimisers(void **state)
 {
 	for (size_t k = 0; k < NOPT; k++) {
@@ -163,7 +182,17 @@ static void test_optimisers(void **state)
 
 			for (int i = 0; i < N; i++)
 				g[i] = (float)sin(3 * i + t);
-			if (c->opt == 3) {
+			if (c->opt == 4) {
+				for (int l = 0; l < 2; l++) {
+					float r = optim_lars_ratio(optim_norm2(x + 8 * l, 8),
+								   optim_norm2(g + 8 * l, 8), 0.1f,
+								   c->wd, 1e-8f);
+
+					optim_lars_grad(g + 8 * l, x + 8 * l, 8, c->wd, r);
+				}
+				optim_sgd_step(x, x, g, c->momentum > 0 ? v : NULL, N, 0.1f, 0,
+					       c->momentum, c->nesterov);
+			} else if (c->opt == 3) {
 				optim_lamb_update(g, x, g, v, v + N, N, 0.9, 0.999, 1e-8f, c->wd, t + 1);
 				for (int l = 0; l < 2; l++) {
 					float r = optim_lamb_ratio(optim_norm2(x + 8 * l, 8),

@@ -1,5 +1,6 @@
 /* emu/algo/algo_common.c — what the algorithms share: float means over partial messages,
  * taking the arrived parts of a reply, the local SGD step. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "emu/algo/algo.h"
@@ -231,6 +232,22 @@ void algo_sgd_step_to(struct worker *w, float *momentum, float *dst)
 		}
 		return;
 	}
+	if (c->train.optimizer == OPTIM_LARS) {	/* each layer's gradient scaled, then SGD */
+		for (int l = 0; l < w->m.nlayers; l++) {
+			size_t off = w->m.layers[l].off, len = w->m.layers[l].size;
+			float r = optim_lars_ratio(optim_norm2(w->m.params + off, len),
+						   optim_norm2(w->m.grads + off, len),
+						   (float)c->train.lars_trust,
+						   (float)c->train.weight_decay,
+						   (float)c->train.lars_eps);
+
+			optim_lars_grad(w->m.grads + off, w->m.params + off, len,
+					(float)c->train.weight_decay, r);
+		}
+		optim_sgd_step(dst, w->m.params, w->m.grads, momentum, n, (float)w->lr, 0,
+			       (float)c->train.momentum, c->train.nesterov);
+		return;
+	}
 	if (c->train.optimizer != OPTIM_SGD) {	/* m and v after each other in the buffer */
 		optim_adam_step(dst, w->m.params, w->m.grads, momentum, momentum + n, n, w->lr,
 				(float)c->train.weight_decay, c->train.adam_beta1,
@@ -261,7 +278,9 @@ size_t algo_opt_floats(const struct worker *w)
 {
 	const struct cfg *c = w->c;
 
-	return c->train.optimizer != OPTIM_SGD ? 2 * w->m.nparams :
+	bool sgd = c->train.optimizer == OPTIM_SGD || c->train.optimizer == OPTIM_LARS;
+
+	return !sgd ? 2 * w->m.nparams :
 	       c->train.momentum > 0 ? w->m.nparams : 0;
 }
 

@@ -73,7 +73,7 @@ enum cfg_shape { SHAPE_NONE, SHAPE_SWITCH, SHAPE_HOSTS };
 enum cfg_dataset { DATA_FASHION_MNIST, DATA_CIFAR10, DATA_TEXT, DATA_GAUSSIAN, DATA_LINREG };
 enum cfg_shard { SHARD_IID, SHARD_LABEL, SHARD_DIRICHLET };
 enum cfg_lr_scaling { LR_SCALE_NONE, LR_SCALE_LINEAR, LR_SCALE_SQRT };
-enum cfg_optimizer { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW, OPTIM_LAMB };
+enum cfg_optimizer { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW, OPTIM_LAMB, OPTIM_LARS };
 
 /* The compute model of one worker, resolved from the [worker A-B] sections: its modelled
  * compute time per step is multiplied by slowdown, then jitter * z is added, z drawn from
@@ -177,6 +177,7 @@ struct cfg {
 		double decay_factor;
 		enum cfg_optimizer optimizer;
 		double adam_beta1, adam_beta2, adam_eps;
+		double lars_trust, lars_eps;
 		double momentum;
 		int nesterov;		/* 1: Nesterov's momentum */
 		double weight_decay;

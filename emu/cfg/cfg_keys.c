@@ -70,7 +70,8 @@ const char *const cfg_shard_names[] = { [SHARD_IID] = "iid", [SHARD_LABEL] = "la
 const char *const cfg_lr_scaling_names[] = { [LR_SCALE_NONE] = "none",
 	[LR_SCALE_LINEAR] = "linear", [LR_SCALE_SQRT] = "sqrt", NULL };
 const char *const cfg_optimizer_names[] = { [OPTIM_SGD] = "sgd", [OPTIM_ADAM] = "adam",
-	[OPTIM_ADAMW] = "adamw", [OPTIM_LAMB] = "lamb", NULL };
+	[OPTIM_ADAMW] = "adamw", [OPTIM_LAMB] = "lamb",
+	[OPTIM_LARS] = "lars", NULL };
 const char *const cfg_lr_schedule_names[] = { [LR_STEP] = "step", [LR_COSINE] = "cosine",
 	[LR_LINEAR] = "linear", [LR_POLY] = "poly", [LR_ONECYCLE] = "onecycle", NULL };
 const char *const cfg_model_names[] = { "mlp", "lenet", "resnet20", "resnet32", "resnet44",

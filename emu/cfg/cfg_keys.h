@@ -216,12 +216,15 @@
 	  "epochs at which lr is multiplied by decay_factor, comma separated, increasing") \
 	X(train, decay_factor, DOUBLE, 0, "0.1", 0, 1, CFG_GT_LO, "lr factor at each decay epoch") \
 	X(train, optimizer, ENUM, cfg_optimizer_names, "sgd", 0, 0, 0, \
-	  "sgd (momentum, nesterov), adam or adamw, each as torch.optim's, or lamb (You et al. " \
-	  "2020: adam's step scaled layer by layer by |w| / |step|); all but signum and " \
-	  "jointspar take them") \
+	  "sgd (momentum, nesterov), adam or adamw, each as torch.optim's, lamb (You et al. " \
+	  "2020: adam's step scaled layer by layer by |w| / |step|) or lars (You et al. 2017: " \
+	  "sgd's with each layer's gradient scaled by lars_trust |w| / (|g| + wd |w|)); all " \
+	  "but signum and jointspar take them") \
 	X(train, adam_beta1, DOUBLE, 0, "0.9", 0, 1, CFG_LT_HI, "adam, adamw, lamb: beta1") \
 	X(train, adam_beta2, DOUBLE, 0, "0.999", 0, 1, CFG_LT_HI, "adam, adamw, lamb: beta2") \
 	X(train, adam_eps, DOUBLE, 0, "1e-8", 0, 1, CFG_GT_LO, "adam, adamw, lamb: eps") \
+	X(train, lars_trust, DOUBLE, 0, "0.001", 0, 1, CFG_GT_LO, "lars: the trust coefficient") \
+	X(train, lars_eps, DOUBLE, 0, "1e-8", 0, 1, CFG_GT_LO, "lars: the ratio's denominator guard") \
 	X(train, momentum, DOUBLE, 0, "0", 0, 1, CFG_LT_HI, "heavy-ball momentum") \
 	X(train, nesterov, ENUM, cfg_bool_names, "false", 0, 0, 0, \
 	  "Nesterov's momentum, as PyTorch's SGD nesterov=True: the step is g + momentum v") \

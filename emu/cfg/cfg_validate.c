@@ -752,11 +752,14 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		if (!strcmp(name, "warmup_epochs") && k == LR_ONECYCLE)
 			return "a train.lr_schedule other than onecycle (its first phase is its "
 			       "warm-up)";
-		if (!strncmp(name, "adam_", 5) && c->train.optimizer == OPTIM_SGD)
+		if (!strncmp(name, "adam_", 5) &&
+		    (c->train.optimizer == OPTIM_SGD || c->train.optimizer == OPTIM_LARS))
 			return "train.optimizer = adam, adamw or lamb";
+		if (!strncmp(name, "lars_", 5) && c->train.optimizer != OPTIM_LARS)
+			return "train.optimizer = lars";
 		if ((!strcmp(name, "momentum") || !strcmp(name, "nesterov")) &&
-		    c->train.optimizer != OPTIM_SGD)
-			return "train.optimizer = sgd (adam's momentum is adam_beta1)";
+		    c->train.optimizer != OPTIM_SGD && c->train.optimizer != OPTIM_LARS)
+			return "train.optimizer = sgd or lars (adam's momentum is adam_beta1)";
 		if (!strcmp(name, "nesterov") && c->train.momentum == 0)
 			return "train.momentum > 0";
 		if ((!strcmp(name, "momentum") || !strcmp(name, "weight_decay") ||
