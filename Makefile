@@ -12,7 +12,7 @@
 #                        figure runs/figures/demo.png (DEMO_QUICK=1: 8 steps a run)
 #   make paper           the RPS paper's drop-rate sweep over 3 seeds (PAPER_QUICK=1)
 #   make algorithms      rps, allreduce, signum, jointspar(-lars) compared
-#   make baselines       dpsgd's graphs and localsgd's periods against allreduce, 3 seeds
+#   make baselines       the baselines (dpsgd, localsgd, topk, qsgd, ring) against allreduce, 3 seeds
 #   make tta             time to accuracy against loss rate: RPS and all-reduce, unreliable
 #                        and reliable transport, one timer rule (TTA_TARGET, TTA_QUICK=1)
 #   make incast          RPS and all-reduce where the loss comes from incast (leaf-spine

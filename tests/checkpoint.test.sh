@@ -112,7 +112,7 @@ same fullw wall
 # 5. every algorithm: a finished run extended by train.max_steps is the longer run (under
 # the sanitizers one of those on the plugin interface stands for the five: the same host)
 algos="rps allreduce signum jointspar jointspar-lars topk"
-case ${BUILD:-build} in *-san*) ;; *) algos="$algos dpsgd localsgd qsgd hadamard" ;; esac
+case ${BUILD:-build} in *-san*) ;; *) algos="$algos dpsgd localsgd qsgd hadamard ring" ;; esac
 for algo in $algos; do
 	go "x$algo" train.algorithm=$algo train.max_steps=150
 	go "c$algo" train.algorithm=$algo train.max_steps=90 run.checkpoint_every=40

@@ -34,9 +34,9 @@ has "emu help keys (intro)" "a section a build of the lists test adds" "$T/out"
 "$E" help toy >"$T/out" && has "emu help toy" '^\[toy\]$' "$T/out"
 "$E" help keys --markdown >"$T/out" || fail "emu help keys --markdown"
 "$E" check /dev/null >"$T/out" && has "emu check" '^\[toy\]$' "$T/out"
-"$E" help bogus 2>"$T/out" || true; has "emu help bogus" ", jointspar, dpsgd, localsgd, topk, qsgd, hadamard, plugin, topology, toy, event NAME)" "$T/out"
+"$E" help bogus 2>"$T/out" || true; has "emu help bogus" ", jointspar, dpsgd, localsgd, topk, qsgd, hadamard, ring, plugin, topology, toy, event NAME)" "$T/out"
 "$E" sweep /dev/null 'bogus.x=1,2' run.output="$T/sw" 2>"$T/out" || true
-has "emu sweep's unknown section" "signum, jointspar, dpsgd, localsgd, topk, qsgd, hadamard, plugin, topology or toy$" "$T/out"
+has "emu sweep's unknown section" "signum, jointspar, dpsgd, localsgd, topk, qsgd, hadamard, ring, plugin, topology or toy$" "$T/out"
 printf '[toy]\n' >"$T/toy.ini"
 "$E" check "$T/toy.ini" >/dev/null 2>"$T/out" || fail "[toy] refused: $(cat "$T/out")"
 # the backends: the registry's names, in the messages that list them, and found by name

@@ -9,7 +9,7 @@ small_ini "$T/s.ini"
 set -- run.workers=6 train.epochs=2 train.log_every=3 train.eval_every=8 \
 	net.loss=bernoulli net.loss_p=10% net.unit=packet net.mtu=256B net.latency=20us \
 	net.jitter=10us
-for alg in rps allreduce signum jointspar jointspar-lars dpsgd localsgd topk qsgd hadamard; do
+for alg in rps allreduce signum jointspar jointspar-lars dpsgd localsgd topk qsgd hadamard ring; do
 	"$REF" run "$T/s.ini" run.output="$T/$alg-ref" train.algorithm=$alg "$@" 2>"$T/err" ||
 		{ cat "$T/err"; fail "$alg: the run on one host"; }
 	for h in 1 2 4; do

@@ -15,6 +15,7 @@ const struct algo *algo_find(enum cfg_algo a)
 	case ALGO_QSGD: return &algo_qsgd;
 	case ALGO_HADAMARD: return &algo_hadamard;
 	case ALGO_PLUGIN: return &algo_plugin;
+	case ALGO_RING: return &algo_ring;
 	}
 	return NULL;
 }

@@ -37,11 +37,11 @@ struct algo {
 };
 
 extern const struct algo algo_rps, algo_allreduce, algo_signum, algo_jointspar, algo_plugin,
-	algo_dpsgd, algo_localsgd, algo_topk, algo_qsgd, algo_hadamard;
+	algo_dpsgd, algo_localsgd, algo_topk, algo_qsgd, algo_hadamard, algo_ring;
 /* emu's own algorithms written against the plugin interface (algo_plugin_host.c runs
  * them as it runs a plugin) */
 extern const struct emu_algo_plugin algo_table_dpsgd, algo_table_localsgd, algo_table_topk,
-	algo_table_qsgd, algo_table_hadamard;
+	algo_table_qsgd, algo_table_hadamard, algo_table_ring;
 const struct algo *algo_find(enum cfg_algo a);
 
 /* train.algorithm = plugin (algo_plugin.h, algo_plugin_host.c): load c->train.plugin and

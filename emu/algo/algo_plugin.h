@@ -23,6 +23,8 @@
  * the messages that reached it (in[w] is worker w's; lost units read as zero, their
  * arrival bits say which) into one reply, and every worker applies each server's reply
  * (possibly with holes, possibly lost).  The network model decides what arrives.
+ * The other collective (host->ring) is NCCL's ring: rounds in which each worker sends
+ * one message to the next worker and receives one from the previous.
  *
  * Keys: the plugin's own, in the INI section [plugin]; emu checks each against its spec
  * (type, range) with the file and line, refuses unknown ones, and prints them with the
@@ -67,6 +69,13 @@ struct emu_exchange_ops {
 	void (*apply)(void *ctx, int server, const struct emu_msg *reply);
 };
 
+/* One round r of a ring (host->ring): the message to the next worker, and what to do
+ * with the previous worker's (possibly with holes, possibly lost).  ctx is ring's. */
+struct emu_ring_ops {
+	int (*send)(void *ctx, int round, struct emu_iov iov[EMU_ALGO_MAX_IOV]);
+	void (*take)(void *ctx, int round, const struct emu_msg *m);
+};
+
 struct emu_part {
 	void *p;
 	size_t len;
@@ -106,6 +115,12 @@ struct emu_host {
 	/* 64 random bits, a function of the run's seed, stream and the counters a and b
 	 * only (the same in every worker for the same arguments). */
 	uint64_t (*random)(const struct emu_worker *w, uint32_t stream, uint64_t a, uint64_t b);
+	/* The ring collective: nrounds rounds (even, at least n - 1) of worker id sending to
+	 * id + 1 mod n and receiving from id - 1, each waiting for its predecessor only;
+	 * flags travel round the ring and their OR over all workers comes back in
+	 * *flags_out.  0 or -errno. */
+	int (*ring)(struct emu_worker *w, int nrounds, const struct emu_ring_ops *ops,
+		    void *ctx, uint32_t flags, uint32_t *flags_out);
 };
 
 /* A worker, as an algorithm sees it.  Fields change only between steps. */

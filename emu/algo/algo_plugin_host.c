@@ -1,9 +1,10 @@
 /* emu/algo/algo_plugin_host.c — an algorithm written against algo_plugin.h as emu runs
  * it: a plugin's shared object loaded and its [plugin] keys checked once, in the
  * supervisor before the workers fork (algo_plugin_open); emu's own algorithms written
- * against the same header (dpsgd, localsgd, topk, qsgd, hadamard) compiled in, their keys in the key table;
- * in each worker a struct algo that hands the algorithm an emu_worker and the host's
- * functions, and turns its exchange into xchg_run's. */
+ * against the same header (dpsgd, localsgd, topk, qsgd, hadamard, ring) compiled in,
+ * their keys in the key table; in each worker a struct algo that hands the algorithm an
+ * emu_worker and the host's functions, and turns its collectives into xchg_run's and
+ * xchg_ring's. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -202,17 +203,22 @@ struct tramp {
 	struct plug *pg;
 };
 
-static int t_encode(void *ctx, int server, struct xchg_iov iov[])
+/* A message's k pieces as the exchange takes them */
+static int to_xchg_iov(int k, const struct emu_iov e[], struct xchg_iov iov[])
 {
-	struct tramp *t = ctx;
-	struct emu_iov e[EMU_ALGO_MAX_IOV] = { 0 };
-	int k = t->ops->encode(t->ctx, server, e);
-
 	if (k < 0 || k > EMU_ALGO_MAX_IOV)
 		k = 0;	/* a broken count sends nothing rather than what it did not give */
 	for (int i = 0; i < k; i++)
 		iov[i] = (struct xchg_iov){ e[i].base, e[i].len };
 	return k;
+}
+
+static int t_encode(void *ctx, int server, struct xchg_iov iov[])
+{
+	struct tramp *t = ctx;
+	struct emu_iov e[EMU_ALGO_MAX_IOV] = { 0 };
+
+	return to_xchg_iov(t->ops->encode(t->ctx, server, e), e, iov);
 }
 
 static size_t t_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
@@ -238,6 +244,31 @@ static void t_apply(void *ctx, int server, const struct xmsg *reply)
 
 static const struct xchg_ops tramp_ops = { t_encode, t_reduce, t_apply };
 
+/* The plugin's ring inside xchg_ring: ctx of xchg_ring_ops. */
+struct ring_tramp {
+	const struct emu_ring_ops *ops;
+	void *ctx;
+};
+
+static int rt_send(void *ctx, int round, struct xchg_iov iov[])
+{
+	struct ring_tramp *t = ctx;
+	struct emu_iov e[EMU_ALGO_MAX_IOV] = { 0 };
+
+	return to_xchg_iov(t->ops->send(t->ctx, round, e), e, iov);
+}
+
+static void rt_take(void *ctx, int round, const struct xmsg *m)
+{
+	struct ring_tramp *t = ctx;
+	struct emu_msg e;
+
+	to_emu(&e, m);
+	t->ops->take(t->ctx, round, &e);
+}
+
+static const struct xchg_ring_ops ring_tramp_ops = { rt_send, rt_take };
+
 static int h_exchange(struct emu_worker *ew, const struct emu_exchange_ops *ops, void *ctx,
 		      uint32_t flags, uint32_t *flags_out)
 {
@@ -245,6 +276,15 @@ static int h_exchange(struct emu_worker *ew, const struct emu_exchange_ops *ops,
 	struct tramp t = { ops, ctx, pg };
 
 	return xchg_run(&pg->w->x, pg->w->step, &tramp_ops, &t, flags, flags_out);
+}
+
+static int h_ring(struct emu_worker *ew, int nrounds, const struct emu_ring_ops *ops,
+		  void *ctx, uint32_t flags, uint32_t *flags_out)
+{
+	struct plug *pg = (struct plug *)ew;
+	struct ring_tramp t = { ops, ctx };
+
+	return xchg_ring(&pg->w->x, pg->w->step, nrounds, &ring_tramp_ops, &t, flags, flags_out);
 }
 
 static void h_optimizer_step(struct emu_worker *ew, float *opt_state)
@@ -320,7 +360,7 @@ static uint64_t h_random(const struct emu_worker *ew, uint32_t stream, uint64_t 
 static const struct emu_host host = {
 	.exchange = h_exchange, .optimizer_step = h_optimizer_step, .opt_floats = h_opt_floats,
 	.mean_floats = h_mean_floats, .float_arrived = h_float_arrived, .key = h_key,
-	.random = h_random,
+	.random = h_random, .ring = h_ring,
 };
 
 /* ---- the plugin as a struct algo ---- */
@@ -445,3 +485,4 @@ ON_INTERFACE(localsgd);
 ON_INTERFACE(topk);
 ON_INTERFACE(qsgd);
 ON_INTERFACE(hadamard);
+ON_INTERFACE(ring);

@@ -63,7 +63,7 @@ struct cfg_link {
 
 enum cfg_algo { ALGO_RPS, ALGO_ALLREDUCE, ALGO_SIGNUM, ALGO_JOINTSPAR, ALGO_JOINTSPAR_LARS,
 		 ALGO_DPSGD, ALGO_LOCALSGD, ALGO_TOPK, ALGO_QSGD,
-		 ALGO_HADAMARD, ALGO_PLUGIN };
+		 ALGO_HADAMARD, ALGO_PLUGIN, ALGO_RING };
 enum cfg_graph { GRAPH_RING, GRAPH_TORUS, GRAPH_EXPONENTIAL };	/* dpsgd's */
 enum cfg_block_map { BLOCKS_FIXED, BLOCKS_RANDOM };
 enum cfg_on_miss { MISS_OWN, MISS_ZERO };
@@ -241,6 +241,9 @@ struct cfg {
 	struct {
 		int chunk;	/* floats rotated together, a power of two */
 	} hadamard;
+	struct {
+		enum cfg_on_miss on_miss;
+	} ring;
 	/* [plugin]: a plugin algorithm's keys as given (emu/algo/algo_plugin.h: the plugin
 	 * declares and checks them); line: where (cfg_loc's sign convention) */
 	struct {

@@ -50,7 +50,8 @@ const char *const cfg_algo_names[] = { [ALGO_RPS] = "rps", [ALGO_ALLREDUCE] = "a
 	[ALGO_SIGNUM] = "signum", [ALGO_JOINTSPAR] = "jointspar",
 	[ALGO_JOINTSPAR_LARS] = "jointspar-lars", [ALGO_DPSGD] = "dpsgd",
 	[ALGO_LOCALSGD] = "localsgd", [ALGO_TOPK] = "topk",
-	[ALGO_QSGD] = "qsgd", [ALGO_HADAMARD] = "hadamard", [ALGO_PLUGIN] = "plugin", NULL };
+	[ALGO_QSGD] = "qsgd", [ALGO_HADAMARD] = "hadamard", [ALGO_PLUGIN] = "plugin",
+	[ALGO_RING] = "ring", NULL };
 const char *const cfg_graph_names[] = { [GRAPH_RING] = "ring", [GRAPH_TORUS] = "torus",
 	[GRAPH_EXPONENTIAL] = "exponential", NULL };
 const char *const cfg_block_map_names[] = { [BLOCKS_FIXED] = "fixed",
@@ -118,6 +119,7 @@ int cfg_section_index(const char *name)
 #define OFF_topk OFF_run
 #define OFF_qsgd OFF_run
 #define OFF_hadamard OFF_run
+#define OFF_ring OFF_run
 #define OFF_topology OFF_run
 /* a worker key's name is not its field's: compute_jitter is the model's jitter */
 #define WF_slowdown slowdown
@@ -138,6 +140,7 @@ int cfg_section_index(const char *name)
 #define SIZE_topk SIZE_run
 #define SIZE_qsgd SIZE_run
 #define SIZE_hadamard SIZE_run
+#define SIZE_ring SIZE_run
 #define SIZE_topology SIZE_run
 #define EXTRA_INT(s, x)
 #define EXTRA_I64(s, x)

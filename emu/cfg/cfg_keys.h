@@ -292,6 +292,8 @@
 	  "s: the levels each side of zero an entry is rounded to at random (one byte each)") \
 	X(hadamard, chunk, INT, 0, "1024", 1, 1048576, CFG_POW2, \
 	  "floats rotated together (a block's last chunk padded to a power of two)") \
+	X(ring, on_miss, ENUM, cfg_on_miss_names, "own", 0, 0, 0, \
+	  "a float of the all-gather that was lost: own gradient, or zero (and passed on so)") \
 	X(topology, shape, ENUM, cfg_shape_names, "none", 0, 0, 0, \
 	  "none: every directed link is its own pipe; switch: every worker hangs off one " \
 	  "switch, whose port toward a worker queues what all senders send it (incast); " \
@@ -420,6 +422,9 @@ extern const size_t cfg_nkeys;
 	X(HADAMARD, "hadamard", "hadamard", \
 	  "hadamard (OptiReduce, Warraich et al. 2025): all-reduce of randomly rotated " \
 	  "gradients, a loss spread as noise") \
+	X(RING, "ring", "ring", \
+	  "ring: gradient all-reduce over NCCL's ring, 2(n-1) rounds from worker to next " \
+	  "worker") \
 	X(PLUGIN, "plugin", "plugin", \
 	  "the keys of a plugin algorithm (train.algorithm = plugin): the plugin declares " \
 	  "them, emu checks them against its declaration") \

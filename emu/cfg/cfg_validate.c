@@ -863,6 +863,22 @@ static int check_plugin(struct loader *L)
 	return 0;
 }
 
+/* The switch and the hosts resolve each phase's units of every worker at once (boards,
+ * xchg_port.c); a ring's workers run their rounds apart. */
+static int check_ring(struct loader *L)
+{
+	const struct cfg *c = L->c;
+	size_t is;
+
+	key_of("topology", "shape", &is);
+	if (c->train.algorithm != ALGO_RING || c->topology.shape == SHAPE_NONE)
+		return 0;
+	return cfg_fail(L, L->key_loc[is], "topology.shape = %s with train.algorithm = ring: "
+			"a switch or hosts resolve every worker's units of a phase together, "
+			"and a ring's workers run their rounds apart; expected shape = none",
+			cfg_shape_names[c->topology.shape]);
+}
+
 int cfg_validate(struct loader *L)
 {
 	const struct cfg *c = L->c;
@@ -886,6 +902,8 @@ int cfg_validate(struct loader *L)
 	if (check_net(L))
 		r = -EINVAL;
 	if (check_plugin(L))
+		r = -EINVAL;
+	if (check_ring(L))
 		r = -EINVAL;
 	if (cfg_check_lr(L))
 		r = -EINVAL;

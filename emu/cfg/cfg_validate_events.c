@@ -106,6 +106,11 @@ static int check_crash(struct loader *L, int i)
 				"hosts: a worker that comes back would not know what the ports "
 				"its peers share did while it was down; expected shape = switch or "
 				"none", e->name);
+	if (c->train.algorithm == ALGO_RING)	/* the flags go round the ring */
+		return cfg_fail(L, kl[CFG_EVK_kind], "event %s: a crash with train.algorithm = "
+				"ring: a worker that is down cuts the ring, and the flags that stop "
+				"the run together would not come round; expected another algorithm",
+				e->name);
 	if (e->at.unit == WHEN_TIME)
 		return cfg_fail(L, kl[CFG_EVK_at], "event %s.at: a crash is counted in steps or "
 				"epochs (the other workers must know without a message that none "

@@ -17,7 +17,7 @@
 #include "emu/shm/inbox.h"
 #include "emu/shm/region.h"
 
-static void fill_msg(struct xmsg *m, const struct xflow *f)
+void xchg_fill_msg(struct xmsg *m, const struct xflow *f)
 {
 	m->data = f->zc ? f->zc : f->buf;
 	m->len = f->h.len;
@@ -40,7 +40,7 @@ static void fill_own(const struct xchg *x, struct xmsg *m, const uint8_t *data, 
 	m->arrived = p->bits_all;
 }
 
-static size_t iov_total(const struct xchg_iov *iov, int n)
+size_t xchg_iov_total(const struct xchg_iov *iov, int n)
 {
 	size_t t = 0;
 
@@ -62,7 +62,7 @@ static int encode_all(struct xchg *x, int64_t step, const struct xchg_ops *ops, 
 		if (k < 0 || k > XCHG_MAX_IOV)
 			return -EINVAL;
 		p->niov[j] = k;
-		len[j] = iov_total(iov, k);
+		len[j] = xchg_iov_total(iov, k);
 		if (len[j] > p->max_msg) {
 			snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: message "
 				 "for server %d is %zu bytes, more than max_msg %zu", x->id,
@@ -92,8 +92,25 @@ static const uint8_t *own_message(struct xchg *x)
 	return buf;
 }
 
+int xchg_phases(struct xchg *x, int64_t step, int count)
+{
+	struct xpriv *p = x->priv;
+
+	if (p->phase_step != step) {
+		p->phase_step = step;
+		p->phase_next = 0;
+	}
+	if (p->phase_next + count > XCHG_MAX_PHASES) {
+		snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: more than %d phases "
+			 "in one step", x->id, (long long)step, XCHG_MAX_PHASES);
+		return -E2BIG;
+	}
+	p->phase_next += count;
+	return p->phase_next - count;
+}
+
 /* Which peers are down for this step's exchange (struct xchg_absence). */
-static void mark_gone(struct xchg *x, int64_t step)
+void xchg_mark_gone(struct xchg *x, int64_t step)
 {
 	struct xpriv *p = x->priv;
 
@@ -142,7 +159,7 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 	/* every peer's message counts once; a peer that is down sends none (its own count
 	 * stays as the crash left it, for the process that comes back: inbox.h) */
 	if (p->post)
-		region_inbox(x->rg, x->id)->target[phase] += (uint32_t)(x->n - 1 - p->ngone);
+		region_inbox(x->rg, x->id)->target[phase & 1] += (uint32_t)(x->n - 1 - p->ngone);
 	xchg_publish(x, step, phase);	/* before any message of the phase is written */
 	return xchg_run_flows(x, step, phase);
 }
@@ -167,7 +184,7 @@ static void collect(struct xchg *x, const uint8_t *own, size_t own_len, uint32_t
 		if (j == x->id) {
 			fill_own(x, &p->msg[j], own, own_len);
 		} else {
-			fill_msg(&p->msg[j], &p->in[j]);
+			xchg_fill_msg(&p->msg[j], &p->in[j]);
 			*flags |= p->in[j].h.flags;
 		}
 		/* the payloads' first lines, asked for at once (flows_pass in xchg_flows.c
@@ -198,11 +215,15 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 
 	if (rc)
 		return rc;
-	mark_gone(x, step);
+	int scatter = xchg_phases(x, step, 2), bcast = scatter + 1;
+
+	if (scatter < 0)
+		return scatter;
+	xchg_mark_gone(x, step);
 	/* Scatter, then reduce in worker-id order. */
-	rc = run_phase(x, step, PHASE_SCATTER, flags, scatter_iov, NULL, len);
+	rc = run_phase(x, step, scatter, flags, scatter_iov, NULL, len);
 	if (!rc)
-		rc = xchg_apply_port(x, step, PHASE_SCATTER);
+		rc = xchg_apply_port(x, step, scatter);
 	if (rc)
 		return rc;
 	xchg_phase_timeouts(x, step, x->clock);
@@ -222,9 +243,9 @@ int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx
 
 	for (int j = 0; j < x->n; j++)
 		rlen[j] = reply;
-	rc = run_phase(x, step, PHASE_BCAST, or_flags, reply_iov, &riov, rlen);
+	rc = run_phase(x, step, bcast, or_flags, reply_iov, &riov, rlen);
 	if (!rc)
-		rc = xchg_apply_port(x, step, PHASE_BCAST);
+		rc = xchg_apply_port(x, step, bcast);
 	if (rc)
 		return rc;
 	xchg_phase_timeouts(x, step, t1);

@@ -191,6 +191,22 @@ void xchg_free(struct xchg *x);
 int xchg_run(struct xchg *x, int64_t step, const struct xchg_ops *ops, void *ctx,
 	     uint32_t flags, uint32_t *flags_out);
 
+/* Rounds of a ring, the collective of NCCL's ring all-reduce: in round r = 0 .. nrounds-1
+ * this worker sends send(ctx, r, iov)'s message to worker id + 1 mod n and take(ctx, r, m)
+ * gets worker id - 1's (possibly with holes, possibly lost), nothing to or from the
+ * others.  A worker waits for its predecessor only.  nrounds is even (the phases' parity
+ * alternates: xchg_impl.h) and at least n - 1: flags travel round the ring, each worker
+ * passing on the OR of all it has, so *flags_out is the OR of every worker's (a worker
+ * down cuts the ring: what lies behind it does not come round).  A message must not lie
+ * in the outbox (xchg_outbox): a sender may be rounds ahead of its receiver.  0 or -errno
+ * (x->err says more where it can). */
+struct xchg_ring_ops {
+	int (*send)(void *ctx, int round, struct xchg_iov iov[]);
+	void (*take)(void *ctx, int round, const struct xmsg *m);
+};
+int xchg_ring(struct xchg *x, int64_t step, int nrounds, const struct xchg_ring_ops *ops,
+	      void *ctx, uint32_t flags, uint32_t *flags_out);
+
 /* A checkpoint of what outlives a step (between two xchg_run calls): the clock, the
  * totals, every link's loss chain and reorder counter, the counters of both sides and
  * the transmit queue.  save writes xchg_state_size bytes; load takes them back into an

@@ -29,7 +29,7 @@ void xchg_apply_deadline(struct xchg *x, int64_t t0)
 		struct xchg_link_stats *st = &p->stats_in[j];
 		uint64_t kept = 0;
 
-		if (j == x->id || p->gone[j])
+		if (j == x->id || p->gone[j] || f->none)
 			continue;
 		bool unreliable = p->timeout_in[j] >= 0;
 		int64_t deadline = unreliable ? t0 + p->timeout_in[j] : INT64_MAX;
@@ -97,7 +97,7 @@ void xchg_phase_timeouts(struct xchg *x, int64_t step, int64_t t0)
 		p->giveup_in[j] = xchg_giveup_ns(&m);
 	}
 	for (int j = 0; j < x->n; j++)
-		if (p->gone[j])
+		if (p->gone[j] && !p->in[j].none)
 			p->in[j].h.arrive = t0 + (p->timeout_in[j] >= 0 ? 0 : p->giveup_in[j]);
 }
 
@@ -111,7 +111,7 @@ int64_t xchg_wait_clock(const struct xchg *x, int64_t t0)
 		const struct xhdr *h = &p->in[j].h;
 		int64_t ready = h->arrive;
 
-		if (j == x->id)
+		if (j == x->id || p->in[j].none)
 			continue;
 		if (h->narrived < h->nunits && p->timeout_in[j] >= 0 && t0 + p->timeout_in[j] > ready)
 			ready = t0 + p->timeout_in[j];

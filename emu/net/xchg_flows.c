@@ -50,7 +50,7 @@ static int flows_pass(struct xchg *x, int64_t step, int phase, bool *moved)
 			*moved |= xchg_out_progress(&p->out[j], x->nt);
 			busy |= p->out[j].stage != ST_DONE;
 			if (p->post && p->out[j].stage == ST_DONE)
-				inbox_post(region_inbox(x->rg, j), phase, x->nt);
+				inbox_post(region_inbox(x->rg, j), phase & 1, x->nt);
 		}
 		if (p->in[j].stage != ST_DONE) {
 			int rc = xchg_in_progress(x, &p->in[j], step, phase);
@@ -79,7 +79,7 @@ static bool inbox_sleep(struct xchg *x, int phase)
 			return false;
 	struct inbox *in = region_inbox(x->rg, x->id);
 
-	inbox_wait(in, phase, in->target[phase], x->nt);
+	inbox_wait(in, phase & 1, in->target[phase & 1], x->nt);
 	return true;
 }
 

@@ -3,6 +3,7 @@
  * one piece makes into another.  The collective's contract is xchg.h.
  *
  *   xchg.c           one step: scatter, reduce, broadcast, apply (xchg_run)
+ *   xchg_ring.c      rounds of a ring: each worker to the next (xchg_ring)
  *   xchg_wire.c      one message on a ring: its header, bitmap, times and payload
  *   xchg_flows.c     a phase's messages moved together: passes, spin, sleep
  *   xchg_deadline.c  the receiver's virtual clock: timeouts, deadlines, giving up
@@ -22,7 +23,10 @@
 #include "emu/net/xchg.h"
 #include "emu/net/xhdr.h"
 
-enum { PHASE_SCATTER = 0, PHASE_BCAST = 1 };
+/* A step's exchanges number their phases 0, 1, ... in order (xchg_phases): the header
+ * carries the number, the network model draws by it, and the inbox counts and boards
+ * alternate by its parity, so every exchange runs an even number of phases. */
+#define XCHG_MAX_PHASES 256
 enum { ST_HDR, ST_BITS, ST_TIMES, ST_DATA, ST_DONE };
 
 /* A bit the network flipped: at byte off of the message (corrupt). */
@@ -43,6 +47,8 @@ struct xflow {
 	size_t bitbytes;
 	int64_t *times;		/* [nunits] arrival of each unit, -1 lost */
 	bool tcp;		/* a tcp link: times travel for one unit too (xchg_tcp_units) */
+	bool none;		/* receiver: no message from this peer in the phase (a ring
+				 * round's other peers): no deadline, no wait, no counters */
 	/* sender: the flipped bits of the arrived units, in message order */
 	struct xflip *flips;
 	int nflips, fi;
@@ -72,6 +78,8 @@ struct xpriv {
 	size_t outbox_bytes;	/* each worker's */
 	size_t stage_off;	/* where the algorithm's staging area begins (xchg_outbox) */
 	int ngone;			/* peers down in this step (gone) */
+	int64_t phase_step;		/* the step of phase_next (-1: none yet) */
+	int phase_next;			/* the next exchange's first phase in that step */
 	int max_units, words;	/* bitmap words per message */
 	struct net_txq txq;
 	int32_t *flip;			/* [max_units] scratch for net_send */
@@ -121,6 +129,14 @@ struct xpriv {
 	uint32_t tu_cap;
 	struct tcp_stats tcp_st;
 };
+
+/* xchg.c: what the collectives share.  The first of count phases of step's next
+ * exchange (0 for a step's first), or -E2BIG past XCHG_MAX_PHASES; mark the peers down
+ * in step; a received message as the algorithm reads it. */
+int xchg_phases(struct xchg *x, int64_t step, int count);
+void xchg_mark_gone(struct xchg *x, int64_t step);
+void xchg_fill_msg(struct xmsg *m, const struct xflow *f);
+size_t xchg_iov_total(const struct xchg_iov *iov, int n);
 
 /* xchg_wire.c: a message on a ring (see there) */
 int xchg_start_out(struct xchg *x, int j, int64_t step, int phase, uint32_t flags,

@@ -40,14 +40,14 @@ struct board_entry {
 };
 
 struct board_half {
-	_Alignas(64) _Atomic uint64_t seq;	/* 2 * step + phase + 1 once published */
+	_Alignas(64) _Atomic uint64_t seq;	/* step * XCHG_MAX_PHASES + phase + 1 once published */
 	uint64_t count;
 	struct board_entry e[];
 };
 
 static uint64_t board_seq(int64_t step, int phase)
 {
-	return 2 * (uint64_t)step + (uint64_t)phase + 1;
+	return (uint64_t)step * XCHG_MAX_PHASES + (uint64_t)phase + 1;
 }
 
 /* A half of a board of board_bytes: 64-byte aligned, the second right after the first. */
@@ -60,7 +60,7 @@ static struct board_half *board(struct xchg *x, int worker, int phase)
 {
 	uint8_t *b = region_board(x->rg, worker);
 
-	return (struct board_half *)(b + (size_t)phase * half_bytes(region_board_bytes(x->rg)));
+	return (struct board_half *)(b + (size_t)(phase & 1) * half_bytes(region_board_bytes(x->rg)));
 }
 
 /* Entries a board half holds, for xchg_setup.c's check. */

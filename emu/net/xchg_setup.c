@@ -223,6 +223,7 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 	for (int i = 0; i < l->nwin; i++)
 		p->nwin += window_ours(&l->win[i], n, id);
 	p->max_units = units;
+	p->phase_step = -1;
 	p->words = (units + 63) / 64;
 	p->buf_stride = align64(max_msg > 0 ? max_msg : 1);
 	p->max_msg = max_msg;
