@@ -85,7 +85,16 @@ same full term
 "$EMU" run "$T/s.ini" run.output="$T/kill" train.epochs=600 run.checkpoint_every=300 \
 	2>"$T/kill.err" & sup=$!
 wait_file "$T/kill/ckpt/latest"
-wait_lines "$T/kill/train.csv" 70
+# kill it well between two checkpoints: its last row 50 to 200 steps past one (however
+# loaded the machine, a row at the checkpoint's own step would leave nothing to cut)
+i=0
+while :; do
+	s=$(tail -n 1 "$T/kill/train.csv" | cut -d, -f1)
+	case $s in '' | *[!0-9]*) s=0 ;; esac
+	[ "$s" -gt 300 ] && [ $((s % 300)) -ge 50 ] && [ $((s % 300)) -le 200 ] && break
+	i=$((i + 1)); [ $i -lt 12000 ] || fail "kill: no row between two checkpoints"
+	sleep 0.01
+done
 kill -KILL $sup; wait $sup || true
 sleep 0.3	# the workers follow their supervisor (PR_SET_PDEATHSIG)
 at=$(sed 's/step-0*//' "$T/kill/ckpt/latest")
