@@ -57,6 +57,8 @@ static void test_key_fields(void **state)
 	k.seed ^= 1; assert_false(blocks_equal(&base, &k)); k = base;
 	k.link++; assert_false(blocks_equal(&base, &k)); k = base;
 	k.phase++; assert_false(blocks_equal(&base, &k)); k = base;
+	k.phase += 16; assert_false(blocks_equal(&base, &k)); k = base;	/* a ring's rounds */
+	k.phase += 256; assert_false(blocks_equal(&base, &k)); k = base;
 	k.step++; assert_false(blocks_equal(&base, &k)); k = base;
 	k.step += 1LL << 40; assert_false(blocks_equal(&base, &k)); k = base;
 	k.unit++; assert_false(blocks_equal(&base, &k)); k = base;

@@ -45,8 +45,9 @@ void rng_block(const struct rng_key *k, uint32_t out[4])
 	uint32_t ctr[4] = {
 		k->unit,
 		(uint32_t)step,
-		(uint32_t)((step >> 32) & 0xffffu) | (k->attempt & 0xffu) << 16 |
-			(k->stream & 0xfu) << 24 | (k->phase & 0xfu) << 28,
+		((uint32_t)((step >> 32) & 0xffffu) ^ ((k->phase >> 4) & 0xffu) << 8) |
+			(k->attempt & 0xffu) << 16 | (k->stream & 0xfu) << 24 |
+			(k->phase & 0xfu) << 28,
 		k->link,
 	};
 	uint32_t key[2] = { (uint32_t)k->seed, (uint32_t)(k->seed >> 32) };

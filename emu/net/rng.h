@@ -8,9 +8,12 @@
  *
  * Counter layout (documented because changing it changes every run's numbers):
  *   ctr[0] = unit   ctr[1] = step bits 0..31   ctr[3] = link
- *   ctr[2] = step bits 32..47 | attempt (8 bits) << 16 | stream (4 bits) << 24 | phase << 28
+ *   ctr[2] = (step bits 32..47 ^ phase bits 4..11 << 8) | attempt (8 bits) << 16 |
+ *            stream (4 bits) << 24 | phase bits 0..3 << 28
  *   key    = seed low 32 bits, seed high 32 bits
- * Fields wider than their slot alias (steps >= 2^48, attempts >= 256, phase/stream >= 16).
+ * Fields wider than their slot alias (steps >= 2^48, attempts >= 256, stream >= 16, phase
+ * >= 4096); a phase past 15 (a ring's rounds: emu/net/xchg_ring.c) shares its bits with
+ * steps >= 2^40.
  */
 #ifndef EMU_RNG_H
 #define EMU_RNG_H
