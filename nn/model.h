@@ -11,7 +11,8 @@
  * PyTorch's parameters() order (weight then bias; bn gamma then beta; lstm weight_ih,
  * weight_hh, bias_ih, bias_hh), layers named as in a torchvision-style state dict:
  * mlp fc1 fc2; lenet conv1 conv2 fc1 fc2 fc3; resnet conv1 bn1 layerS.B.{conv1,bn1,
- * conv2,bn2,shortcut.0,shortcut.1} fc; lstm embed lstm fc; logreg/linreg fc.
+ * conv2,bn2,shortcut.0,shortcut.1} fc; lstm embed lstm fc; logreg/linreg fc; custom: the
+ * lines that have parameters, by their names.
  * Memory: everything a step needs is in params, grads, state and the arena of the
  * backend (planned at init, nn/model/model_impl.h); a step allocates nothing.  The host
  * side sees only the mirrors: the line between host and device is drawn here once.
@@ -24,12 +25,17 @@
 #include <stdint.h>
 #include "nn/backend.h"
 
+struct nn_desc;
+
 /* What a model consumes: images (C,H,W) or token sequences (T tokens < vocab). */
 struct nn_input {
 	int C, H, W;		/* images */
 	int T, vocab;		/* sequences (T > 0 selects tokens) */
 	int nclasses;		/* classes; 1 with regression (mean squared error) */
 	bool regression;
+	/* the model "custom": its layers (nn/model_desc.h); borrowed, read only while
+	 * nn_model_init or nn_model_size runs */
+	const struct nn_desc *desc;
 };
 
 struct nn_layer {
@@ -61,9 +67,10 @@ struct nn_model {
 	struct nn_exec *exec;	/* backend buffers, plan and run-time scratch (private) */
 };
 
-/* Names: mlp lenet resnet20 resnet32 resnet44 resnet56 resnet110 lstm logreg linreg.
- * Images for all but lstm (tokens; embedding 64, hidden 128); linreg needs regression
- * with nclasses 1, the others classification.  Builds on backend be (open, see
+/* Names: mlp lenet resnet20 resnet32 resnet44 resnet56 resnet110 lstm logreg linreg, and
+ * custom: the layers in->desc describes (nn/model_desc.h; nn_desc_check says what is
+ * wrong with a description).  Images for all but lstm (tokens; embedding 64, hidden 128);
+ * linreg needs regression with nclasses 1, the others classification.  Builds on backend be (open, see
  * nn/backend.h); the mirrors and the backend hold the same initial values.  Returns 0,
  * -EINVAL (unknown name or input that does not fit), -ENOMEM or the backend's error
  * (be->msg); on error m is zeroed (nn_model_free is safe). */

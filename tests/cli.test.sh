@@ -82,7 +82,7 @@ grep -q "^bogus.ini: cannot open: .*looked in the current folder ($tmp), then th
 	fail "emu bench train bogus.ini said: $(head -c 300 "$tmp/err")"
 [ -s "$tmp/out" ] && fail "emu bench train bogus.ini ran: $(head -c 100 "$tmp/out")"
 expect_rc 2 "emu help bogus" "$EMU" help bogus
-[ "$(cat "$tmp/err")" = "emu help: unknown topic 'bogus'; expected a command (run, resume, check, sweep, bench, compare or help), keys, presets or a section (run, net, link A-B, train, worker A-B, data, rps, allreduce, signum, jointspar, dpsgd, localsgd, topk, qsgd, hadamard, ring, plugin, topology, event NAME)" ] ||
+[ "$(cat "$tmp/err")" = "emu help: unknown topic 'bogus'; expected a command (run, resume, check, sweep, bench, compare or help), keys, presets or a section (run, net, link A-B, train, model, worker A-B, data, rps, allreduce, signum, jointspar, dpsgd, localsgd, topk, qsgd, hadamard, ring, plugin, topology, event NAME)" ] ||
 	fail "emu help bogus: $(cat "$tmp/err")"
 expect_rc 2 "emu bench bogus" "$EMU" bench bogus
 [ "$(cat "$tmp/err")" = "emu bench: unknown benchmark 'bogus'; expected emu bench net|nn|train|jointspar|limit [ARGS]" ] ||

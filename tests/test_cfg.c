@@ -1137,6 +1137,14 @@ static void test_round_trip_random(void **state)
 		snprintf(text[n], sizeof(text[n]), "train.plugin=/dev/null");
 		ov[n] = text[n];
 		n++;
+		/* layers, whatever model was drawn: model = custom needs some (another model
+		 * has a warning that they have no effect) */
+		snprintf(text[n], sizeof(text[n]), "model.flat=flatten");
+		ov[n] = text[n];
+		n++;
+		snprintf(text[n], sizeof(text[n]), "model.fc=linear classes");
+		ov[n] = text[n];
+		n++;
 		if (cfg_load(c, "/dev/null", n, ov, err, sizeof(err)))
 			fail_msg("random config %d does not load: %s", iter, err);
 		assert_int_equal(c->run.workers, workers);
@@ -1193,6 +1201,8 @@ static const char *const *companions(const char *sect, const char *name, const c
 	static const char *const tcp[] = { "topology.shape=switch", NULL };
 	static const char *const ecn[] = { "net.loss_p=10%", NULL };	/* tc's rule */
 	static const char *const plugin[] = { "train.plugin=/dev/null", NULL };	/* a file */
+	static const char *const custom[] = { "model.flat=flatten", "model.fc=linear classes",
+					       NULL };	/* its layers */
 
 	if (!strcmp(sect, "net")) {
 		if (!strcmp(name, "latency"))
@@ -1237,7 +1247,7 @@ static const char *const *companions(const char *sect, const char *name, const c
 		return lrmax;
 	if (!strcmp(name, "model") && val)
 		return !strcmp(val, "lstm") ? text : !strncmp(val, "resnet", 6) ? cifar :
-		       !strcmp(val, "linreg") ? linreg : NULL;
+		       !strcmp(val, "linreg") ? linreg : !strcmp(val, "custom") ? custom : NULL;
 	return NULL;
 }
 

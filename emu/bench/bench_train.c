@@ -85,6 +85,7 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 		      int lane, int lanes, struct ideal_sync *sy, double *out)
 {
 	const struct nn_dataset train = *d;
+	const struct nn_input model_in = plan_model_input(c, &d->in);
 	int n = c->run.workers, B = c->train.batch, steps = 10, rc = 0, built = 0;
 	struct nn_model *m = calloc((size_t)n, sizeof(*m));
 	size_t feat = (size_t)train.in.C * train.in.H * train.in.W;
@@ -103,7 +104,7 @@ static int ideal_step(const struct cfg *c, struct nn_backend *be, const struct n
 	}
 	for (int w = 0; rc == 0 && w < n; w++, built++)
 		if (w % lanes == lane)
-			rc = nn_model_init(&m[w], c->train.model, &train.in, be, B, c->run.seed);
+			rc = nn_model_init(&m[w], c->train.model, &model_in, be, B, c->run.seed);
 	double reps[REPS];
 	int nrep = 0;
 	for (; nrep < REPS && (rc == 0 || sy); nrep++) {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include "emu/net/net_cfg.h"
 #include "emu/shm/notify.h"
+#include "nn/model_desc.h"
 #include "nn/optim.h"
 
 #define CFG_MAX_WORKERS NET_MAX_WORKERS
@@ -162,7 +163,7 @@ struct cfg {
 	struct {
 		enum cfg_algo algorithm;
 		char plugin[CFG_STR];	/* algorithm = plugin: its shared object */
-		char model[32];		/* mlp lenet resnet20..110 lstm linreg */
+		char model[32];		/* mlp lenet resnet20..110 lstm linreg custom */
 		int epochs;
 		int64_t max_steps;	/* 0 = epochs decide */
 		int batch;		/* per worker */
@@ -244,6 +245,9 @@ struct cfg {
 	struct {
 		enum cfg_on_miss on_miss;
 	} ring;
+	/* [model]: the layers of train.model = custom as given, in order (nn/model_desc.h;
+	 * emu/cfg/cfg_model.c); each line's line: where (cfg_loc's sign convention) */
+	struct nn_desc model;
 	/* [plugin]: a plugin algorithm's keys as given (emu/algo/algo_plugin.h: the plugin
 	 * declares and checks them); line: where (cfg_loc's sign convention) */
 	struct {

@@ -76,7 +76,7 @@ const char *const cfg_optimizer_names[] = { [OPTIM_SGD] = "sgd", [OPTIM_ADAM] = 
 const char *const cfg_lr_schedule_names[] = { [LR_STEP] = "step", [LR_COSINE] = "cosine",
 	[LR_LINEAR] = "linear", [LR_POLY] = "poly", [LR_ONECYCLE] = "onecycle", NULL };
 const char *const cfg_model_names[] = { "mlp", "lenet", "resnet20", "resnet32", "resnet44",
-	"resnet56", "resnet110", "lstm", "logreg", "linreg", NULL };
+	"resnet56", "resnet110", "lstm", "logreg", "linreg", "custom", NULL };
 
 #define SECTION_NAME(id, name, shown, intro) name,
 #define SECTION_SHOWN(id, name, shown, intro) shown,

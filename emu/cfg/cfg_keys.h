@@ -195,7 +195,8 @@
 	X(train, algorithm, ENUM, cfg_algo_names, "rps", 0, 0, 0, "distributed training algorithm") \
 	X(train, plugin, STR, 0, "\"\"", 0, CFG_STR_MAX, 0, \
 	  "algorithm = plugin: the shared object that holds the algorithm (its keys: [plugin])") \
-	X(train, model, CHOICE, cfg_model_names, "lenet", 0, 0, 0, "model every worker trains") \
+	X(train, model, CHOICE, cfg_model_names, "lenet", 0, 0, 0, \
+	  "model every worker trains; custom: the layers of [model] (docs/models.md)") \
 	X(train, epochs, INT, 0, "5", 1, 1000000, 0, "passes over the training set") \
 	X(train, max_steps, I64, 0, "0", 0, 1e12, 0, "stop after this many steps; 0 = epochs decide") \
 	X(train, batch, INT, 0, "32", 1, 65536, 0, "samples per step per worker") \
@@ -398,6 +399,10 @@ extern const size_t cfg_nkeys;
 	  "that give one link different values of a key are refused") \
 	X(TRAIN, "train", "train", \
 	  "training: algorithm, model, schedule, and how compute time is modelled") \
+	X(MODEL, "model", "model", \
+	  "the layers of train.model = custom, one a line in order: NAME = OP [ARG...] " \
+	  "[from INPUT...], each reading the line above unless it names its inputs " \
+	  "(docs/models.md); an override replaces a line's text or adds a line at the end") \
 	X(WORKER, "worker", "worker A-B", \
 	  "[worker A], [worker A-B] or [worker *] sets the compute model of those workers " \
 	  "(stragglers). Per worker and key, the section naming the fewest workers that " \

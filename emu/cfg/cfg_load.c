@@ -452,6 +452,8 @@ static int set_key(struct loader *L, loc_t loc, const char *name, const char *va
 		return cfg_event_key(L, loc, name, value);
 	if (L->sect == CFG_SECTION_PLUGIN)
 		return plugin_key(L, loc, name, value);
+	if (L->sect == CFG_SECTION_MODEL)
+		return cfg_model_key(L, loc, name, value);
 	if (!k)
 		return unknown_key(L, loc, sname, name);
 	ki = (size_t)(k - cfg_keys);

@@ -84,6 +84,15 @@ int cfg_validate_sections(struct loader *L);
  * without a cap (cfg_lr.c). */
 int cfg_check_lr(struct loader *L);
 
+/* --- [model] (cfg_model.c) ----------------------------------------------------------- */
+
+/* NAME = OP ... in [model]: a new line at the end, or from an override (loc < 0) the new
+ * text of the line of that name. */
+int cfg_model_key(struct loader *L, loc_t loc, const char *name, const char *value);
+/* train.model = custom needs [model] lines that read (nn_desc_check without the data);
+ * [model] without it has no effect (a warning). */
+int cfg_check_model(struct loader *L);
+
 /* --- [event NAME] sections (cfg_event_parse.c, cfg_validate_events.c) ----------------- */
 
 /* [event NAME]: a new section, or from an override (loc < 0) the one of that name. */

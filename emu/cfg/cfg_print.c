@@ -153,6 +153,11 @@ int cfg_print(const struct cfg *c, FILE *f)
 				fprintf(f, "%s = %s\n", c->plugin.key[i].name, c->plugin.key[i].value);
 			continue;
 		}
+		if (!strcmp(sect, "model")) {	/* as given, in order: the layers */
+			for (int i = 0; i < c->model.n; i++)
+				fprintf(f, "%s = %s\n", c->model.l[i].name, c->model.l[i].text);
+			continue;
+		}
 		/* ge_r, p31 and slot_max derive from loss_p, p13 and slot_min unless given:
 		 * printed as settings, they would stop deriving, in [net] and in every link */
 		if (!strcmp(sect, "net"))

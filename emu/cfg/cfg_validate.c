@@ -905,6 +905,8 @@ int cfg_validate(struct loader *L)
 		r = -EINVAL;
 	if (check_ring(L))
 		r = -EINVAL;
+	if (cfg_check_model(L))
+		r = -EINVAL;
 	if (cfg_check_lr(L))
 		r = -EINVAL;
 	if (L->stop)

@@ -10,6 +10,7 @@
 #include "emu/cfg/cfg_check_timeout.h"
 #include "emu/cfg/cfg_keys.h"
 #include "nn/model.h"
+#include "nn/model_desc.h"
 
 /* The input of each data set before its files are read.  Only what the model's shape
  * depends on matters: a text set's vocabulary is known once read, and no model's layers
@@ -69,10 +70,38 @@ static int check_synthetic_memory(const struct cfg *c, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+struct nn_input plan_model_input(const struct cfg *c, const struct nn_input *in)
+{
+	struct nn_input out = *in;
+
+	out.desc = strcmp(c->train.model, "custom") ? NULL : &c->model;
+	return out;
+}
+
+/* A described model on in: the place and what is wrong, from the line that is. */
+static int check_described(const struct cfg *c, const struct nn_input *in, char *err,
+			   size_t errlen)
+{
+	char msg[512], at[CFG_STR + 16];
+	int bad, r = nn_desc_check(&c->model, in, &bad, msg, sizeof(msg));
+	int loc = bad >= 0 ? c->model.l[bad].line : 0;
+
+	if (!r)
+		return 0;
+	if (loc > 0)
+		snprintf(at, sizeof(at), "%s:%d", c->path, loc);
+	else if (loc < 0)
+		snprintf(at, sizeof(at), "argument %d", -loc);
+	else
+		cfg_where(c, (const char *[]){ "train.model", NULL }, at, sizeof(at));
+	snprintf(err, errlen, "%s: %s%s", at, bad >= 0 ? "model." : "[model]: ", msg);
+	return -EINVAL;
+}
+
 int plan_check_config(const struct cfg *c, const struct nn_input *in, char *err,
 		      size_t errlen)
 {
-	struct nn_input nominal = nominal_input(c);
+	struct nn_input nominal = nominal_input(c), model_in;
 	size_t nparams, nstate;
 	int nlayers = 0;
 	char at[CFG_STR + 16];
@@ -81,6 +110,10 @@ int plan_check_config(const struct cfg *c, const struct nn_input *in, char *err,
 		return -EINVAL;
 	if (!in)
 		in = &nominal;
+	model_in = plan_model_input(c, in);
+	in = &model_in;
+	if (in->desc && check_described(c, in, err, errlen))
+		return -EINVAL;
 	if (nn_model_size(c->train.model, in, &nparams, &nstate, &nlayers) < 0) {
 		cfg_where(c, (const char *[]){ "train.model", "data.dataset", NULL }, at, sizeof(at));
 		snprintf(err, errlen, "%s: model '%s' does not fit the data set (input %dx%dx%d%s, "

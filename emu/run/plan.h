@@ -17,6 +17,10 @@
 int plan_check_config(const struct cfg *c, const struct nn_input *in, char *err,
 		      size_t errlen);
 
+/* in with the model's description when train.model = custom (its desc points into c):
+ * the input every nn_model_init and nn_model_size of c's model is given. */
+struct nn_input plan_model_input(const struct cfg *c, const struct nn_input *in);
+
 /* Once the data is read: every worker's shard holds samples (a skewed Dirichlet or
  * label split can leave one with none).  0, or -EINVAL with the message. */
 int plan_check_shards(const struct cfg *c, const struct nn_dataset *train, char *err,

@@ -268,6 +268,7 @@ static int check_resumed_data(const struct cfg *c, const struct train_run *t,
  * Returns 0, or 2 with the reason printed. */
 static int run_prepare(const struct cfg *c, struct train_run *t)
 {
+	struct nn_input model_in;
 	char err[512];
 
 	if (choose_backend(c, t))
@@ -282,9 +283,10 @@ static int run_prepare(const struct cfg *c, struct train_run *t)
 	}
 	/* The model on the input as read (a text set's vocabulary); its size decides the
 	 * snapshot areas. */
+	model_in = plan_model_input(c, &t->train.in);
 	if (plan_check_config(c, &t->train.in, err, sizeof(err)) < 0 ||
 	    plan_check_shards(c, &t->train, err, sizeof(err)) < 0 ||
-	    nn_model_size(c->train.model, &t->train.in, &t->nparams, &t->nstate,
+	    nn_model_size(c->train.model, &model_in, &t->nparams, &t->nstate,
 			  &t->nlayers) < 0) {
 		fprintf(stderr, "emu: %s\n", err);
 		return 2;

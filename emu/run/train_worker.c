@@ -681,7 +681,8 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 		return rc;
 	}
 	/* every replica starts from the same model: the seed is the run's, not the worker's */
-	rc = nn_model_init(&w->m, c->train.model, &t->train.in, &w->be, c->train.batch,
+	struct nn_input model_in = plan_model_input(c, &t->train.in);
+	rc = nn_model_init(&w->m, c->train.model, &model_in, &w->be, c->train.batch,
 			   c->run.seed);
 	if (rc < 0) {
 		fail(w, "model", rc);

@@ -115,8 +115,15 @@ int nn_g_flatten(struct nn_graph *g, int in);
 int nn_g_embed(struct nn_graph *g, int T, int V, int D, const char *name);
 int nn_g_lstm(struct nn_graph *g, int in, int Hd, const char *name);
 
-/* nn/model/models.c: builds the named architecture; 0, -EINVAL, -ENOMEM. */
+/* nn/model/models.c: builds the named architecture ("custom": in->desc); 0, -EINVAL,
+ * -ENOMEM. */
 int nn_models_build(struct nn_graph *g, const char *name, const struct nn_input *in);
+
+/* nn/model/model_desc.c: builds the described model d (nn/model_desc.h) on input in, or
+ * with in == NULL only reads it; as nn_desc_check (bad and msg may be NULL). */
+struct nn_desc;
+int nn_desc_build(struct nn_graph *g, const struct nn_desc *d, const struct nn_input *in,
+		  int *bad, char *msg, size_t n);
 
 /* nn/model/model_init.c: PyTorch's default initialisation of every parameter and the bn
  * running statistics, into host buffers, deterministic in seed. */

@@ -107,6 +107,8 @@ int nn_models_build(struct nn_graph *g, const char *name, const struct nn_input 
 	if (!name || !in || in->nclasses < 1 || (in->regression && in->nclasses != 1))
 		return -EINVAL;
 	bool image = image_dims(in);
+	if (!strcmp(name, "custom"))
+		return in->desc ? nn_desc_build(g, in->desc, in, NULL, NULL, 0) : -EINVAL;
 	if (!strcmp(name, "lstm"))
 		return in->regression ? -EINVAL : lstm(g, in);
 	if (!image)
