@@ -267,9 +267,11 @@ static int child(const struct scen *sc, struct region *rg, int id, struct rec *r
 	if (sc->spin_ns >= 0)
 		nt.spin_ns = sc->spin_ns;
 	struct xchg_links links;
-	cfg_xchg_links(&sc->c, id, &links);
-	char err[256];
+	char err[256] = "";
+	if (cfg_xchg_links(&sc->c, id, &links))
+		return 4;
 	rc = xchg_init(&x, &links, rg, &nt, id, (maxb + 8) * sizeof(float), err, sizeof(err));
+	cfg_xchg_links_free(&links);
 	if (rc) {
 		fprintf(stderr, "worker %d: xchg_init: %s (%s)\n", id, strerror(-rc), err);
 		return 5;
@@ -959,13 +961,15 @@ static void test_errors_returned(void **state)
 	assert_int_equal(notify_init(&nt, NOTIFY_FUTEX), 0);
 	cfg_defaults(&c);
 	c.run.workers = 2;
-	cfg_xchg_links(&c, 0, &links);
+	assert_int_equal(cfg_xchg_links(&c, 0, &links), 0);
 	links.to[1].latency = -1;
 	assert_int_equal(xchg_init(&x, &links, rg, &nt, 0, 64, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "worker 0: invalid network model for link 0 -> 1");
+	cfg_xchg_links_free(&links);
 
-	cfg_xchg_links(&c, 0, &links);
+	assert_int_equal(cfg_xchg_links(&c, 0, &links), 0);
 	assert_int_equal(xchg_init(&x, &links, rg, &nt, 0, 64, err, sizeof(err)), 0);
+	cfg_xchg_links_free(&links);
 	assert_string_equal(err, "");
 	assert_string_equal(x.err, "");
 	static const struct xchg_ops big_ops = { big_encode, big_reduce, big_apply };

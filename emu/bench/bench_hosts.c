@@ -55,9 +55,11 @@ static int bh_child(const struct cfg *c, struct region *rg, int id, int iters,
 	rc = bench_notify_init(&nt, c->run.notify);
 	if (rc)
 		goto out_v;
-	cfg_xchg_links(c, id, &links);
-	char err[160];
-	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float), err, sizeof(err));
+	char err[160] = "";
+	rc = cfg_xchg_links(c, id, &links);
+	if (!rc)
+		rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float), err, sizeof(err));
+	cfg_xchg_links_free(&links);
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "emu: %s\n", err);

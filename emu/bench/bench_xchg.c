@@ -131,9 +131,11 @@ static int bx_child(const struct cfg *c, struct region *rg, int id, int iters,
 		region_join_lane(rg, id, &nt);
 	}
 	struct xchg_links links;
-	cfg_xchg_links(c, id, &links);
-	char err[160];
-	rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float), err, sizeof(err));
+	char err[160] = "";
+	rc = cfg_xchg_links(c, id, &links);
+	if (!rc)
+		rc = xchg_init(&x, &links, rg, &nt, id, w.blk * sizeof(float), err, sizeof(err));
+	cfg_xchg_links_free(&links);
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "emu: %s\n", err);

@@ -302,7 +302,10 @@ int64_t cfg_earliest_delay(const struct net_cfg *n);
 double cfg_lr_scale(const struct cfg *c);
 /* The links of worker id as its exchange sees them (emu/net/xchg.h). */
 struct xchg_links;
-void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);
+/* 0 or -ENOMEM; cfg_xchg_links_free releases what it and cfg_xchg_windows allocated
+ * (and absent, which emu/run/train_worker.c adds). */
+int cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out);
+void cfg_xchg_links_free(struct xchg_links *l);
 /* The schedules of worker id's links in a run of spe steps per epoch ([event] sections):
  * out->win gets a window (emu/net/net.h) for each event and link in or out of id that it
  * takes down or changes, in the events' order; allocated (free(out->win)).  0 or

@@ -736,12 +736,24 @@ static void cfg_fabric(const struct cfg *c, struct xchg_links *out)
 			struct net_cfg m;
 
 			cfg_link_net(c, s, d, &m);
-			out->resend[s][d] = xchg_resend_of(&m);
+			out->resend[(size_t)s * (size_t)c->run.workers + (size_t)d] =
+				xchg_resend_of(&m);
 		}
 }
 
-void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
+int cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 {
+	size_t n = (size_t)c->run.workers;
+
+	*out = (struct xchg_links){ 0 };
+	out->to = calloc(n, sizeof(*out->to));
+	out->from = calloc(n, sizeof(*out->from));
+	if (c->topology.shape == SHAPE_HOSTS)
+		out->resend = calloc(n * n, sizeof(*out->resend));
+	if (!out->to || !out->from || (c->topology.shape == SHAPE_HOSTS && !out->resend)) {
+		cfg_xchg_links_free(out);
+		return -ENOMEM;
+	}
 	out->seed = c->run.seed;
 	out->win = NULL;	/* the schedules: cfg_xchg_windows */
 	out->nwin = 0;
@@ -763,6 +775,17 @@ void cfg_xchg_links(const struct cfg *c, int id, struct xchg_links *out)
 	}
 	if (c->topology.shape == SHAPE_HOSTS)
 		cfg_fabric(c, out);
+	return 0;
+}
+
+void cfg_xchg_links_free(struct xchg_links *l)
+{
+	free(l->to);
+	free(l->from);
+	free(l->resend);
+	free((void *)l->win);
+	free((void *)l->absent);
+	*l = (struct xchg_links){ 0 };
 }
 
 int cfg_load_args(struct cfg *c, const char *path, int noverrides, char *const overrides[],

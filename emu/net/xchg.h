@@ -128,29 +128,32 @@ struct xchg {
  * copies the ones it needs. */
 struct net_window;
 struct xchg_absence;
+/* How the sender of a link resends a unit a switch port dropped, or its connection. */
+struct xchg_resend {
+	bool reliable;
+	int32_t max_retries;
+	int64_t rto, rto_max;
+	/* transport = tcp: the link's connection (tcp.h), every worker simulating every
+	 * connection through the fabric */
+	bool tcp;
+	uint8_t cc;		/* enum net_cc */
+	int32_t init_cwnd;
+	int64_t mtu, rto_min, latency;
+	double bandwidth;
+};
 struct xchg_links {
 	uint64_t seed;
-	struct net_cfg to[NET_MAX_WORKERS], from[NET_MAX_WORKERS];
+	struct net_cfg *to, *from;	/* [n] each */
 	const struct net_window *win;
 	int nwin;
 	const struct xchg_absence *absent;	/* the peers' crashes, nabsent of them */
 	int nabsent;
 	struct port_cfg port;	/* the switch port toward this worker; rate 0: none */
 	/* hosts and switches (fabric.h; n 0: none), and how the sender of every link
-	 * resends a unit a switch port dropped (this worker follows others' units) */
+	 * resends (this worker follows others' units): [n][n], link s -> d at s * n + d,
+	 * xchg_resend_of its model; NULL without hosts */
 	struct fabric_cfg fabric;
-	struct xchg_resend {
-		bool reliable;
-		int32_t max_retries;
-		int64_t rto, rto_max;
-		/* transport = tcp: the link's connection (tcp.h), every worker simulating
-		 * every connection through the fabric */
-		bool tcp;
-		uint8_t cc;		/* enum net_cc */
-		int32_t init_cwnd;
-		int64_t mtu, rto_min, latency;
-		double bandwidth;
-	} resend[NET_MAX_WORKERS][NET_MAX_WORKERS];	/* xchg_resend_of each link's model */
+	struct xchg_resend *resend;
 };
 
 /* Worker `worker` is down (its process crashed: emu/run/crash.h) for the exchanges of

@@ -204,7 +204,7 @@ static int tcp_fabric_setup(struct xpriv *p, const struct xchg_links *l, int n)
 
 	for (int s = 0; s < n; s++)
 		for (int d = 0; d < n; d++)
-			any |= s != d && l->resend[s][d].tcp;
+			any |= s != d && l->resend[s * n + d].tcp;
 	if (!any)
 		return 0;
 	p->nconn = (uint32_t)n * (uint32_t)n;
@@ -218,7 +218,7 @@ static int tcp_fabric_setup(struct xpriv *p, const struct xchg_links *l, int n)
 
 			if (s == d)
 				continue;
-			p->conn[s * n + d] = conn_of(&l->resend[s][d], l->resend[d][s].latency +
+			p->conn[s * n + d] = conn_of(&l->resend[s * n + d], l->resend[d * n + s].latency +
 						     fabric_path_latency(&p->fab, s, d));
 			rt->npath = (uint8_t)fabric_path(&p->fab, s, d, rt->path);
 		}

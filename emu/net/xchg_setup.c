@@ -172,7 +172,7 @@ static int fabric_setup(struct region *rg, struct xpriv *p, const struct xchg_li
 		return -ENOMEM;
 	for (int s = 0; s < n; s++)
 		for (int d = 0; d < n; d++)
-			p->resend[s * n + d] = l->resend[s][d];
+			p->resend[s * n + d] = l->resend[s * n + d];
 	int rc = fabric_init(&p->fab, &l->fabric, id);
 
 	if (rc == -EINVAL)

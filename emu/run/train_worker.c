@@ -702,15 +702,15 @@ static int worker_init(struct worker *w, const struct train_run *t, struct regio
 	struct xchg_links links;
 	int64_t spe, total;
 	char err[160] = "";
-	cfg_xchg_links(c, id, &links);
 	train_length(c, t->train.n, &spe, &total);
-	rc = cfg_xchg_windows(c, spe, id, &links);	/* the links' schedules ([event]) */
+	rc = cfg_xchg_links(c, id, &links);
+	if (rc == 0)
+		rc = cfg_xchg_windows(c, spe, id, &links);	/* the links' schedules ([event]) */
 	if (rc == 0)
 		rc = absences(&t->crashes, &links);
 	if (rc == 0)
 		rc = xchg_init(&w->x, &links, rg, &w->nt, id, max_msg, err, sizeof(err));
-	free((void *)links.win);
-	free((void *)links.absent);
+	cfg_xchg_links_free(&links);
 	if (rc < 0) {
 		if (err[0])
 			fprintf(stderr, "emu: %s\n", err);
