@@ -54,6 +54,14 @@ uint64_t algo_plugin_digest(void);
 
 /* Helpers the algorithms share (emu/algo/algo_common.c). */
 
+/* The run's seed, for the random streams of emu/net/rng.h an algorithm of emu's own
+ * draws from (a plugin draws through host->random). */
+uint64_t algo_seed(const struct emu_worker *w);
+/* The exchange's message behind one the host handed an algorithm of w (in[k] of its
+ * reduce, the reply of its apply): the same bytes and arrival with xchg.h's prefetch
+ * hints, for the helpers below.  NULL for any other message. */
+const struct xmsg *algo_xmsg(const struct emu_worker *w, const struct emu_msg *m);
+
 /* Element-wise mean over the arrived parts of dense float messages: for every float,
  * the mean over workers whose unit holding it arrived (in[self] always did).  Floats
  * split across two units count as arrived only if both units did. */
