@@ -32,6 +32,9 @@
  * refuses a plugin of another version.  Within a version, structures only grow at the
  * end.  Grown within version 1 (a plugin that uses them needs an emu whose header has
  * them): emu_host's optimizer_step_to and outbox, emu_worker's layer_off and layer_size.
+ *
+ * emu's own algorithms (rps, allreduce, signum, jointspar, dpsgd, ...) are written
+ * against this header too and run through the same host.
  */
 #ifndef EMU_ALGO_PLUGIN_H
 #define EMU_ALGO_PLUGIN_H

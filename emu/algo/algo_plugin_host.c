@@ -1,8 +1,8 @@
 /* emu/algo/algo_plugin_host.c — an algorithm written against algo_plugin.h as emu runs
  * it: a plugin's shared object loaded and its [plugin] keys checked once, in the
- * supervisor before the workers fork (algo_plugin_open); emu's own algorithms written
- * against the same header (dpsgd, localsgd, topk, qsgd, hadamard) compiled in, their
- * keys in the key table; in each worker a struct algo that hands the algorithm an emu_worker and the
+ * supervisor before the workers fork (algo_plugin_open); every one of emu's own
+ * algorithms written against the same header and compiled in, their keys in the key
+ * table; in each worker a struct algo that hands the algorithm an emu_worker and the
  * host's functions, and turns its exchange into xchg_run's. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -497,6 +497,10 @@ const struct algo algo_plugin = { p_init, p_before_backward, p_step, p_free, p_p
 	const struct algo algo_##name = { name##_init, p_before_backward, p_step, p_free,	\
 					  p_parts }
 
+ON_INTERFACE(rps);
+ON_INTERFACE(allreduce);
+ON_INTERFACE(signum);
+ON_INTERFACE(jointspar);
 ON_INTERFACE(dpsgd);
 ON_INTERFACE(localsgd);
 ON_INTERFACE(topk);
