@@ -1,5 +1,5 @@
 /* emu/algo/algo_allreduce.c — synchronous SGD with a gradient all-reduce, the baseline RPS
- * beats.
+ * beats, written against the plugin interface (algo_plugin.h).
  *
  * The gradient is cut into N blocks; server j averages block j over the workers whose
  * block arrived (its own included) and broadcasts the mean; every worker steps with the
@@ -13,67 +13,73 @@
 #include "emu/algo/algo.h"
 
 struct allreduce {
+	struct emu_worker *w;
 	float *momentum;	/* NULL without momentum */
-	size_t nparams, nopt;	/* nopt: floats of the optimiser's state */
+	size_t nopt;		/* floats of the optimiser's state */
+	int zero_missing;	/* on_miss = zero */
 };
 
-static int ar_init(struct worker *w, void **state, size_t *max_msg)
+static int ar_init(struct emu_worker *w, void **state, size_t *max_msg)
 {
 	float *momentum;
 	size_t nopt;
 	struct allreduce *a = algo_state_alloc(w, sizeof(*a), &momentum, &nopt);
 	if (!a)
 		return -ENOMEM;
+	a->w = w;
 	a->momentum = momentum;
-	a->nparams = w->m.nparams;
 	a->nopt = nopt;
+	a->zero_missing = (int)w->host->key(w, "on_miss") == MISS_ZERO;
 	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = a;
 	return 0;
 }
 
-static int ar_encode(void *ctx, int server, struct xchg_iov iov[])
+static int ar_encode(void *ctx, int server, struct emu_iov iov[])
 {
-	struct worker *w = ctx;
+	struct emu_worker *w = ((struct allreduce *)ctx)->w;
 	size_t off = w->block_off[server];
-	iov[0].base = w->m.grads + off;
+	iov[0].base = w->grads + off;
 	iov[0].len = (w->block_off[server + 1] - off) * sizeof(float);
 	return 1;
 }
 
-static size_t ar_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
+static size_t ar_reduce(void *ctx, int server, const struct emu_msg in[], uint8_t *reply,
 			size_t cap)
 {
-	struct worker *w = ctx;
+	struct emu_worker *w = ((struct allreduce *)ctx)->w;
 	size_t len = w->block_off[server + 1] - w->block_off[server];
-	algo_mean_floats((float *)reply, in, w->n, len);
+	algo_mean_floats((float *)reply, algo_xmsg(w, in), w->n, len);
 	return len * sizeof(float);
 }
 
-static void ar_apply(void *ctx, int server, const struct xmsg *reply)
+static void ar_apply(void *ctx, int server, const struct emu_msg *reply)
 {
-	struct worker *w = ctx;
+	struct allreduce *a = ctx;
+	struct emu_worker *w = a->w;
 	size_t off = w->block_off[server], len = w->block_off[server + 1] - off;
-	algo_take_arrived(w->m.grads + off, reply, len,
-			  w->c->allreduce.on_miss == MISS_ZERO);
+	algo_take_arrived(w->grads + off, algo_xmsg(w, reply), len, a->zero_missing);
 }
 
-static const struct xchg_ops ar_ops = { ar_encode, ar_reduce, ar_apply };
+static const struct emu_exchange_ops ar_ops = { ar_encode, ar_reduce, ar_apply };
 
-static int ar_step(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out)
+static int ar_step(struct emu_worker *w, void *state, uint32_t flags, uint32_t *flags_out)
 {
 	struct allreduce *a = state;
-	int rc = xchg_run(&w->x, w->step, &ar_ops, w, flags, flags_out);
+	int rc = w->host->exchange(w, &ar_ops, a, flags, flags_out);
 	if (rc < 0)
 		return rc;
-	algo_sgd_step(w, a->momentum);
+	w->host->optimizer_step(w, a->momentum);
 	return 0;
 }
 
-static int ar_parts(void *state, struct algo_part parts[])
+static int ar_parts(void *state, struct emu_part parts[])
 {
 	struct allreduce *a = state;
 	return algo_momentum_part(a->momentum, a->nopt, parts);
 }
 
-const struct algo algo_allreduce = { ar_init, NULL, ar_step, free, ar_parts };
+const struct emu_algo_plugin algo_table_allreduce = {
+	.api = EMU_ALGO_API, .name = "allreduce", .init = ar_init, .step = ar_step,
+	.state_parts = ar_parts, .free = free,
+};

@@ -265,7 +265,7 @@ void algo_sgd_step(struct worker *w, float *momentum)
 	algo_sgd_step_to(w, momentum, w->m.params);
 }
 
-size_t algo_max_block(const struct worker *w)
+size_t algo_max_block(const struct emu_worker *w)
 {
 	size_t big = 0;
 	for (int j = 0; j < w->n; j++)
@@ -284,10 +284,11 @@ size_t algo_opt_floats(const struct worker *w)
 	       c->train.momentum > 0 ? w->m.nparams : 0;
 }
 
-void *algo_state_alloc(const struct worker *w, size_t size, float **momentum, size_t *nopt)
+void *algo_state_alloc(const struct emu_worker *w, size_t size, float **momentum,
+		       size_t *nopt)
 {
 	size_t head = (size + 63) & ~(size_t)63;	/* the buffer starts on a cache line */
-	size_t n = algo_opt_floats(w);
+	size_t n = w->host->opt_floats(w);
 	uint8_t *p = calloc(1, head + n * sizeof(float));
 
 	*momentum = p && n ? (float *)(p + head) : NULL;
@@ -295,10 +296,10 @@ void *algo_state_alloc(const struct worker *w, size_t size, float **momentum, si
 	return p;
 }
 
-int algo_momentum_part(float *momentum, size_t nopt, struct algo_part parts[])
+int algo_momentum_part(float *momentum, size_t nopt, struct emu_part parts[])
 {
 	if (!momentum)
 		return 0;
-	parts[0] = (struct algo_part){ momentum, nopt * sizeof(float) };
+	parts[0] = (struct emu_part){ momentum, nopt * sizeof(float) };
 	return 1;
 }

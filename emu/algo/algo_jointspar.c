@@ -21,6 +21,9 @@
  * the aggregate under shared draws, so that every worker keeps the same p.  After a lost
  * reply a worker's p may differ from the others' for good, and its draws with it: its
  * own estimate stays unbiased (it scales by its own p), only the replies grow.
+ *
+ * Written against the plugin interface (algo_plugin.h): before_backward copies the
+ * sampled layers into w->need_wgrad.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,7 +34,10 @@
 #include "nn/optim.h"
 
 struct jointspar {
-	struct worker *w;
+	struct emu_worker *w;
+	struct nn_layer *layers;	/* the model's, as w->layer_off and layer_size say */
+	float wd, beta, trust, lars_eps;	/* train.weight_decay, train.momentum, [jointspar] */
+	int nesterov;
 	struct jointspar_bandit bandit;
 	struct jointspar_block blk[CFG_MAX_WORKERS];
 	size_t moff[CFG_MAX_WORKERS + 1];	/* bytes: message for server j at msg + moff[j] */
@@ -51,25 +57,37 @@ struct jointspar {
 	float *momentum;	/* nparams, or NULL */
 };
 
-static int js_init(struct worker *w, void **state, size_t *max_msg)
+static int js_init(struct emu_worker *w, void **state, size_t *max_msg)
 {
-	const struct cfg *c = w->c;
-	const struct nn_model *m = &w->m;
+	const struct emu_host *h = w->host;
 	struct jointspar *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->w = w;
-	s->lars = c->train.algorithm == ALGO_JOINTSPAR_LARS;
-	s->shared = c->jointspar.draws == DRAWS_SHARED;
-	int rc = jointspar_bandit_init(&s->bandit, m->nlayers, c->jointspar.budget,
-				       c->jointspar.p_min, c->jointspar.alpha);
+	s->lars = (int)h->key(w, "train.algorithm") == ALGO_JOINTSPAR_LARS;
+	s->shared = (int)h->key(w, "draws") == DRAWS_SHARED;
+	s->wd = (float)h->key(w, "train.weight_decay");
+	s->beta = (float)h->key(w, "train.momentum");
+	s->nesterov = (int)h->key(w, "train.nesterov");
+	s->trust = (float)h->key(w, "trust");
+	s->lars_eps = (float)h->key(w, "lars_eps");
+	s->layers = calloc((size_t)(w->nlayers > 0 ? w->nlayers : 1), sizeof(*s->layers));
+	if (!s->layers) {
+		free(s);
+		return -ENOMEM;
+	}
+	for (int l = 0; l < w->nlayers; l++)
+		s->layers[l] = (struct nn_layer){ .off = w->layer_off[l], .size = w->layer_size[l] };
+	int rc = jointspar_bandit_init(&s->bandit, w->nlayers, h->key(w, "budget"),
+				       h->key(w, "p_min"), h->key(w, "alpha"));
 	if (rc < 0) {
+		free(s->layers);
 		free(s);
 		return rc;
 	}
 	*max_msg = 0;
 	for (int j = 0; j < w->n; j++) {
-		rc = jointspar_block_init(&s->blk[j], m->layers, m->nlayers, m->nparams,
+		rc = jointspar_block_init(&s->blk[j], s->layers, w->nlayers, w->nparams,
 					  w->block_off[j], w->block_off[j + 1]);
 		if (rc < 0)
 			goto err;
@@ -78,8 +96,8 @@ static int js_init(struct worker *w, void **state, size_t *max_msg)
 		if (mx > *max_msg)
 			*max_msg = mx;
 	}
-	size_t L = (size_t)m->nlayers, P = m->nparams, big = algo_max_block(w);
-	size_t nmom = c->train.momentum > 0 ? P : 0;
+	size_t L = (size_t)w->nlayers, P = w->nparams, big = algo_max_block(w);
+	size_t nmom = h->key(w, "train.momentum") > 0 ? P : 0;
 	/* doubles and floats first, bytes last: every piece stays aligned */
 	size_t bytes = L * sizeof(double) + (P + big + nmom) * sizeof(float) +
 		       big * sizeof(uint32_t) + s->moff[w->n] + L + P;
@@ -101,20 +119,21 @@ static int js_init(struct worker *w, void **state, size_t *max_msg)
 	return 0;
 err:
 	jointspar_bandit_free(&s->bandit);
+	free(s->layers);
 	free(s);
 	return rc;
 }
 
-static void js_before_backward(struct worker *w, void *state)
+static void js_before_backward(struct emu_worker *w, void *state)
 {
 	struct jointspar *s = state;
 	/* shared draws: one set of uniforms for all, so equal p give equal layers */
 	int who = s->shared ? 0 : w->id;
-	jointspar_sample(&s->bandit, w->c->run.seed, w->step, who, s->sampled);
-	w->need_wgrad = s->sampled;
+	jointspar_sample(&s->bandit, algo_seed(w), w->step, who, s->sampled);
+	memcpy(w->need_wgrad, s->sampled, (size_t)w->nlayers);
 }
 
-static int js_encode(void *ctx, int server, struct xchg_iov iov[])
+static int js_encode(void *ctx, int server, struct emu_iov iov[])
 {
 	struct jointspar *s = ctx;
 	iov[0].base = s->msg + s->moff[server];
@@ -122,32 +141,33 @@ static int js_encode(void *ctx, int server, struct xchg_iov iov[])
 	return 1;
 }
 
-static size_t js_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *reply,
+static size_t js_reduce(void *ctx, int server, const struct emu_msg in[], uint8_t *reply,
 			size_t cap)
 {
 	struct jointspar *s = ctx;
-	return jointspar_msg_reduce(&s->blk[server], s->w->m.layers, in, s->w->n, s->sum,
-				    s->cnt, reply, cap);
+	return jointspar_msg_reduce(&s->blk[server], s->layers, algo_xmsg(s->w, in), s->w->n,
+				    s->sum, s->cnt, reply, cap);
 }
 
-static void js_apply(void *ctx, int server, const struct xmsg *reply)
+static void js_apply(void *ctx, int server, const struct emu_msg *reply)
 {
 	struct jointspar *s = ctx;
-	jointspar_msg_take(&s->blk[server], s->w->m.layers, reply, s->agg, s->arrived);
+	jointspar_msg_take(&s->blk[server], s->layers, algo_xmsg(s->w, reply), s->agg,
+			   s->arrived);
 }
 
-static const struct xchg_ops js_ops = { js_encode, js_reduce, js_apply };
+static const struct emu_exchange_ops js_ops = { js_encode, js_reduce, js_apply };
 
 /* x -= lr * u where u = ratio (g + wd x) (+ momentum), on the coordinates that arrived. */
 static void js_update(struct jointspar *s, size_t off, size_t n, float ratio)
 {
-	struct worker *w = s->w;
-	float *x = w->m.params + off, *g = s->agg + off;
+	struct emu_worker *w = s->w;
+	float *x = w->params + off, *g = s->agg + off;
 	const uint8_t *ok = s->arrived + off;
 	float *mom = s->momentum ? s->momentum + off : NULL;
-	float lr = (float)w->lr, wd = (float)w->c->train.weight_decay;
-	float beta = (float)w->c->train.momentum;
-	int nesterov = w->c->train.nesterov;
+	float lr = (float)w->lr, wd = s->wd;
+	float beta = s->beta;
+	int nesterov = s->nesterov;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!ok[i])
@@ -164,10 +184,10 @@ static void js_update(struct jointspar *s, size_t off, size_t n, float ratio)
 /* Bandit feedback, independent draws: the norms of this worker's own layer gradients. */
 static void own_norms(struct jointspar *s)
 {
-	const struct nn_model *m = &s->w->m;
-	for (int l = 0; l < m->nlayers; l++)
+	const struct nn_layer *layers = s->layers;
+	for (int l = 0; l < s->w->nlayers; l++)
 		s->norm2[l] = s->sampled[l] ?
-			optim_norm2(m->grads + m->layers[l].off, m->layers[l].size) : 0;
+			optim_norm2(s->w->grads + layers[l].off, layers[l].size) : 0;
 }
 
 /* Bandit feedback, shared draws: the norms of the mean gradient, |agg_l|^2 p_l^2 (the
@@ -178,9 +198,8 @@ static void own_norms(struct jointspar *s)
  * leaves this step's sampled set (drawn anew each step). */
 static void mean_norms(struct jointspar *s)
 {
-	const struct nn_model *m = &s->w->m;
-	for (int l = 0; l < m->nlayers; l++) {
-		size_t off = m->layers[l].off, n = m->layers[l].size;
+	for (int l = 0; l < s->w->nlayers; l++) {
+		size_t off = s->layers[l].off, n = s->layers[l].size;
 		if (s->sampled[l] && memchr(s->arrived + off, 0, n)) {
 			s->sampled[l] = 0;
 			continue;
@@ -190,14 +209,13 @@ static void mean_norms(struct jointspar *s)
 	}
 }
 
-static int js_step(struct worker *w, void *state, uint32_t flags, uint32_t *flags_out)
+static int js_step(struct emu_worker *w, void *state, uint32_t flags, uint32_t *flags_out)
 {
 	struct jointspar *s = state;
-	const struct nn_model *m = &w->m;
 	for (int j = 0; j < w->n; j++)
-		s->mlen[j] = jointspar_msg_build(s->msg + s->moff[j], &s->blk[j], m->layers,
-						 s->sampled, s->bandit.p, m->grads);
-	int rc = xchg_run(&w->x, w->step, &js_ops, s, flags, flags_out);
+		s->mlen[j] = jointspar_msg_build(s->msg + s->moff[j], &s->blk[j], s->layers,
+						 s->sampled, s->bandit.p, w->grads);
+	int rc = w->host->exchange(w, &js_ops, s, flags, flags_out);
 	if (rc < 0)
 		return rc;
 	/* the messages were built with this step's p; the bandit moves on for the next */
@@ -206,19 +224,16 @@ static int js_step(struct worker *w, void *state, uint32_t flags, uint32_t *flag
 	else
 		own_norms(s);
 	jointspar_bandit_update(&s->bandit, s->sampled, s->norm2);
-	const struct cfg *c = w->c;
-	for (int l = 0; l < m->nlayers; l++) {
-		size_t off = m->layers[l].off, n = m->layers[l].size;
+	for (int l = 0; l < w->nlayers; l++) {
+		size_t off = s->layers[l].off, n = s->layers[l].size;
 		float ratio = 1.0f;
 		if (s->lars) {
 			/* the layer's aggregate as taken; lost floats read as 0 */
 			double g2 = optim_norm2(s->agg + off, n);
 			if (g2 == 0)
 				continue;
-			ratio = optim_lars_ratio(optim_norm2(m->params + off, n), g2,
-						 (float)c->jointspar.trust,
-						 (float)c->train.weight_decay,
-						 (float)c->jointspar.lars_eps);
+			ratio = optim_lars_ratio(optim_norm2(w->params + off, n), g2, s->trust,
+						 s->wd, s->lars_eps);
 		}
 		js_update(s, off, n, ratio);
 	}
@@ -232,18 +247,23 @@ static void js_free(void *state)
 		return;
 	jointspar_bandit_free(&s->bandit);
 	free(s->mem);
+	free(s->layers);
 	free(s);
 }
 
 /* The bandit (its probabilities and running maximum) and the carved allocation whole:
  * the momentum, and the aggregate and arrival marks a lost reply leaves in place. */
-static int js_parts(void *state, struct algo_part parts[])
+static int js_parts(void *state, struct emu_part parts[])
 {
 	struct jointspar *s = state;
-	parts[0] = (struct algo_part){ s->bandit.p, (size_t)s->bandit.nlayers * sizeof(double) };
-	parts[1] = (struct algo_part){ &s->bandit.gmax, sizeof(s->bandit.gmax) };
-	parts[2] = (struct algo_part){ s->mem, s->mem_bytes };
+	parts[0] = (struct emu_part){ s->bandit.p, (size_t)s->bandit.nlayers * sizeof(double) };
+	parts[1] = (struct emu_part){ &s->bandit.gmax, sizeof(s->bandit.gmax) };
+	parts[2] = (struct emu_part){ s->mem, s->mem_bytes };
 	return 3;
 }
 
-const struct algo algo_jointspar = { js_init, js_before_backward, js_step, js_free, js_parts };
+const struct emu_algo_plugin algo_table_jointspar = {
+	.api = EMU_ALGO_API, .name = "jointspar", .init = js_init,
+	.before_backward = js_before_backward, .step = js_step, .state_parts = js_parts,
+	.free = js_free,
+};

@@ -32,7 +32,12 @@
  *
  * Versioning: api is EMU_ALGO_API of the header the plugin was built against; emu
  * refuses a plugin of another version.  Within a version, structures only grow at the
- * end.
+ * end.  Grown within version 1 (a plugin that uses them needs an emu whose header has
+ * them): emu_host's optimizer_step_to, outbox and ring, emu_worker's layer_off and
+ * layer_size.
+ *
+ * emu's own algorithms (rps, allreduce, signum, jointspar, dpsgd, ...) are written
+ * against this header too and run through the same host.
  */
 #ifndef EMU_ALGO_PLUGIN_H
 #define EMU_ALGO_PLUGIN_H
@@ -110,15 +115,26 @@ struct emu_host {
 	void (*mean_floats)(float *out, const struct emu_msg in[], int n, size_t nfloats);
 	/* Whether float i of a message arrived (both ends of it). */
 	int (*float_arrived)(const struct emu_msg *m, size_t i);
-	/* A key of [plugin], as a double (EMU_KEY_INT and EMU_KEY_BOOL too). */
+	/* A key of [plugin], as a double (EMU_KEY_INT and EMU_KEY_BOOL too).  (emu's own
+	 * algorithms: a key of their section of emu's key table, or SECTION.NAME of
+	 * another, a choice as its index.) */
 	double (*key)(const struct emu_worker *w, const char *name);
 	/* 64 random bits, a function of the run's seed, stream and the counters a and b
 	 * only (the same in every worker for the same arguments). */
 	uint64_t (*random)(const struct emu_worker *w, uint32_t stream, uint64_t a, uint64_t b);
+	/* Grown within version 1, at the end: */
+	/* optimizer_step with the new parameters written to dst (nparams floats) and params
+	 * left as they are: a model to send rather than to keep. */
+	void (*optimizer_step_to)(struct emu_worker *w, float *opt_state, float *dst);
+	/* Where step may build what it sends so that it goes by reference (on one host, a
+	 * message that arrives whole is read where it lies instead of copied): *cap bytes,
+	 * 8-byte aligned, unchanged until exchange returns.  NULL (*cap 0): none. */
+	void *(*outbox)(struct emu_worker *w, size_t *cap);
 	/* The ring collective: nrounds rounds (even, at least n - 1) of worker id sending to
 	 * id + 1 mod n and receiving from id - 1, each waiting for its predecessor only;
 	 * flags travel round the ring and their OR over all workers comes back in
-	 * *flags_out.  0 or -errno. */
+	 * *flags_out.  Its messages never lie in the outbox (a sender may be rounds ahead of
+	 * its receiver).  0 or -errno. */
 	int (*ring)(struct emu_worker *w, int nrounds, const struct emu_ring_ops *ops,
 		    void *ctx, uint32_t flags, uint32_t *flags_out);
 };
@@ -137,6 +153,9 @@ struct emu_worker {
 	int nlayers;
 	uint8_t *need_wgrad;	/* [nlayers], 1: the layer gets weight gradients */
 	void *emu;		/* emu's own: not for plugins */
+	/* Grown within version 1, at the end: layer l's parameters (and gradients) are
+	 * params[layer_off[l], layer_off[l] + layer_size[l]), the layers in order. */
+	const size_t *layer_off, *layer_size;	/* [nlayers] each */
 };
 
 struct emu_algo_plugin {

@@ -1,10 +1,9 @@
 /* emu/algo/algo_plugin_host.c — an algorithm written against algo_plugin.h as emu runs
  * it: a plugin's shared object loaded and its [plugin] keys checked once, in the
- * supervisor before the workers fork (algo_plugin_open); emu's own algorithms written
- * against the same header (dpsgd, localsgd, topk, qsgd, hadamard, ring) compiled in,
- * their keys in the key table; in each worker a struct algo that hands the algorithm an
- * emu_worker and the host's functions, and turns its collectives into xchg_run's and
- * xchg_ring's. */
+ * supervisor before the workers fork (algo_plugin_open); every one of emu's own
+ * algorithms written against the same header and compiled in, their keys in the key
+ * table; in each worker a struct algo that hands the algorithm an emu_worker and the
+ * host's functions, and turns its collectives into xchg_run's and xchg_ring's. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -35,7 +34,11 @@ struct plug {
 	struct worker *w;
 	void *inner;
 	uint8_t *wgrad;		/* [nlayers] */
+	size_t *layer_off;	/* [2 nlayers]: the offsets, then the sizes */
 	struct emu_msg *msgs;	/* [n] */
+	/* the exchange's messages behind msgs and reply, while reduce and apply run */
+	const struct xmsg *x_in, *x_reply;
+	struct emu_msg reply;
 };
 
 /* ---- loading and the keys ---- */
@@ -228,18 +231,20 @@ static size_t t_reduce(void *ctx, int server, const struct xmsg in[], uint8_t *r
 
 	for (int w = 0; w < t->pg->ew.n; w++)
 		to_emu(&t->pg->msgs[w], &in[w]);
+	t->pg->x_in = in;
 	size_t len = t->ops->reduce(t->ctx, server, t->pg->msgs, reply, cap);
 
+	t->pg->x_in = NULL;
 	return len < cap ? len : cap;
 }
 
 static void t_apply(void *ctx, int server, const struct xmsg *reply)
 {
 	struct tramp *t = ctx;
-	struct emu_msg m;
 
-	to_emu(&m, reply);
-	t->ops->apply(t->ctx, server, &m);
+	to_emu(&t->pg->reply, reply);
+	t->pg->x_reply = reply;
+	t->ops->apply(t->ctx, server, &t->pg->reply);
 }
 
 static const struct xchg_ops tramp_ops = { t_encode, t_reduce, t_apply };
@@ -294,6 +299,18 @@ static void h_optimizer_step(struct emu_worker *ew, float *opt_state)
 	algo_sgd_step(pg->w, algo_opt_floats(pg->w) ? opt_state : NULL);
 }
 
+static void h_optimizer_step_to(struct emu_worker *ew, float *opt_state, float *dst)
+{
+	struct plug *pg = (struct plug *)ew;
+
+	algo_sgd_step_to(pg->w, algo_opt_floats(pg->w) ? opt_state : NULL, dst);
+}
+
+static void *h_outbox(struct emu_worker *ew, size_t *cap)
+{
+	return xchg_outbox(&((struct plug *)ew)->w->x, cap);
+}
+
 static size_t h_opt_floats(const struct emu_worker *ew)
 {
 	return algo_opt_floats(((const struct plug *)ew)->w);
@@ -316,10 +333,19 @@ static int h_float_arrived(const struct emu_msg *m, size_t i)
 	return algo_float_arrived(&x, i);
 }
 
-/* A key of a compiled-in algorithm: [name] of the key table (a number, or a choice's
- * index). */
+/* A key of a compiled-in algorithm: name of its own section of the key table, or
+ * SECTION.NAME of another (train.momentum); a number, or a choice's index. */
 static double builtin_key(const struct cfg *c, const char *section, const char *name)
 {
+	char sec[32];
+	const char *dot = strchr(name, '.');
+
+	if (dot && (size_t)(dot - name) < sizeof(sec)) {
+		memcpy(sec, name, (size_t)(dot - name));
+		sec[dot - name] = 0;
+		section = sec;
+		name = dot + 1;
+	}
 	const struct cfg_key *k = cfg_key_find(section, name);
 	const char *at = k ? (const char *)c + k->off : NULL;
 
@@ -360,8 +386,29 @@ static uint64_t h_random(const struct emu_worker *ew, uint32_t stream, uint64_t 
 static const struct emu_host host = {
 	.exchange = h_exchange, .optimizer_step = h_optimizer_step, .opt_floats = h_opt_floats,
 	.mean_floats = h_mean_floats, .float_arrived = h_float_arrived, .key = h_key,
-	.random = h_random, .ring = h_ring,
+	.random = h_random, .optimizer_step_to = h_optimizer_step_to, .outbox = h_outbox,
+	.ring = h_ring,
 };
+
+/* ---- what emu's own algorithms take beside it (algo.h) ---- */
+
+uint64_t algo_seed(const struct emu_worker *ew)
+{
+	return ((const struct plug *)ew)->w->c->run.seed;
+}
+
+const struct xmsg *algo_xmsg(const struct emu_worker *ew, const struct emu_msg *m)
+{
+	const struct plug *pg = (const struct plug *)ew;
+	uintptr_t at = (uintptr_t)m, in = (uintptr_t)pg->msgs;
+
+	if (m == &pg->reply)
+		return pg->x_reply;
+	if (pg->x_in && at >= in && at < in + (size_t)ew->n * sizeof(*m) &&
+	    (at - in) % sizeof(*m) == 0)
+		return pg->x_in + (at - in) / sizeof(*m);
+	return NULL;
+}
 
 /* ---- the plugin as a struct algo ---- */
 
@@ -385,6 +432,7 @@ static void p_free(void *state)
 	if (pg->inner)
 		pg->pl->free(pg->inner);
 	free(pg->wgrad);
+	free(pg->layer_off);
 	free(pg->msgs);
 	free(pg);
 }
@@ -401,16 +449,25 @@ static int init_with(const struct emu_algo_plugin *pl, struct worker *w, void **
 		return -ENOMEM;
 	pg->pl = pl;
 	pg->w = w;
-	pg->wgrad = malloc((size_t)(w->m.nlayers > 0 ? w->m.nlayers : 1));
+	size_t nl = (size_t)(w->m.nlayers > 0 ? w->m.nlayers : 1);
+
+	pg->wgrad = malloc(nl);
+	pg->layer_off = calloc(2 * nl, sizeof(size_t));
 	pg->msgs = calloc((size_t)w->n, sizeof(*pg->msgs));
-	if (!pg->wgrad || !pg->msgs) {
+	if (!pg->wgrad || !pg->layer_off || !pg->msgs) {
 		p_free(pg);
 		return -ENOMEM;
 	}
-	memset(pg->wgrad, 1, (size_t)(w->m.nlayers > 0 ? w->m.nlayers : 1));
+	memset(pg->wgrad, 1, nl);
+	for (int l = 0; l < w->m.nlayers; l++) {
+		pg->layer_off[l] = w->m.layers[l].off;
+		pg->layer_off[nl + (size_t)l] = w->m.layers[l].size;
+	}
 	pg->ew = (struct emu_worker){ .host = &host, .id = w->id, .n = w->n,
 				      .nparams = w->m.nparams, .block_off = w->block_off,
-				      .nlayers = w->m.nlayers, .need_wgrad = pg->wgrad, .emu = pg };
+				      .nlayers = w->m.nlayers, .need_wgrad = pg->wgrad, .emu = pg,
+				      .layer_off = pg->layer_off,
+				      .layer_size = pg->layer_off + nl };
 	sync_view(pg);
 	int rc = pl->init(&pg->ew, &pg->inner, max_msg);
 
@@ -480,6 +537,10 @@ const struct algo algo_plugin = { p_init, p_before_backward, p_step, p_free, p_p
 	const struct algo algo_##name = { name##_init, p_before_backward, p_step, p_free,	\
 					  p_parts }
 
+ON_INTERFACE(rps);
+ON_INTERFACE(allreduce);
+ON_INTERFACE(signum);
+ON_INTERFACE(jointspar);
 ON_INTERFACE(dpsgd);
 ON_INTERFACE(localsgd);
 ON_INTERFACE(topk);

@@ -17,16 +17,6 @@
 #include "emu/shm/inbox.h"
 #include "emu/shm/region.h"
 
-void xchg_fill_msg(struct xmsg *m, const struct xflow *f)
-{
-	m->data = f->zc ? f->zc : f->buf;
-	m->len = f->h.len;
-	m->unit = f->h.unit;
-	m->nunits = f->h.nunits;
-	m->narrived = f->h.narrived;
-	m->arrived = f->bits;
-}
-
 /* One's own message or reply: complete, in the units of the [net] default link. */
 static void fill_own(const struct xchg *x, struct xmsg *m, const uint8_t *data, size_t len)
 {
@@ -38,15 +28,6 @@ static void fill_own(const struct xchg *x, struct xmsg *m, const uint8_t *data, 
 	m->nunits = net_nunits(&p->self_cfg, len);
 	m->narrived = m->nunits;
 	m->arrived = p->bits_all;
-}
-
-size_t xchg_iov_total(const struct xchg_iov *iov, int n)
-{
-	size_t t = 0;
-
-	for (int i = 0; i < n; i++)
-		t += iov[i].len;
-	return t;
 }
 
 /* Every message of the scatter, encoded (net_send needs the lengths first): 0 or -errno. */
@@ -90,40 +71,6 @@ static const uint8_t *own_message(struct xchg *x)
 		off += own[i].len;
 	}
 	return buf;
-}
-
-int xchg_phases(struct xchg *x, int64_t step, int count)
-{
-	struct xpriv *p = x->priv;
-
-	if (p->phase_step != step) {
-		p->phase_step = step;
-		p->phase_next = 0;
-	}
-	if (p->phase_next + count > XCHG_MAX_PHASES) {
-		snprintf(x->err, sizeof(x->err), "worker %d: xchg step %lld: more than %d phases "
-			 "in one step", x->id, (long long)step, XCHG_MAX_PHASES);
-		return -E2BIG;
-	}
-	p->phase_next += count;
-	return p->phase_next - count;
-}
-
-/* Which peers are down for this step's exchange (struct xchg_absence). */
-void xchg_mark_gone(struct xchg *x, int64_t step)
-{
-	struct xpriv *p = x->priv;
-
-	memset(p->gone, 0, (size_t)x->n * sizeof(*p->gone));
-	p->ngone = 0;
-	for (int i = 0; i < p->nabsent; i++) {
-		const struct xchg_absence *a = &p->absent[i];
-
-		if (a->worker != x->id && a->from <= step && step < a->to && !p->gone[a->worker]) {
-			p->gone[a->worker] = true;
-			p->ngone++;
-		}
-	}
 }
 
 /* A peer that is down: its message to us is lost entirely and never read; ours to it

@@ -4,6 +4,7 @@
  *
  *   xchg.c           one step: scatter, reduce, broadcast, apply (xchg_run)
  *   xchg_ring.c      rounds of a ring: each worker to the next (xchg_ring)
+ *   xchg_phase.c     what both share: phase numbers, peers down, messages read
  *   xchg_wire.c      one message on a ring: its header, bitmap, times and payload
  *   xchg_flows.c     a phase's messages moved together: passes, spin, sleep
  *   xchg_deadline.c  the receiver's virtual clock: timeouts, deadlines, giving up
@@ -130,7 +131,7 @@ struct xpriv {
 	struct tcp_stats tcp_st;
 };
 
-/* xchg.c: what the collectives share.  The first of count phases of step's next
+/* xchg_phase.c: what the collectives share.  The first of count phases of step's next
  * exchange (0 for a step's first), or -E2BIG past XCHG_MAX_PHASES; mark the peers down
  * in step; a received message as the algorithm reads it. */
 int xchg_phases(struct xchg *x, int64_t step, int count);
