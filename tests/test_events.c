@@ -109,7 +109,7 @@ static void test_read_and_print(void **state)
 	assert_int_equal(e[0].at.unit, WHEN_EPOCH);
 	assert_true(e[0].at.epochs == 1.5 && e[0].len.epochs == 1);
 	assert_int_equal(e[0].ngroups, 2);
-	assert_true(e[0].groups[0] == 0x3 && e[0].groups[1] == 0xc);
+	assert_true(e[0].groups[0].w[0] == 0x3 && e[0].groups[1].w[0] == 0xc);
 	assert_int_equal(e[1].at.unit, WHEN_TIME);
 	assert_int_equal(e[1].at.n, 500000000);
 	assert_int_equal(e[1].len.n, 50000000);
@@ -121,7 +121,7 @@ static void test_read_and_print(void **state)
 	assert_int_equal(e[2].at.unit, WHEN_STEP);
 	assert_int_equal(e[2].at.n, 7);
 	assert_int_equal(e[2].len.unit, WHEN_NONE);
-	assert_true(e[3].workers == 0xa && !e[3].workers_any && e[3].factor == 4);
+	assert_true(e[3].workers.w[0] == 0xa && !e[3].workers_any && e[3].factor == 4);
 	assert_true(e[4].workers_any && e[4].factor == 2.5);
 
 	/* as emu check prints them (without blanks: never longer than what was read, so
@@ -152,7 +152,8 @@ static void test_read_and_print(void **state)
 		assert_true(x->kind == y->kind && x->set == y->set && x->net_set == y->net_set);
 		assert_memory_equal(&x->at, &y->at, sizeof(x->at));
 		assert_memory_equal(&x->len, &y->len, sizeof(x->len));
-		assert_true(x->workers == y->workers && x->factor == y->factor);
+		assert_memory_equal(&x->workers, &y->workers, sizeof(x->workers));
+		assert_true(x->factor == y->factor);
 		assert_memory_equal(x->groups, y->groups, sizeof(x->groups));
 	}
 	free(t1);

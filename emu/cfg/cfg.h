@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "emu/cfg/wset.h"
 #include "emu/net/net_cfg.h"
 #include "emu/shm/notify.h"
 #include "nn/model_desc.h"
@@ -20,12 +21,6 @@
 
 #define CFG_MAX_WORKERS NET_MAX_WORKERS
 
-/* Bit w set for each of workers 0..n-1 (n <= 64): the masks of workers up, down,
- * covered by an event. */
-static inline uint64_t cfg_workers_mask(int n)
-{
-	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
-}
 #define CFG_MAX_LINKS 256	/* [link ...] sections */
 #define CFG_MAX_WORKER_SECTIONS 128	/* [worker ...] sections */
 #define CFG_MAX_DECAY 8
@@ -121,10 +116,10 @@ struct cfg_event {
 	struct cfg_when at, len;	/* len is the key "for"; unit WHEN_NONE: to the end */
 	int nlinks;		/* links: link groups, any of which covers a link */
 	struct cfg_event_link links[CFG_EVENT_LINKS];
-	uint64_t workers;	/* workers: bit w; workers_any: '*' (every worker) */
+	struct wset workers;	/* workers; workers_any: '*' (every worker) */
 	bool workers_any;
-	int ngroups;		/* groups: bit w of groups[g], worker w in group g */
-	uint64_t groups[CFG_EVENT_GROUPS];
+	int ngroups;		/* groups: worker w in group g when groups[g] has it */
+	struct wset groups[CFG_EVENT_GROUPS];
 	uint64_t net_set;	/* set: bit k, key k of the net table given */
 	struct net_cfg net;	/* set: the values of those keys */
 	double factor;		/* slowdown: factor on the compute time */

@@ -71,7 +71,7 @@ void cfg_event_span(const struct cfg_event *e, int64_t spe, struct cfg_span *s)
 int cfg_event_group(const struct cfg_event *e, int w)
 {
 	for (int g = 0; g < e->ngroups; g++)
-		if (e->groups[g] & BIT(w))
+		if (wset_has(&e->groups[g], w))
 			return g;
 	return -1;
 }
@@ -100,7 +100,7 @@ bool cfg_event_link_down(const struct cfg_event *e, int src, int dst)
 
 bool cfg_event_covers_worker(const struct cfg_event *e, int w)
 {
-	return e->workers_any || (w >= 0 && w < 64 && (e->workers & BIT(w)));
+	return e->workers_any || wset_has(&e->workers, w);
 }
 
 void cfg_event_net(const struct cfg *c, const struct cfg_event *e, int src, int dst,
@@ -153,17 +153,17 @@ void cfg_when_format(const struct cfg_when *w, char *buf, size_t n)
 }
 
 /* The ids of mask as ranges joined by sep: "0-3, 7". */
-static void mask_format(uint64_t mask, const char *sep, char *buf, size_t n)
+static void mask_format(const struct wset *mask, const char *sep, char *buf, size_t n)
 {
 	size_t len = 0;
 
 	buf[0] = 0;
-	for (int i = 0; i < 64 && len < n; i++) {
+	for (int i = 0; i < CFG_MAX_WORKERS && len < n; i++) {
 		int j = i;
 
-		if (!(mask & BIT(i)))
+		if (!wset_has(mask, i))
 			continue;
-		while (j + 1 < 64 && (mask & BIT(j + 1)))
+		while (j + 1 < CFG_MAX_WORKERS && wset_has(mask, j + 1))
 			j++;
 		if (j > i)
 			len += (size_t)snprintf(buf + len, n - len, "%s%d-%d", len ? sep : "", i, j);
@@ -205,10 +205,10 @@ static void targets(const struct cfg_event *e, int k, const char *sep, bool comp
 		if (e->workers_any)
 			snprintf(buf, n, "*");
 		else
-			mask_format(e->workers, sep, buf, n);
+			mask_format(&e->workers, sep, buf, n);
 	} else {
 		for (int g = 0; g < e->ngroups && len < n; g++) {
-			mask_format(e->groups[g], sep, item, sizeof(item));
+			mask_format(&e->groups[g], sep, item, sizeof(item));
 			len += (size_t)snprintf(buf + len, n - len, "%s%s",
 						g ? (compact ? "|" : " | ") : "", item);
 		}

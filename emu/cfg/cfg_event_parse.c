@@ -212,14 +212,14 @@ static int parse_links(const char *s, struct cfg_event *e, char *err, size_t err
 }
 
 /* Worker ids, ranges A-B and (any) '*', comma separated, into *mask. */
-static int parse_ids(const char *s, uint64_t *mask, bool *any, char *err, size_t errlen)
+static int parse_ids(const char *s, struct wset *mask, bool *any, char *err, size_t errlen)
 {
 	const char *forms = any ? "ids, ranges A-B or *, comma separated" :
 			    "ids and ranges A-B, comma separated";
 	char item[32];
 	bool bad = false;
 
-	*mask = 0;
+	*mask = (struct wset){ { 0 } };
 	if (any)
 		*any = false;
 	while (next_item(&s, ',', item, sizeof(item), &bad)) {
@@ -245,9 +245,9 @@ static int parse_ids(const char *s, uint64_t *mask, bool *any, char *err, size_t
 			*any = true;
 		else
 			for (int i = ids.first; i <= ids.last; i++)
-				*mask |= BIT(i);
+				wset_add(mask, i);
 	}
-	if (bad || !(*mask || (any && *any))) {
+	if (bad || !(!wset_empty(mask) || (any && *any))) {
 		snprintf(err, errlen, "an empty or overlong item; expected worker %s", forms);
 		return -EINVAL;
 	}

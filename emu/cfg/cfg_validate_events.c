@@ -97,7 +97,7 @@ static int check_crash(struct loader *L, int i)
 	const struct cfg *c = L->c;
 	const struct cfg_event *e = &c->events[i];
 	const loc_t *kl = L->ev_key_loc[i];
-	uint64_t all = cfg_workers_mask(c->run.workers);
+	struct wset all = wset_all(c->run.workers);
 
 	if (e->kind != EVENT_CRASH)
 		return 0;
@@ -115,7 +115,9 @@ static int check_crash(struct loader *L, int i)
 		return cfg_fail(L, kl[CFG_EVK_at], "event %s.at: a crash is counted in steps or "
 				"epochs (the other workers must know without a message that none "
 				"will come); expected at = 200 or at = 1.5 epoch", e->name);
-	if (e->workers_any || (e->workers & all) == all)
+	struct wset crashed = wset_and(e->workers, &all);
+
+	if (e->workers_any || wset_count(&crashed) == c->run.workers)
 		return cfg_fail(L, kl[CFG_EVK_workers], "event %s.workers crashes every worker "
 				"(run.workers = %d); expected some worker left to run", e->name,
 				c->run.workers);
@@ -124,12 +126,6 @@ static int check_crash(struct loader *L, int i)
 				"never ends, so nobody rejoins; expected for = a length, or no "
 				"rejoin", e->name);
 	return 0;
-}
-
-/* The highest id of mask, -1 for none. */
-static int top(uint64_t mask)
-{
-	return mask ? 63 - __builtin_clzll(mask) : -1;
 }
 
 static int beyond(struct loader *L, int i, int k, int w)
@@ -145,7 +141,7 @@ static int check_ids(struct loader *L, int i)
 {
 	const struct cfg_event *e = &L->c->events[i];
 	int nw = L->c->run.workers;
-	uint64_t seen = 0;
+	struct wset seen = { { 0 } };
 
 	for (int j = 0; j < e->nlinks; j++) {
 		const struct cfg_ids *s = &e->links[j].src, *d = &e->links[j].dst;
@@ -154,18 +150,18 @@ static int check_ids(struct loader *L, int i)
 		if (!d->any && d->last >= nw)
 			return beyond(L, i, CFG_EVK_links, d->last);
 	}
-	if (top(e->workers) >= nw)
-		return beyond(L, i, CFG_EVK_workers, top(e->workers));
+	if (wset_top(&e->workers) >= nw)
+		return beyond(L, i, CFG_EVK_workers, wset_top(&e->workers));
 	for (int g = 0; g < e->ngroups; g++) {
-		uint64_t twice = seen & e->groups[g];
+		struct wset twice = wset_and(seen, &e->groups[g]);
 
-		if (top(e->groups[g]) >= nw)
-			return beyond(L, i, CFG_EVK_groups, top(e->groups[g]));
-		if (twice)
+		if (wset_top(&e->groups[g]) >= nw)
+			return beyond(L, i, CFG_EVK_groups, wset_top(&e->groups[g]));
+		if (!wset_empty(&twice))
 			return cfg_fail(L, L->ev_key_loc[i][CFG_EVK_groups], "event %s.groups puts "
 					"worker %d in two groups; expected each worker in one group",
-					e->name, __builtin_ctzll(twice));
-		seen |= e->groups[g];
+					e->name, wset_first(&twice));
+		seen = wset_or(seen, &e->groups[g]);
 	}
 	if (e->kind != EVENT_PARTITION)
 		return 0;
@@ -174,7 +170,7 @@ static int check_ids(struct loader *L, int i)
 				"group; expected two or more separated by |, such as 0-7 | 8-15",
 				e->name);
 	for (int w = 0; w < nw; w++)
-		if (!(seen & (uint64_t)1 << w))
+		if (!wset_has(&seen, w))
 			return cfg_fail(L, L->ev_key_loc[i][CFG_EVK_groups], "event %s.groups puts "
 					"worker %d in no group (run.workers = %d); expected every "
 					"worker in one group (a worker alone is a group: 0-6 | 7)",

@@ -48,10 +48,13 @@ static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err
 	}
 	for (int i = 0; i < p->n; i++) {
 		const struct crash_span *a = &p->s[i];
-		uint64_t mean, back = a->to < INT64_MAX ? crash_rejoining(p, a->to, &mean) : 0;
+		struct wset mean, back = { { 0 } };
 
-		if (a->rejoin == REJOIN_MEAN && back &&
-		    !(crash_up_mask(p, nw, a->to) & ~back)) {
+		if (a->to < INT64_MAX)
+			back = crash_rejoining(p, a->to, &mean);
+		struct wset others = wset_minus(crash_up(p, nw, a->to), &back);
+
+		if (a->rejoin == REJOIN_MEAN && !wset_empty(&back) && wset_empty(&others)) {
 			where(c, &c->events[a->event], at, sizeof(at));
 			snprintf(err, errlen, "%s: event %s.rejoin = mean at step %lld, but every "
 				 "worker running then comes back with it: no replica to take the "
@@ -59,7 +62,9 @@ static int check_plan(const struct cfg *c, const struct crash_plan *p, char *err
 				 c->events[a->event].name, (long long)a->to);
 			return -1;
 		}
-		if (!crash_up_mask(p, nw, a->from)) {
+		struct wset up = crash_up(p, nw, a->from);
+
+		if (wset_empty(&up)) {
 			where(c, &c->events[a->event], at, sizeof(at));
 			snprintf(err, errlen, "%s: event %s leaves no worker up at step %lld "
 				 "(every other is down then too); expected some worker left to run",
@@ -131,14 +136,14 @@ const struct crash_span *crash_span_at(const struct crash_plan *p, int w, int64_
 	return NULL;
 }
 
-uint64_t crash_up_mask(const struct crash_plan *p, int n, int64_t step)
+struct wset crash_up(const struct crash_plan *p, int n, int64_t step)
 {
-	uint64_t down = 0;
+	struct wset down = { { 0 } };
 
 	for (int i = 0; p && i < p->n; i++)
 		if (p->s[i].from <= step && step < p->s[i].to)
-			down |= 1ULL << p->s[i].worker;
-	return cfg_workers_mask(n) & ~down;
+			wset_add(&down, p->s[i].worker);
+	return wset_minus(wset_all(n), &down);
 }
 
 const struct crash_span *crash_starting(const struct crash_plan *p, int w, int64_t step)
@@ -149,17 +154,17 @@ const struct crash_span *crash_starting(const struct crash_plan *p, int w, int64
 	return NULL;
 }
 
-uint64_t crash_rejoining(const struct crash_plan *p, int64_t step, uint64_t *mean)
+struct wset crash_rejoining(const struct crash_plan *p, int64_t step, struct wset *mean)
 {
-	uint64_t m = 0;
+	struct wset m = { { 0 } };
 
-	*mean = 0;
+	*mean = (struct wset){ { 0 } };
 	for (int i = 0; i < p->n; i++) {
 		if (p->s[i].to != step)
 			continue;
-		m |= 1ULL << p->s[i].worker;
+		wset_add(&m, p->s[i].worker);
 		if (p->s[i].rejoin == REJOIN_MEAN)
-			*mean |= 1ULL << p->s[i].worker;
+			wset_add(mean, p->s[i].worker);
 	}
 	return m;
 }

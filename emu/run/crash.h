@@ -43,12 +43,12 @@ void crash_plan_free(struct crash_plan *p);
 
 /* The crash that has worker w down for step's exchange, or NULL. */
 const struct crash_span *crash_span_at(const struct crash_plan *p, int w, int64_t step);
-/* The workers of n up at step (bit w): all but those down; p may be NULL (no crash). */
-uint64_t crash_up_mask(const struct crash_plan *p, int n, int64_t step);
+/* The workers of n up at step: all but those down; p may be NULL (no crash). */
+struct wset crash_up(const struct crash_plan *p, int n, int64_t step);
 /* The span of w that starts at step, or NULL. */
 const struct crash_span *crash_starting(const struct crash_plan *p, int w, int64_t step);
-/* The workers that rejoin at step (bit w), those of them with rejoin = mean in *mean. */
-uint64_t crash_rejoining(const struct crash_plan *p, int64_t step, uint64_t *mean);
+/* The workers that rejoin at step, those of them with rejoin = mean in *mean. */
+struct wset crash_rejoining(const struct crash_plan *p, int64_t step, struct wset *mean);
 
 /* A run resumed after `step` steps (its checkpoint) while workers are down (they went
  * down before it and come back after it): the records each sent as it went down (its

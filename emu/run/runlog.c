@@ -467,7 +467,7 @@ void runlog_tick(struct runlog *l)
 
 /* workers.csv: the row of every worker that ran this step (up), in worker-id order, as
  * one block. */
-static int worker_rows(struct runlog *l, const struct rec_train w[], uint64_t up)
+static int worker_rows(struct runlog *l, const struct rec_train w[], const struct wset *up)
 {
 	struct block b;
 
@@ -476,7 +476,7 @@ static int worker_rows(struct runlog *l, const struct rec_train w[], uint64_t up
 	if (block_open(l, &b) < 0)
 		return -1;
 	for (int i = 0; i < l->n; i++)
-		if (up >> i & 1)
+		if (wset_has(up, i))
 			fprintf(b.f, "%lld,%d,%.9f,%.9g,%.9f,%llu,%llu,%llu,%llu\n",
 			(long long)w[i].step, i, w[i].vclock_s, w[i].loss, w[i].compute_s,
 			(unsigned long long)w[i].bytes_sent,
@@ -498,13 +498,13 @@ static const struct rec_down *down_rec(const struct runlog *l, int i, int64_t s)
 
 /* The totals of the row after `done` steps: the up workers' counters from w[], a down
  * worker's as it left them (it sent and received nothing since). */
-static void row_totals(const struct runlog *l, const struct rec_train w[], uint64_t up,
+static void row_totals(const struct runlog *l, const struct rec_train w[], const struct wset *up,
 		       int64_t done, uint64_t *bytes, uint64_t *dropped, uint64_t *delivered,
 		       uint64_t *late)
 {
 	*bytes = *dropped = *delivered = *late = 0;
 	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
-		bool on = up >> i & 1;
+		bool on = wset_has(up, i);
 		const struct rec_down *d = on ? NULL : down_rec(l, i, done - 1);
 
 		*bytes += on ? w[i].bytes_sent : d->bytes_sent;
@@ -514,17 +514,17 @@ static void row_totals(const struct runlog *l, const struct rec_train w[], uint6
 	}
 }
 
-static int train_row(struct runlog *l, const struct rec_train w[], uint64_t up)
+static int train_row(struct runlog *l, const struct rec_train w[], const struct wset *up)
 {
 	double loss = 0, cons = 0, vt = 0, vt_min = HUGE_VAL;
 	uint64_t bytes, dropped, delivered, late;
-	int nup = __builtin_popcountll(up);
+	int nup = wset_count(up);
 
-	const struct rec_train *f = &w[__builtin_ctzll(up)];	/* the first up: step, lr */
+	const struct rec_train *f = &w[wset_first(up)];	/* the first up: step, lr */
 
 	row_totals(l, w, up, f->step, &bytes, &dropped, &delivered, &late);
 	for (int i = 0; i < l->n; i++) {	/* worker-id order: deterministic sums */
-		if (!(up >> i & 1))
+		if (!wset_has(up, i))
 			continue;
 		loss += w[i].loss;
 		cons += w[i].consensus;
@@ -639,14 +639,14 @@ static int ports_block(struct runlog *l, int64_t step, double vt)
 	return block_write(l, &b, &l->ports);
 }
 
-static int eval_row(struct runlog *l, const struct rec_eval w[], uint64_t up)
+static int eval_row(struct runlog *l, const struct rec_eval w[], const struct wset *up)
 {
 	double loss = 0, vt = 0;
 	int64_t correct = 0, count = 0;
 	uint64_t bytes = 0, delivered = 0;
-	const struct rec_eval *f = &w[__builtin_ctzll(up)];	/* the first up: step, epoch */
+	const struct rec_eval *f = &w[wset_first(up)];	/* the first up: step, epoch */
 	for (int i = 0; i < l->n; i++) {
-		if (!(up >> i & 1)) {	/* down: its counters as it left them */
+		if (!wset_has(up, i)) {	/* down: its counters as it left them */
 			const struct rec_down *d = down_rec(l, i, f->step - 1);
 
 			bytes += d->bytes_sent;
@@ -697,7 +697,7 @@ static bool rec_after_ckpt(const void *rec)
  * rows up to it need them: its REC_DOWN).  A row logged after its step's checkpoint
  * waits for that checkpoint's manifest: a checkpoint's logs end before it (a worker's
  * REC_DOWN, late, may free both at once). */
-static bool next_ready(const struct runlog *l, const struct queue q[], uint64_t *up)
+static bool next_ready(const struct runlog *l, const struct queue q[], struct wset *up)
 {
 	int64_t step = INT64_MAX;
 
@@ -706,9 +706,9 @@ static bool next_ready(const struct runlog *l, const struct queue q[], uint64_t 
 			step = rec_step(queue_front(&q[i]));
 	if (step == INT64_MAX)
 		return false;
-	*up = crash_up_mask(l->crashes, l->n, step - 1);
+	*up = crash_up(l->crashes, l->n, step - 1);
 	for (int i = 0; i < l->n; i++) {
-		if (*up >> i & 1) {
+		if (wset_has(up, i)) {
 			if (!q[i].len || rec_step(queue_front(&q[i])) != step)
 				return false;
 			if (l->ckpt_on && q != l->cq && rec_after_ckpt(queue_front(&q[i])) &&
@@ -724,7 +724,7 @@ static bool next_ready(const struct runlog *l, const struct queue q[], uint64_t 
 /* Joins the rows that the workers' queues can complete; 0 or -1. */
 static int join_rows(struct runlog *l, struct queue q[], int train)
 {
-	uint64_t up;
+	struct wset up;
 
 	while (next_ready(l, q, &up)) {
 		union {
@@ -732,7 +732,7 @@ static int join_rows(struct runlog *l, struct queue q[], int train)
 			struct rec_eval e[CFG_MAX_WORKERS];
 		} row;
 		for (int i = 0; i < l->n; i++) {
-			if (!(up >> i & 1))
+			if (!wset_has(&up, i))
 				continue;
 			if (train)
 				row.t[i] = *(const struct rec_train *)queue_front(&q[i]);
@@ -740,7 +740,7 @@ static int join_rows(struct runlog *l, struct queue q[], int train)
 				row.e[i] = *(const struct rec_eval *)queue_front(&q[i]);
 			queue_pop(&q[i]);
 		}
-		if ((train ? train_row(l, row.t, up) : eval_row(l, row.e, up)) < 0)
+		if ((train ? train_row(l, row.t, &up) : eval_row(l, row.e, &up)) < 0)
 			return -1;
 	}
 	return 0;
@@ -786,14 +786,14 @@ static int logs_at_checkpoint(struct runlog *l, struct ckpt_manifest *m)
 /* The checkpoints every worker's REC_CKPT is in for (they come in step order). */
 static int join_checkpoints(struct runlog *l)
 {
-	uint64_t up;
+	struct wset up;
 
 	while (next_ready(l, l->cq, &up)) {
 		struct rec_ckpt r[CFG_MAX_WORKERS] = { 0 };
 		int64_t step = 0;
 
 		for (int i = 0; i < l->n; i++) {
-			if (!(up >> i & 1))
+			if (!wset_has(&up, i))
 				continue;	/* down: no part (size 0 in the manifest) */
 			r[i] = *(const struct rec_ckpt *)queue_front(&l->cq[i]);
 			step = r[i].step;

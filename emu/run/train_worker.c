@@ -54,7 +54,7 @@ struct progress {
 	int loss_n;
 	int64_t compute_ns;	/* modelled compute since the last train record (workers.csv) */
 	int shard_n;		/* samples in this epoch's shard */
-	uint64_t up;		/* the workers up for this step (crash events): bit k */
+	struct wset up;		/* the workers up for this step (crash events) */
 	bool after_ckpt;	/* the records now logged follow this step's checkpoint */
 };
 
@@ -98,10 +98,11 @@ static void scratch_free(struct scratch *s)
 
 /* Worker w's share [*lo, *hi) of n items cut among the workers up (by its rank among
  * them, in id order). */
-static void up_share(const struct worker *w, uint64_t up, size_t n, size_t *lo, size_t *hi)
+static void up_share(const struct worker *w, const struct wset *up, size_t n, size_t *lo,
+		     size_t *hi)
 {
-	size_t nup = (size_t)__builtin_popcountll(up);
-	size_t rank = (size_t)__builtin_popcountll(up & ((1ULL << w->id) - 1));
+	size_t nup = (size_t)wset_count(up);
+	size_t rank = (size_t)wset_rank(up, w->id);
 
 	*lo = n * rank / nup;
 	*hi = n * (rank + 1) / nup;
@@ -109,10 +110,9 @@ static void up_share(const struct worker *w, uint64_t up, size_t n, size_t *lo, 
 
 /* Who meets at the barrier: every worker up, and across hosts the bridge (crashes
  * are on one host only, train.c). */
-static int parties(const struct worker *w, uint64_t up)
+static int parties(const struct worker *w, const struct wset *up)
 {
-	return __builtin_popcountll(up) == w->n ? region_barrier_parties(w->rg) :
-	       __builtin_popcountll(up);
+	return wset_count(up) == w->n ? region_barrier_parties(w->rg) : wset_count(up);
 }
 
 /* Every worker up publishes its replica; all get the same mean of those in `from`
@@ -124,8 +124,8 @@ static int parties(const struct worker *w, uint64_t up)
  * to the bit.  Across hosts the bridge is a party of both barriers: it copies the other
  * hosts' snapshots in before it lets the first one go (emu/mpi/world.h), and every
  * worker sums all the elements itself. */
-static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint64_t from,
-			 double *dist, bool keep)
+static int replicas_mean(struct worker *w, struct scratch *s, const struct wset *up,
+			 const struct wset *from, double *dist, bool keep)
 {
 	size_t np = w->m.nparams, ns = w->m.nstate, nel = np + ns;
 	float *mine = region_snapshot(w->rg, w->id);
@@ -139,7 +139,7 @@ static int replicas_mean(struct worker *w, struct scratch *s, uint64_t up, uint6
 	const float *snap[CFG_MAX_WORKERS];
 	int nf = 0;
 	for (int k = 0; k < w->n; k++)
-		if (from >> k & 1)
+		if (wset_has(from, k))
 			snap[nf++] = region_snapshot(w->rg, k);
 	int shared = !region_bridged(w->rg);
 	size_t lo = 0, hi = nel;
@@ -198,7 +198,8 @@ static int load_model(struct worker *w, const float *src)
  * cut among the workers up).  Called right after replicas_mean: this worker's snapshot
  * still holds its own params and state (only their owner writes snapshots), and they
  * come back from there. */
-static int evaluate(struct worker *w, struct scratch *s, uint64_t up, struct rec_eval *r)
+static int evaluate(struct worker *w, struct scratch *s, const struct wset *up,
+		    struct rec_eval *r)
 {
 	int rc = load_model(w, s->mean);
 	const struct nn_dataset *d = w->test;
@@ -393,7 +394,7 @@ static int eval_record(struct worker *w, struct scratch *s, const struct progres
 		.vclock_s = (double)w->x.clock * 1e-9, .bytes_sent = w->x.bytes_sent,
 		.bytes_delivered = w->x.bytes_delivered, .after_ckpt = p->after_ckpt,
 	};
-	int rc = evaluate(w, s, p->up, &er);
+	int rc = evaluate(w, s, &p->up, &er);
 
 	if (rc < 0) {
 		fail(w, "evaluation", rc);
@@ -411,7 +412,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 	int64_t done = w->step + 1;
 	double consensus;
 	usage_mark(&w->usage, &w->nt, done);
-	int rc = replicas_mean(w, s, p->up, p->up, &consensus, eval);
+	int rc = replicas_mean(w, s, &p->up, &p->up, &consensus, eval);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
 		return rc;
@@ -438,7 +439,7 @@ static int log_step(struct worker *w, struct scratch *s, struct progress *p, int
 static int log_eval(struct worker *w, struct scratch *s, const struct progress *p)
 {
 	int64_t done = w->step + 1;
-	int rc = replicas_mean(w, s, p->up, p->up, NULL, true);
+	int rc = replicas_mean(w, s, &p->up, &p->up, NULL, true);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
 		return rc;
@@ -453,8 +454,8 @@ static int log_eval(struct worker *w, struct scratch *s, const struct progress *
 static int log_eval_start(struct worker *w, const struct train_run *t, struct scratch *s,
 			  struct progress *p)
 {
-	p->up = crash_up_mask(&t->crashes, w->n, -1);
-	int rc = replicas_mean(w, s, p->up, p->up, NULL, true);
+	p->up = crash_up(&t->crashes, w->n, -1);
+	int rc = replicas_mean(w, s, &p->up, &p->up, NULL, true);
 	if (rc < 0) {
 		fail(w, "snapshot", rc);
 		return rc;
@@ -513,11 +514,11 @@ static int rejoin(struct worker *w, const struct train_run *t, const struct algo
 				   sp->rejoin != REJOIN_OWN, slot->error, sizeof(slot->error)) < 0)
 		return -1;
 	/* they all began step sp->to before this process was forked (supervisor.c) */
-	uint64_t ran = crash_up_mask(&t->crashes, w->n, sp->to - 1);
+	struct wset ran = crash_up(&t->crashes, w->n, sp->to - 1);
 	for (int k = 0; k < w->n; k++) {
 		int64_t v = atomic_load(&region_slot(w->rg, k)->vclock);
 
-		if ((ran >> k & 1) && v > w->x.clock)
+		if (wset_has(&ran, k) && v > w->x.clock)
 			w->x.clock = v;
 	}
 	return 0;
@@ -526,16 +527,16 @@ static int rejoin(struct worker *w, const struct train_run *t, const struct algo
 /* At a step where workers rejoin with rejoin = mean, everyone up meets: those take the
  * mean of the replicas of the others.  0, or < 0 (reported). */
 static int rejoin_mean(struct worker *w, const struct train_run *t, struct scratch *s,
-		       uint64_t up)
+		       const struct wset *up)
 {
-	uint64_t mean, back = crash_rejoining(&t->crashes, w->step, &mean);
-	uint64_t from = up & ~back;
+	struct wset mean, back = crash_rejoining(&t->crashes, w->step, &mean);
+	struct wset from = wset_minus(*up, &back);
 	int rc;
 
-	if (!mean || !from)	/* nobody to take it from: they stay fresh */
+	if (wset_empty(&mean) || wset_empty(&from))	/* nobody to take it from: fresh */
 		return 0;
-	rc = replicas_mean(w, s, up, from, NULL, true);
-	if (rc == 0 && (mean >> w->id & 1))
+	rc = replicas_mean(w, s, up, &from, NULL, true);
+	if (rc == 0 && wset_has(&mean, w->id))
 		rc = load_model(w, s->mean);
 	if (rc < 0)
 		fail(w, "rejoin", rc);
@@ -581,9 +582,9 @@ static int train_loop(struct worker *w, const struct train_run *t, const struct 
 		atomic_fetch_add_explicit(&slot->beats, 1, memory_order_relaxed);
 		if (crash_starting(&t->crashes, w->id, w->step))
 			return crash(w, t, a, state, &p);
-		p.up = crash_up_mask(&t->crashes, w->n, w->step);
+		p.up = crash_up(&t->crashes, w->n, w->step);
 		uint32_t all = 0;
-		int rc = rejoin_mean(w, t, s, p.up);
+		int rc = rejoin_mean(w, t, s, &p.up);
 		if (rc < 0)
 			return rc;
 		rc = train_step(w, a, state, s, &p, &all);
