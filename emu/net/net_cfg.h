@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#define NET_MAX_WORKERS 64	/* link ids and loss-chain keys hold worker ids below this */
+#define NET_MAX_WORKERS 1024	/* link ids and loss-chain keys hold worker ids below this */
 #define NET_PATH_MAX 161	/* a file name in a model, with its NUL (CFG_STR_MAX + 1) */
 
 enum net_loss { LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT, LOSS_STATE };

@@ -86,7 +86,11 @@ static bool inbox_sleep(struct xchg *x, int phase)
 /* Arm, re-check, sleep once on all unfinished rings, disarm.  When every message fits
  * its ring, no sender can be waiting for this worker to make space, so only the first
  * unfinished in-ring is armed: a worker waiting for N-1 messages then wakes a few times,
- * not once per message (with 16 workers on 2 cores, each wake is a context switch). */
+ * not once per message (with 16 workers on 2 cores, each wake is a context switch).
+ * One wait covers at most NOTIFY_MAX_WORDS rings (FUTEX_WAITV_MAX); past 65 workers,
+ * when more are unfinished, the sleep ends after PARTIAL_SLEEP_NS too, so that the
+ * rings left out are looked at again. */
+#define PARTIAL_SLEEP_NS 100000
 static void flows_sleep(struct xchg *x, int phase)
 {
 	struct xpriv *p = x->priv;
@@ -98,7 +102,7 @@ static void flows_sleep(struct xchg *x, int phase)
 	struct ring *armed_r[NOTIFY_MAX_WORDS];
 	bool armed_read[NOTIFY_MAX_WORDS];
 	int cnt = 0;
-	bool ready = false, armed_one_in = false;
+	bool ready = false, armed_one_in = false, partial = false;
 
 	for (int j = 0; j < x->n; j++) {
 		if (j == x->id)
@@ -107,7 +111,9 @@ static void flows_sleep(struct xchg *x, int phase)
 			struct ring *r = p->in[j].r;
 
 			ready |= ring_readable(r) > 0;
-			if (!p->fits || !armed_one_in) {
+			if ((!p->fits || !armed_one_in) && cnt == NOTIFY_MAX_WORDS) {
+				partial = true;
+			} else if (!p->fits || !armed_one_in) {
 				expect[cnt] = ring_arm_read(r);
 				words[cnt] = ring_head_word(r);
 				armed_r[cnt] = r;
@@ -118,7 +124,10 @@ static void flows_sleep(struct xchg *x, int phase)
 				ready |= ring_readable(r) > 0;
 			}
 		}
-		if (p->out[j].stage != ST_DONE) {
+		if (p->out[j].stage != ST_DONE && cnt == NOTIFY_MAX_WORDS) {
+			partial = true;
+			ready |= ring_writable(p->out[j].r) > 0;
+		} else if (p->out[j].stage != ST_DONE) {
 			struct ring *r = p->out[j].r;
 
 			expect[cnt] = ring_arm_write(r);
@@ -131,7 +140,7 @@ static void flows_sleep(struct xchg *x, int phase)
 	if (!ready && x->nt->race_ns > 0)	/* tests: widen the window before the sleep */
 		notify_delay_ns(x->nt->race_ns);
 	if (!ready && cnt > 0)	/* cnt > 0: some flow is unfinished */
-		notify_wait(x->nt, cnt, words, expect, -1);
+		notify_wait(x->nt, cnt, words, expect, partial ? PARTIAL_SLEEP_NS : -1);
 	for (int i = 0; i < cnt; i++) {
 		if (armed_read[i])
 			ring_disarm_read(armed_r[i]);

@@ -211,8 +211,6 @@ int xchg_init(struct xchg *x, const struct xchg_links *l, struct region *rg,
 		err[0] = 0;
 	if (n < 1 || n > NET_MAX_WORKERS || id < 0 || id >= n)
 		return -EINVAL;
-	if (2 * (n - 1) > NOTIFY_MAX_WORDS)
-		return -EINVAL;
 	int units = max_units(l, n, id, max_msg);
 
 	if (units < 0)

@@ -831,6 +831,8 @@ int supervise_world(const struct cfg *c, const struct region_params *p,
 		s.reads_logs = w->rank == 0;
 		snprintf(s.where, sizeof(s.where), " on %s (rank %d)", w->host, w->rank);
 		rp.barrier_parties = w->hi - w->lo + 1;	/* and the bridge */
+		rp.local_lo = w->lo;
+		rp.local_hi = w->hi;
 	}
 	rc = sup_alloc(&s, &rp);
 	if (c->run.progress_every > 0 && c->run.progress_every < s.tick_ns)

@@ -50,6 +50,9 @@ struct region_params {
 	int barrier_parties;		/* who meets at the barrier; 0 = nworkers (one host).
 					 * Across hosts: the rank's workers and its bridge
 					 * (emu/mpi/world.h) */
+	int local_lo, local_hi;		/* across hosts, this host's workers [lo, hi): only
+					 * the rings of links that touch them are set up (and
+					 * their pages taken); 0, 0: all */
 };
 
 struct region;				/* opaque: the mapped header */
