@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include "emu/cfg/cfg.h"
 
-#define CKPT_VERSION 4	/* 4: links count ECN marks, tcp windows in bytes */
+#define CKPT_VERSION 5	/* 5: a manifest holds its n workers' parts only */
 #define CKPT_DIR "ckpt"
 #define CKPT_LOGS 5		/* train.csv, eval.csv, net.csv, workers.csv, ports.csv */
 
@@ -53,8 +53,16 @@ struct ckpt_manifest {
 	struct {
 		uint64_t size;	/* of the whole file worker-K.bin */
 		uint32_t crc, pad;	/* its payload's CRC */
-	} part[CFG_MAX_WORKERS];
+	} part[CFG_MAX_WORKERS];	/* the file holds the run's n: ckpt_manifest_bytes */
 };
+
+/* Bytes of a manifest of n workers on the disk: the parts of workers n and above are not
+ * there. */
+static inline size_t ckpt_manifest_bytes(int n)
+{
+	return sizeof(struct ckpt_manifest) -
+	       (size_t)(CFG_MAX_WORKERS - n) * sizeof(((struct ckpt_manifest *)0)->part[0]);
+}
 
 /* The checkpoint after `step` of a run of n workers, completed (ckpt_manifest.c) once every
  * worker's part is written (r[]: each part's size and CRC as its worker logged it; all

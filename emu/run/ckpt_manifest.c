@@ -18,7 +18,7 @@ int ckpt_manifest_write(const char *run, uint64_t cfg_hash, int64_t step, int n,
 		m->part[i].crc = r[i].crc;
 	}
 	ckpt_step_dir(dir, sizeof(dir), run, step);
-	if (ckpt_write(dir, "manifest.bin", &h, m, sizeof(*m), err, errlen) < 0 ||
+	if (ckpt_write(dir, "manifest.bin", &h, m, ckpt_manifest_bytes(n), err, errlen) < 0 ||
 	    ckpt_set_latest(run, step, err, errlen) < 0)
 		return -1;
 	ckpt_prune(run, step);

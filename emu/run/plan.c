@@ -108,6 +108,8 @@ int plan_check_config(const struct cfg *c, const struct nn_input *in, char *err,
 
 	if (check_synthetic_memory(c, err, errlen))
 		return -EINVAL;
+	bool nominal_pass = !in;
+
 	if (!in)
 		in = &nominal;
 	model_in = plan_model_input(c, in);
@@ -125,7 +127,7 @@ int plan_check_config(const struct cfg *c, const struct nn_input *in, char *err,
 		return -EINVAL;
 	}
 	/* the message size needs the model; once, on the nominal pass (the run checks twice) */
-	if (in == &nominal)
+	if (nominal_pass)
 		cfg_warn_timeouts(c, nparams, stderr);
 	if ((c->train.algorithm == ALGO_JOINTSPAR || c->train.algorithm == ALGO_JOINTSPAR_LARS) &&
 	    c->jointspar.p_min * nlayers > c->jointspar.budget * (1 + 1e-12)) {

@@ -36,7 +36,8 @@ static int check_checkpoint(const char *run, int n, struct ckpt_manifest *m, int
 	ckpt_file(path, sizeof(path), run, *step, "manifest.bin");
 	if (ckpt_read(path, CKPT_MANIFEST, &h, &payload, &fsize, err, sizeof(err)) < 0)
 		goto refused;
-	if (h.payload != sizeof(*m) || h.step != *step || h.nworkers != n) {
+	if (n < 1 || n > CFG_MAX_WORKERS || h.payload != ckpt_manifest_bytes(n) ||
+	    h.step != *step || h.nworkers != n) {
 		snprintf(err, sizeof(err), "%s: a manifest of %d workers after %lld steps, where "
 			 "the configuration has %d workers (run.workers may not change on resume) "
 			 "and latest says step %lld", path, h.nworkers, (long long)h.step, n,
@@ -44,7 +45,8 @@ static int check_checkpoint(const char *run, int n, struct ckpt_manifest *m, int
 		free(payload);
 		goto refused;
 	}
-	memcpy(m, payload, sizeof(*m));
+	memset(m, 0, sizeof(*m));
+	memcpy(m, payload, ckpt_manifest_bytes(n));
 	free(payload);
 	*hash = h.cfg_hash;
 	for (int i = 0; i < n; i++) {
