@@ -5,6 +5,9 @@
 # RPS's and all-reduce's, evaluated at step 0 and every 2 steps; its figure is a PNG.  Run again, the demo replaces its own runs
 # and leaves runs/quickstart as the user's run made it.
 . "$SRCDIR/tests/lib.sh"
+case ${BUILD:-build} in
+*-san*) skip "the pipeline (scripts/demo, gnuplot) runs in the optimised build; the sanitizers run emu's side of it, rps and all-reduce runs, in reference_runs.test.sh and rps_equals_allreduce.test.sh" ;;
+esac
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (scripts/install-deps test installs it)"
 [ -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
 	skip "no Fashion-MNIST (dataset-fashion-mnist)"
