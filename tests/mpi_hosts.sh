@@ -10,6 +10,14 @@
 #   mpi_hosts ARGS    emu ARGS on rank 0 in A and rank 1 in B
 #   hosts_cut         the network between them goes down (B's end of the veth)
 #   hosts_pids        the processes still in either namespace
+#   hosts_private     from then on each host also has its own /tmp, /dev/shm and
+#                     /etc/hosts (a mount namespace each time a command runs there), $T
+#                     at /mnt (the storage they share), and emu ($EMU) and the data set
+#                     (data.dir's default, where it is installed) copied into its
+#                     /tmp/emu; after the command the host lists its /tmp/emu into
+#                     $T/NAME.ls and copies /tmp/emu/out, if a run wrote there, to
+#                     $T/NAME.out.  mpi_hosts then runs /tmp/emu/emu.
+#   on_host NAME CMD  CMD on host nodea or nodeb, set up so
 NS_A=emuA$$ NS_B=emuB$$ VETH=emuv$$
 
 hosts_down() {
@@ -57,6 +65,12 @@ EOF
 }
 
 mpi_hosts() {
+	if [ -n "${HOSTS_PRIVATE:-}" ]; then
+		on_host nodea mpirun --mca plm_rsh_agent /mnt/agent --host 10.200.0.1,10.200.0.2 \
+			-n 2 --mca btl tcp,self --mca btl_tcp_if_include 10.200.0.0/24 \
+			--mca oob_tcp_if_include 10.200.0.0/24 /tmp/emu/emu "$@"
+		return
+	fi
 	ip netns exec $NS_A unshare --uts sh -c 'hostname nodea; exec "$0" "$@"' \
 		mpirun --mca plm_rsh_agent "$T/agent" --host 10.200.0.1,10.200.0.2 -n 2 \
 		--mca btl tcp,self --mca btl_tcp_if_include 10.200.0.0/24 \
@@ -64,6 +78,46 @@ mpi_hosts() {
 }
 
 hosts_cut() { ip -n $NS_B link set ${VETH}b down; }
+
+hosts_private() {
+	cp "$EMU" "$T/emu"
+	[ ! -d /usr/share/datasets/fashion-mnist ] || cp -r /usr/share/datasets/fashion-mnist "$T/data"
+	# host-run NAME CMD...: in the host's own UTS and mount namespaces (the caller made
+	# them), its name, its /tmp, /dev/shm and /etc/hosts, then CMD
+	cat >"$T/host-run" <<EOF
+#!/bin/sh
+name=\$1; shift
+hostname \$name
+# from the test: the stage at /mnt; from nodea's launcher (nodeb's daemon): there already
+[ ! -d "$T" ] || mount --bind "$T" /mnt || exit 1
+mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /dev/shm || exit 1
+printf '127.0.0.1 localhost\\n10.200.0.1 nodea\\n10.200.0.2 nodeb\\n' >/mnt/hosts.\$name
+mount --bind /mnt/hosts.\$name /etc/hosts && mkdir /tmp/emu && cp /mnt/emu /tmp/emu/emu || exit 1
+[ ! -d /mnt/data ] || cp -r /mnt/data /tmp/emu/data || exit 1
+"\$@"; rc=\$?
+ls -R /tmp/emu >/mnt/\$name.ls
+[ ! -d /tmp/emu/out ] || cp -r /tmp/emu/out /mnt/\$name.out
+exit \$rc
+EOF
+	chmod +x "$T/host-run"
+	cat >"$T/agent" <<EOF
+#!/bin/sh
+host=\$1; shift
+case "\$host" in
+10.200.0.1) ns=$NS_A name=nodea ;;
+10.200.0.2) ns=$NS_B name=nodeb ;;
+*) echo "agent: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec \$ns unshare --uts --mount --propagation private /mnt/host-run \$name sh -c "\$*"
+EOF
+	HOSTS_PRIVATE=1
+}
+
+on_host() {
+	ns=$NS_A
+	[ "$1" = nodeb ] && ns=$NS_B
+	ip netns exec $ns unshare --uts --mount --propagation private "$T/host-run" "$@"
+}
 
 hosts_pids() { { ip netns pids $NS_A; ip netns pids $NS_B; } 2>/dev/null || true; }
 
