@@ -166,6 +166,7 @@ struct cfg {
 		enum cfg_lr_scaling lr_scaling;
 		double lr_max;		/* cap of the scaled rate; 0 = none */
 		double warmup_epochs;
+		int warmup_steps;	/* the warm-up's least length in steps */
 		enum lr_kind lr_schedule;	/* nn/optim.h */
 		double lr_end, lr_power;
 		int ndecay;

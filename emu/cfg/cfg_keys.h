@@ -207,6 +207,9 @@
 	X(train, lr_max, DOUBLE, 0, "0", 0, 1000, 0, \
 	  "cap of the scaled rate (the warm-up ends at it); 0 = no cap") \
 	X(train, warmup_epochs, DOUBLE, 0, "0", 0, 1e6, 0, "epochs of linear warm-up from lr (one worker's rate) to the scaled rate") \
+	X(train, warmup_steps, INT, 0, "0", 0, 1000000000, 0, \
+	  "the warm-up lasts at least this many steps (the longer of it and warmup_epochs): " \
+	  "with many workers an epoch has few steps") \
 	X(train, lr_schedule, ENUM, cfg_lr_schedule_names, "step", 0, 0, 0, \
 	  "after the warm-up, as PyTorch's schedulers stepped once a step: step (decay_epochs), " \
 	  "cosine (to lr_end), linear (to lr_end), poly (lr_power), onecycle (OneCycleLR's " \

@@ -749,7 +749,7 @@ static const char *key_needs(const struct cfg *c, const char *section, const cha
 		if ((!strcmp(name, "decay_epochs") || !strcmp(name, "decay_factor")) &&
 		    k != LR_STEP)
 			return "train.lr_schedule = step";
-		if (!strcmp(name, "warmup_epochs") && k == LR_ONECYCLE)
+		if (!strncmp(name, "warmup_", 7) && k == LR_ONECYCLE)
 			return "a train.lr_schedule other than onecycle (its first phase is its "
 			       "warm-up)";
 		if (!strncmp(name, "adam_", 5) &&

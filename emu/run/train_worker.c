@@ -282,7 +282,9 @@ static void progress_init(struct progress *p, const struct worker *w)
 		.kind = c->train.lr_schedule, .base = c->train.lr, .scale = cfg_lr_scale(c),
 		.max = c->train.lr_max, .end = c->train.lr_end, .power = c->train.lr_power,
 		.spe = (double)p->spe, .total_steps = (double)p->total,
-		.warmup_epochs = c->train.warmup_epochs, .ndecay = c->train.ndecay,
+		.warmup_epochs = fmax(c->train.warmup_epochs,
+				      (double)c->train.warmup_steps / (double)p->spe),
+		.ndecay = c->train.ndecay,
 		.decay = c->train.decay_epochs, .factor = c->train.decay_factor,
 	};
 }
