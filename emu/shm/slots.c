@@ -27,7 +27,8 @@ static int try_take(struct run_slots *s)
 void slots_awake(struct run_slots *s, int member)
 {
 	if (member >= 0 && member < SLOTS_MEMBERS)
-		atomic_fetch_and_explicit(&s->pending, ~(1ULL << member), memory_order_seq_cst);
+		atomic_fetch_and_explicit(&s->pending[member >> 6], ~(1ULL << (member & 63)),
+					  memory_order_seq_cst);
 }
 
 void slots_take(struct run_slots *s, int member, struct notify *nt)
@@ -65,19 +66,23 @@ void slots_give(struct run_slots *s, int member, struct notify *nt)
 	 * of a member that sleeps. */
 	slots_awake(s, member);
 	atomic_fetch_add_explicit(&s->free, 1, memory_order_seq_cst);
-	uint64_t p = atomic_load_explicit(&s->pending, memory_order_seq_cst);
+	/* the lowest member pending, one word after the other */
+	for (int w = 0, woke = 0; w < SLOTS_WORDS && !woke; w++) {
+		uint64_t p = atomic_load_explicit(&s->pending[w], memory_order_seq_cst);
 
-	while (p) {
-		uint64_t low = p & -p;
+		while (p) {
+			uint64_t low = p & -p;
 
-		if (atomic_compare_exchange_weak_explicit(&s->pending, &p, p & ~low,
-							  memory_order_seq_cst,
-							  memory_order_seq_cst)) {
-			int m = __builtin_ctzll(low);
+			if (atomic_compare_exchange_weak_explicit(&s->pending[w], &p, p & ~low,
+								  memory_order_seq_cst,
+								  memory_order_seq_cst)) {
+				int m = 64 * w + __builtin_ctzll(low);
 
-			notify_wake(nt, atomic_load_explicit(&s->pend_word[m],
-							     memory_order_acquire));
-			break;
+				notify_wake(nt, atomic_load_explicit(&s->pend_word[m],
+								     memory_order_acquire));
+				woke = 1;
+				break;
+			}
 		}
 	}
 	/* Waiters for a slot are woken even after a member was: that member may have
@@ -94,13 +99,14 @@ int slots_defer(struct run_slots *s, int member, _Atomic uint32_t *word)
 	if (member < 0 || member >= SLOTS_MEMBERS ||
 	    atomic_load_explicit(&s->free, memory_order_seq_cst) > 0)
 		return 0;
-	uint64_t bit = 1ULL << member;
+	uint64_t bit = 1ULL << (member & 63);
+	_Atomic uint64_t *pw = &s->pending[member >> 6];
 
 	atomic_store_explicit(&s->pend_word[member], word, memory_order_release);
-	atomic_fetch_or_explicit(&s->pending, bit, memory_order_seq_cst);
+	atomic_fetch_or_explicit(pw, bit, memory_order_seq_cst);
 	if (atomic_load_explicit(&s->free, memory_order_seq_cst) <= 0)
 		return 1;
 	/* a slot came back meanwhile: wake it now, unless that give took the bit (and
 	 * wakes it itself) */
-	return (atomic_fetch_and_explicit(&s->pending, ~bit, memory_order_seq_cst) & bit) == 0;
+	return (atomic_fetch_and_explicit(pw, ~bit, memory_order_seq_cst) & bit) == 0;
 }

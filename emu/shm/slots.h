@@ -27,14 +27,16 @@
 #define SLOTS_FORCE_NS 1000000000LL	/* far above a step's wait for a slot (64 LeNet
 					 * workers on 2 cores: ~50 ms) */
 
-#define SLOTS_MEMBERS 64		/* members of a lane whose wake-ups can be deferred */
+#define SLOTS_MEMBERS 1024		/* members of a lane whose wake-ups can be deferred */
+#define SLOTS_WORDS (SLOTS_MEMBERS / 64)
 
 struct run_slots {
 	_Alignas(64) _Atomic int32_t free;
 	_Atomic uint32_t waiters;
 	_Atomic uint32_t seq;		/* futex word */
 	int32_t k;			/* slots in all; 0: unlimited (never used) */
-	_Atomic uint64_t pending;	/* members whose wait is over, woken by the next give */
+	/* members whose wait is over, woken by the next give: bit m % 64 of word m / 64 */
+	_Atomic uint64_t pending[SLOTS_WORDS];
 	_Atomic(_Atomic uint32_t *) pend_word[SLOTS_MEMBERS];	/* the word each sleeps on */
 };
 
