@@ -68,7 +68,7 @@ refused() {	# refused NAME PATTERN [OVERRIDE...]: emu resume exits 2 saying PATT
 go full
 # a run ten times as long, for the interruptions below: the plain one takes well under a
 # second on a quiet machine, and must not end before a signal reaches it
-go fullw train.epochs=600
+go fullw train.epochs=200
 go plain run.checkpoint_every=100
 same full plain		# taking checkpoints changes nothing
 
@@ -82,7 +82,7 @@ resume term
 same full term
 
 # 2. SIGKILL between two checkpoints: rows after the latest are cut back and redone
-"$EMU" run "$T/s.ini" run.output="$T/kill" train.epochs=600 run.checkpoint_every=300 \
+"$EMU" run "$T/s.ini" run.output="$T/kill" train.epochs=200 run.checkpoint_every=300 \
 	2>"$T/kill.err" & sup=$!
 wait_file "$T/kill/ckpt/latest"
 # kill it well between two checkpoints: its last row 50 to 200 steps past one (however
@@ -109,7 +109,7 @@ resume kill
 same fullw kill
 
 # 4. the wall clock asks for checkpoints; SIGINT after the first (the long run)
-"$EMU" run "$T/s.ini" run.output="$T/wall" train.epochs=600 run.checkpoint_wall=100ms \
+"$EMU" run "$T/s.ini" run.output="$T/wall" train.epochs=200 run.checkpoint_wall=100ms \
 	2>"$T/wall.err" & sup=$!
 wait_file "$T/wall/ckpt/latest"
 kill -INT $sup

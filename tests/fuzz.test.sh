@@ -1,4 +1,4 @@
-# The libFuzzer targets (tests/fuzz/), each for a few seconds (FUZZ_SECONDS, 3): the INI
+# The libFuzzer targets (tests/fuzz/), each for a few seconds (FUZZ_SECONDS, 2): the INI
 # loader and the [event] sections must never crash, must say why they refuse, and must
 # round-trip what they accept; the exchange's message decoder must never write outside
 # its buffer; emu sweep's grid must number and name its runs consistently; the CSV
@@ -11,4 +11,4 @@ case ${BUILD:-build} in
 *-san*) echo "skip: the fuzz targets (build-fuzz) ran in the optimised build's suite"; exit 77 ;;
 esac
 cd "$SRCDIR" || exit 1
-FUZZ_RUNS=${FUZZ_RUNS:-100000000} exec scripts/fuzz "${FUZZ_SECONDS:-3}"
+FUZZ_RUNS=${FUZZ_RUNS:-100000000} exec scripts/fuzz "${FUZZ_SECONDS:-2}"
