@@ -50,7 +50,13 @@ hosts_up() {
 		ip -n "${ns%:*}" link set lo up
 		ip -n "${ns%:*}" link set ${VETH}${ns#*:} up
 	done
-	# ssh's stand-in: the host is the first argument, the command the rest
+	write_agent 'unshare --uts sh -c "hostname $name; $*"'
+}
+
+# ssh's stand-in: the host is the first argument, the command the rest, run in the
+# host's network namespace by the command line $1, in which the agent expands $name
+# (the host's name) and $* (the command)
+write_agent() {
 	cat >"$T/agent" <<EOF
 #!/bin/sh
 host=\$1; shift
@@ -59,7 +65,7 @@ case "\$host" in
 10.200.0.2) ns=$NS_B name=nodeb ;;
 *) echo "agent: unknown host \$host" >&2; exit 1 ;;
 esac
-exec ip netns exec \$ns unshare --uts sh -c "hostname \$name; \$*"
+exec ip netns exec \$ns $1
 EOF
 	chmod +x "$T/agent"
 }
@@ -100,16 +106,7 @@ ls -R /tmp/emu >/mnt/\$name.ls
 exit \$rc
 EOF
 	chmod +x "$T/host-run"
-	cat >"$T/agent" <<EOF
-#!/bin/sh
-host=\$1; shift
-case "\$host" in
-10.200.0.1) ns=$NS_A name=nodea ;;
-10.200.0.2) ns=$NS_B name=nodeb ;;
-*) echo "agent: unknown host \$host" >&2; exit 1 ;;
-esac
-exec ip netns exec \$ns unshare --uts --mount --propagation private /mnt/host-run \$name sh -c "\$*"
-EOF
+	write_agent 'unshare --uts --mount --propagation private /mnt/host-run $name sh -c "$*"'
 	HOSTS_PRIVATE=1
 }
 
