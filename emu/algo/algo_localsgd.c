@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/algo/algo_plugin.h"
+#include "emu/algo/algo.h"
 
 struct localsgd {
 	size_t nparams, nopt;
@@ -34,7 +34,6 @@ static void ls_free(void *state)
 static int ls_init(struct emu_worker *w, void **state, size_t *max_msg)
 {
 	struct localsgd *l = calloc(1, sizeof(*l));
-	size_t biggest = 0;
 
 	if (!l)
 		return -ENOMEM;
@@ -48,10 +47,7 @@ static int ls_init(struct emu_worker *w, void **state, size_t *max_msg)
 		ls_free(l);
 		return rc;
 	}
-	for (int j = 0; j < w->n; j++)
-		if (w->block_off[j + 1] - w->block_off[j] > biggest)
-			biggest = w->block_off[j + 1] - w->block_off[j];
-	*max_msg = biggest * sizeof(float);
+	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = l;
 	return 0;
 }

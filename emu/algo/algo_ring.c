@@ -21,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/algo/algo_plugin.h"
-
-enum { MISS_OWN, MISS_ZERO };	/* cfg_on_miss_names' order */
+#include "emu/algo/algo.h"
 
 struct ringar {
 	size_t nopt;
@@ -51,7 +49,6 @@ static void ring_free(void *state)
 static int ring_init(struct emu_worker *w, void **state, size_t *max_msg)
 {
 	struct ringar *s = calloc(1, sizeof(*s));
-	size_t biggest = 0;
 
 	if (!s)
 		return -ENOMEM;
@@ -63,10 +60,7 @@ static int ring_init(struct emu_worker *w, void **state, size_t *max_msg)
 		ring_free(s);
 		return -ENOMEM;
 	}
-	for (int j = 0; j < w->n; j++)
-		if (w->block_off[j + 1] - w->block_off[j] > biggest)
-			biggest = w->block_off[j + 1] - w->block_off[j];
-	*max_msg = biggest * sizeof(float);
+	*max_msg = algo_max_block(w) * sizeof(float);
 	*state = s;
 	return 0;
 }
