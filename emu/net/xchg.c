@@ -73,18 +73,6 @@ static const uint8_t *own_message(struct xchg *x)
 	return buf;
 }
 
-/* A peer that is down: its message to us is lost entirely and never read; ours to it
- * went through the network model (lost on the down link) but is not written. */
-static void gone_flows(struct xchg *x, int j)
-{
-	struct xpriv *p = x->priv;
-
-	p->out[j].stage = ST_DONE;
-	p->in[j].h = (struct xhdr){ .src = (uint16_t)j, .unit = 1, .nunits = 1, .narrived = 0 };
-	p->in[j].bits[0] = 0;
-	p->in[j].stage = ST_DONE;
-}
-
 /* Sends to every peer in the fixed order id+1, id+2, ... (iov(j): the message for j)
  * and receives from each, to completion. */
 static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
@@ -100,8 +88,10 @@ static int run_phase(struct xchg *x, int64_t step, int phase, uint32_t flags,
 		if (rc)
 			return rc;
 		xchg_start_in(x, j);
-		if (p->gone[j])
-			gone_flows(x, j);
+		if (p->gone[j]) {	/* ours went through the model, is not written */
+			p->out[j].stage = ST_DONE;
+			xchg_gone_in(x, j);
+		}
 	}
 	/* every peer's message counts once; a peer that is down sends none (its own count
 	 * stays as the crash left it, for the process that comes back: inbox.h) */

@@ -136,6 +136,8 @@ struct xpriv {
  * in step; a received message as the algorithm reads it. */
 int xchg_phases(struct xchg *x, int64_t step, int count);
 void xchg_mark_gone(struct xchg *x, int64_t step);
+/* Peer j is down: its message to us is lost entirely and never read. */
+void xchg_gone_in(struct xchg *x, int j);
 void xchg_fill_msg(struct xmsg *m, const struct xflow *f);
 size_t xchg_iov_total(const struct xchg_iov *iov, int n);
 

@@ -43,6 +43,15 @@ int xchg_phases(struct xchg *x, int64_t step, int count)
 	return p->phase_next - count;
 }
 
+void xchg_gone_in(struct xchg *x, int j)
+{
+	struct xpriv *p = x->priv;
+
+	p->in[j].h = (struct xhdr){ .src = (uint16_t)j, .unit = 1, .nunits = 1, .narrived = 0 };
+	p->in[j].bits[0] = 0;
+	p->in[j].stage = ST_DONE;
+}
+
 /* Which peers are down for this step's exchange (struct xchg_absence). */
 void xchg_mark_gone(struct xchg *x, int64_t step)
 {

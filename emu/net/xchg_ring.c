@@ -61,13 +61,10 @@ static int round_run(struct xchg *x, int64_t step, int phase, int r,
 	others_none(x, next, prev);
 	if (p->gone[next])	/* through the model, lost on the down link, never written */
 		p->out[next].stage = ST_DONE;
-	if (p->gone[prev]) {	/* lost entirely, never read */
-		p->in[prev].h = (struct xhdr){ .src = (uint16_t)prev, .unit = 1, .nunits = 1 };
-		p->in[prev].bits[0] = 0;
-		p->in[prev].stage = ST_DONE;
-	} else if (p->post) {
+	if (p->gone[prev])
+		xchg_gone_in(x, prev);
+	else if (p->post)
 		region_inbox(x->rg, x->id)->target[phase & 1]++;
-	}
 	rc = xchg_run_flows(x, step, phase);
 	if (rc)
 		return rc;
