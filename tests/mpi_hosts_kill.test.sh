@@ -1,4 +1,5 @@
-# Two hosts (network namespaces joined by a veth, MPI over TCP: tests/mpi_hosts.sh): the
+# Two hosts (network namespaces joined by a veth, MPI over TCP, each its own /tmp,
+# /dev/shm and /etc/hosts: tests/mpi_hosts.sh, hosts_private): the
 # supervisor of rank 1 is killed with SIGKILL, so that it writes nothing and its workers
 # die with it.  mpirun ends the job (SIGTERM to rank 0, SIGKILL a second later); rank 0,
 # whose workers cannot finish their step without rank 1's, fails at once, before the
@@ -8,12 +9,14 @@
 mpi_need
 . "$SRCDIR/tests/mpi_hosts.sh"
 hosts_up
+hosts_private
 small_ini "$T/s.ini"
+# the run folder on the storage the hosts share, so that the test sees it grow
 out="$T/kill"
-mpi_hosts run "$T/s.ini" run.output="$out" train.epochs=100000 train.log_every=1 \
+mpi_hosts run /mnt/s.ini run.output=/mnt/kill train.epochs=100000 train.log_every=1 \
 	>>"$T/log" 2>&1 & job=$!
 wait_lines "$out/train.csv" 20
-victim=$(rank_pid "$out" 1) || { cat "$T/log"; fail "no supervisor of rank 1 found"; }
+victim=$(rank_pid /mnt/kill 1) || { cat "$T/log"; fail "no supervisor of rank 1 found"; }
 kill -KILL "$victim"
 start=$(date +%s)
 rc=0

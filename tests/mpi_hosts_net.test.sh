@@ -1,4 +1,5 @@
-# Two hosts (network namespaces joined by a veth, MPI over TCP: tests/mpi_hosts.sh): the
+# Two hosts (network namespaces joined by a veth, MPI over TCP, each its own /tmp,
+# /dev/shm and /etc/hosts: tests/mpi_hosts.sh, hosts_private): the
 # network between them goes down mid-run.  Each rank's watchdog (run.stall_timeout) ends
 # its side and names the rank it has not heard from; rank 0's status.json says failed
 # with that reason; each rank calls MPI_Abort, and the launchers, which cannot reach each
@@ -9,9 +10,11 @@
 mpi_need
 . "$SRCDIR/tests/mpi_hosts.sh"
 hosts_up
+hosts_private
 small_ini "$T/s.ini"
+# the run folder on the storage the hosts share, so that the test sees it grow
 out="$T/cut"
-mpi_hosts run "$T/s.ini" run.output="$out" train.epochs=100000 train.log_every=1 \
+mpi_hosts run /mnt/s.ini run.output=/mnt/cut train.epochs=100000 train.log_every=1 \
 	run.stall_timeout=3s run.stop_grace=5s >>"$T/log" 2>&1 & job=$!
 wait_lines "$out/train.csv" 20
 hosts_cut
