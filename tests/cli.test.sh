@@ -214,15 +214,24 @@ expect_rc 0 "no-effect netem and compute keys" "$EMU" check /dev/null net.corrup
 [ "$(cat "$tmp/err")" = "argument 3 (net.corrupt_detect=checksum): warning: net.corrupt_detect = checksum has no effect: it acts only with corrupt > 0
 argument 5 (train.op_overhead=2us): warning: train.op_overhead = 2us has no effect: it acts only with train.compute = flops" ] ||
 	fail "no-effect warnings of corrupt_detect, op_overhead: $(cat "$tmp/err")"
-# the learning rate at scale: linear past 16 workers without a cap warns; a cap below one
-# worker's rate is refused; the presets' cap keeps them quiet at 64 workers
+# the learning rate at scale: a rate far from the one the model trains at warns (its
+# workers, scaling, cap and momentum counted); a cap below one worker's rate is refused;
+# the presets' cap keeps them quiet at 64 and 256 workers
 expect_rc 0 "linear lr at 64 workers" "$EMU" check /dev/null run.workers=64 train.lr=0.03
-[ "$(cat "$tmp/err")" = "argument 3 (run.workers=64): warning: train.lr_scaling = linear takes train.lr = 0.03 to 1.92 with 64 workers and no train.lr_max: past 16 workers linear scaling diverges in emu's presets; cap it (lr_max, the presets' 16-worker rate) or use lr_scaling = sqrt" ] ||
+[ "$(cat "$tmp/err")" = "argument 4 (train.lr=0.03): warning: train.lr = 0.03 gives model lenet a rate of 1.92 (64 workers, lr_scaling = linear, momentum 0): far more than the 0.3 it trains at; runs diverge or train far worse there (cap it with lr_max, or use lr_scaling = sqrt)" ] ||
 	fail "linear lr warning: $(cat "$tmp/err")"
+expect_rc 0 "momentum" "$EMU" check "$SRCDIR/ini/quickstart.ini" train.momentum=0.9
+grep -q "train.momentum=0.9): warning: .* a rate of 4.8 (16 workers, lr_scaling = linear, lr_max, momentum 0.9): far more" "$tmp/err" ||
+	fail "momentum's rate: $(cat "$tmp/err")"
+expect_rc 0 "a small rate" "$EMU" check /dev/null train.model=mlp train.lr=0.0001
+grep -q "a rate of 0.0016 .*: far less than the 0.3 it trains at; it hardly trains" "$tmp/err" ||
+	fail "small rate: $(cat "$tmp/err")"
 expect_rc 2 "lr_max below lr" "$EMU" check /dev/null train.lr=0.1 train.lr_max=0.05
 grep -q "train.lr_max = 0.05 is below train.lr = 0.1" "$tmp/err" || fail "lr_max below lr: $(cat "$tmp/err")"
-expect_rc 0 "quickstart at 64 workers" "$EMU" check "$SRCDIR/ini/quickstart.ini" run.workers=64
-[ -s "$tmp/err" ] && fail "the quickstart at 64 workers warns: $(cat "$tmp/err")"
+for n in 64 256; do
+	expect_rc 0 "quickstart at $n workers" "$EMU" check "$SRCDIR/ini/quickstart.ini" run.workers=$n
+	[ -s "$tmp/err" ] && fail "the quickstart at $n workers warns: $(cat "$tmp/err")"
+done
 # emu check --links: every link and changed worker as resolved; a group and a more specific
 # section ([link 0-*] and [link 0-2], [worker 0-1] and [worker 1]): each line shows which won
 expect_rc 0 "check --links" "$EMU" check --links /dev/null run.workers=3 'link 0-*.latency=1ms' \

@@ -161,6 +161,7 @@ struct cfg {
 		char model[32];		/* mlp lenet resnet20..110 lstm linreg custom */
 		int epochs;
 		int64_t max_steps;	/* 0 = epochs decide */
+		int64_t min_steps;	/* the least length, past the epochs' */
 		int batch;		/* per worker */
 		double lr;		/* base learning rate for one worker */
 		enum cfg_lr_scaling lr_scaling;

@@ -199,6 +199,9 @@
 	  "model every worker trains; custom: the layers of [model] (docs/models.md)") \
 	X(train, epochs, INT, 0, "5", 1, 1000000, 0, "passes over the training set") \
 	X(train, max_steps, I64, 0, "0", 0, 1e12, 0, "stop after this many steps; 0 = epochs decide") \
+	X(train, min_steps, I64, 0, "0", 0, 1e12, 0, \
+	  "the run lasts at least this many steps (the longer of it and epochs; max_steps still " \
+	  "stops it): with many workers an epoch has few steps") \
 	X(train, batch, INT, 0, "32", 1, 65536, 0, "samples per step per worker") \
 	X(train, lr, DOUBLE, 0, "0.01", 0, 1000, CFG_GT_LO, "base learning rate of one worker") \
 	X(train, lr_scaling, ENUM, cfg_lr_scaling_names, "linear", 0, 0, 0, \

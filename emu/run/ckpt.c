@@ -21,7 +21,7 @@
 
 static const char magic[8] = "EMUCKPT";
 
-const char ckpt_resumable[] = "train.max_steps, train.epochs (to run longer, not shorter than "
+const char ckpt_resumable[] = "train.max_steps, train.min_steps, train.epochs (to run longer, not shorter than "
 			      "the checkpoint), run.name, run.overwrite, run.label, "
 			      "run.notify, run.ring_size, run.stall_timeout, run.stop_grace, "
 			      "run.progress_every, run.checkpoint_every, run.checkpoint_wall";
@@ -340,6 +340,7 @@ static char *neutral_text(const struct cfg *c, size_t *len)
 		return NULL;
 	*n = *c;
 	n->train.max_steps = 0;
+	n->train.min_steps = 0;
 	n->train.epochs = 1;
 	n->run.name[0] = 0;
 	n->run.output[0] = 0;	/* a run folder may be moved; a resume refuses the key */

@@ -108,7 +108,7 @@ static int check_config(const char *run, const struct cfg *c, int argc, char **a
 	data_free(&te);
 	if (total < step) {
 		fprintf(stderr, "emu resume: the run would end after %lld steps, before its "
-			"checkpoint after %lld: train.max_steps and train.epochs may only grow\n",
+			"checkpoint after %lld: train.epochs, train.min_steps and train.max_steps may only grow\n",
 			(long long)total, (long long)step);
 		return 2;
 	}

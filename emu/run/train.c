@@ -66,6 +66,8 @@ void train_length(const struct cfg *c, int ntrain, int64_t *spe, int64_t *total)
 	if (*spe < 1)
 		*spe = 1;
 	*total = *spe * c->train.epochs;
+	if (c->train.min_steps > *total)
+		*total = c->train.min_steps;
 	if (c->train.max_steps > 0 && c->train.max_steps < *total)
 		*total = c->train.max_steps;
 }
@@ -441,7 +443,8 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 	if (!status)
 		status = check_resumed_data(c, &t, resume, dir);
 	status = agree_prepared(c, &t, &w, status);
-	/* The length that will run: train.max_steps may cut the epochs short. */
+	/* The length that will run: train.min_steps may lengthen the epochs, train.max_steps
+	 * cut them short. */
 	int64_t spe = 0, total = 0;
 	char len[160];
 	if (!status) {
@@ -469,10 +472,11 @@ int train_run_in(const struct cfg *c, const char *dir, int argc, char *const arg
 		world_finalize(&w);
 		return status;
 	}
-	if (total < spe * c->train.epochs)
-		snprintf(len, sizeof(len), "%lld steps = %.3g epochs (train.max_steps; %d epochs "
+	if (total != spe * c->train.epochs)
+		snprintf(len, sizeof(len), "%lld steps = %.3g epochs (train.%s_steps; %d epochs "
 			 "would be %lld)", (long long)total, (double)total / (double)spe,
-			 c->train.epochs, (long long)(spe * c->train.epochs));
+			 total < spe * c->train.epochs ? "max" : "min", c->train.epochs,
+			 (long long)(spe * c->train.epochs));
 	else
 		snprintf(len, sizeof(len), "%d epochs (%lld steps)", c->train.epochs,
 			 (long long)total);
