@@ -326,7 +326,7 @@ cross-arm64:
 	scripts/cross-arm64
 
 # docs/benchmarks.md's tables and header from one run of bench nn and bench train at
-# every vector level this CPU runs and bench net (CSVs in runs/bench/; ~15 minutes:
+# every vector level this CPU runs and bench net (CSVs in runs/bench/; ~25 minutes:
 # a quiet machine)
 bench-report:
 	@scripts/install-deps bench

@@ -168,7 +168,7 @@
 	  "how idle receivers sleep; auto = io_uring futex ops, else futex syscalls") \
 	X(run, ring_size, SIZE, 0, "0B", 4096, 268435456, CFG_POW2 | CFG_OR_ZERO, \
 	  "bytes per directed ring, a power of two; 0B = auto: room for two of the largest " \
-	  "messages the run can send (a sender then never waits for space), at least 4KiB") \
+	  "messages the run can send (a sender then never waits for space), at least 256B") \
 	X(run, overwrite, ENUM, cfg_bool_names, "false", 0, 0, 0, \
 	  "true: replace an earlier run's logs in the run folder; false: refuse to") \
 	X(run, stall_timeout, DURATION, 0, "60s", 0, 86400e9, 0, \

@@ -235,10 +235,11 @@ void *xchg_outbox(struct xchg *x, size_t *cap);
  * messages of at most payload bytes, the smallest power of two that holds two of them with their framing (header, bitmap and
  * arrival times: at most 128 bytes and an eighth of the payload with packets of 64 bytes
  * or more), so that the exchange runs in inbox mode (xchg_flows.c: a sender never waits for
- * space); at least 4 KiB, at most 256 MiB.  No larger than that, the rings of a link
+ * space); at least 256 bytes, at most 256 MiB.  No larger than that, the rings of a link
  * keep their lines and page-table entries close together: 64 LeNet workers' 4032 rings
  * span 64 MiB instead of the 4 GiB of 1 MiB rings, and each worker's pass over 126 of
- * them costs fewer misses. */
+ * them costs fewer misses; and the small rings of many workers share pages (1,024
+ * workers of an MLP: a million rings of 2 KiB, not of 4 KiB and a header each). */
 size_t xchg_ring_size(int64_t ring_size, size_t payload);
 
 /* Advance the virtual clock by modelled compute time. */

@@ -68,7 +68,8 @@ struct xflow {
 };
 
 struct xpriv {
-	void *mem;			/* one allocation for the arrays below */
+	void *mem;			/* one mapping for the arrays below */
+	size_t mem_bytes;
 	size_t max_msg;
 	bool fits;		/* every message fits its ring whole: no sender ever waits for space */
 	bool post;		/* one host: a sender posts every whole message to its receiver's inbox */

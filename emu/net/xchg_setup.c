@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emu/net/xchg_impl.h"
 #include "emu/shm/notify.h"
@@ -55,10 +56,14 @@ static int alloc_arrays(struct xpriv *p, int n)
 
 	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
 		total += align64(part[i].bytes);
-	p->mem = aligned_alloc(64, total);
-	if (!p->mem)
+	/* fresh pages, zero, and backed only where touched: with many workers most of the
+	 * per-unit arrays are never used */
+	p->mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->mem == MAP_FAILED) {
+		p->mem = NULL;
 		return -ENOMEM;
-	memset(p->mem, 0, total);
+	}
+	p->mem_bytes = total;
 	total = 0;
 	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
 		*part[i].at = (uint8_t *)p->mem + total;
@@ -184,7 +189,8 @@ static void xchg_free_priv(struct xpriv *p)
 {
 	if (p) {
 		net_txq_free(&p->txq);
-		free(p->mem);
+		if (p->mem)
+			munmap(p->mem, p->mem_bytes);
 		free(p->gone);
 		free(p->giveup_in);
 		free(p->absent);
@@ -303,7 +309,7 @@ err:
 
 size_t xchg_ring_size(int64_t ring_size, size_t payload)
 {
-	size_t wire = 128 + payload + payload / 4, r = 4096;
+	size_t wire = 128 + payload + payload / 4, r = 256;
 
 	if (ring_size > 0)
 		return (size_t)ring_size;

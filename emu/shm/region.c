@@ -14,6 +14,12 @@
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 #define LOG_RING_DEFAULT (64 * 1024)
+/* The rings lie in tiles of RING_TILE x RING_TILE links, each tile's rings together, so
+ * that a worker's rings to its peers (a row) and from them (a column) both lie in n /
+ * RING_TILE stretches.  Row by row, a column was n rings each in a page table of its
+ * own: 1,024 workers of an MLP (rings of 4 KiB) held 4 MiB of page tables each, 4 GiB
+ * in all. */
+#define RING_TILE 16
 
 /* The mapped header; everything after it is addressed by the offsets. */
 struct region {
@@ -24,7 +30,7 @@ struct region {
 	uint64_t off_slots, off_barrier, off_inbox, off_rings, ring_stride;
 	uint64_t off_logs, log_stride, off_snapshots, snapshot_stride;
 	uint64_t off_mean, off_outbox, outbox_stride, off_board, board_stride;
-	uint32_t barrier_parties, bridged;
+	uint32_t barrier_parties, bridged, ring_tile;
 	_Alignas(64) _Atomic uint32_t stop;
 	uint32_t lanes;			/* CPUs of the creator's affinity, at most REGION_LANES */
 	int32_t lane_cpu[REGION_LANES];
@@ -76,7 +82,9 @@ int region_create(struct region **out, const struct region_params *p)
 	off += n * sizeof(struct inbox);
 	h.off_rings = off;
 	h.ring_stride = ring_footprint(h.ring_size);
-	off += n * (n - 1) * h.ring_stride;
+	h.ring_tile = n < RING_TILE ? (uint32_t)n : RING_TILE;
+	size_t tiles = (n + h.ring_tile - 1) / h.ring_tile;
+	off += tiles * tiles * h.ring_tile * h.ring_tile * h.ring_stride;
 	h.off_logs = off;
 	h.log_stride = ring_footprint(h.log_ring_size);
 	off += n * h.log_stride;
@@ -215,7 +223,9 @@ struct inbox *region_inbox(struct region *r, int worker)
 
 struct ring *region_ring(struct region *r, int src, int dst)
 {
-	size_t i = (size_t)src * (r->nworkers - 1) + (size_t)(dst < src ? dst : dst - 1);
+	size_t t = r->ring_tile, tiles = (r->nworkers + t - 1) / t;
+	size_t i = (((size_t)src / t * tiles + (size_t)dst / t) * t + (size_t)src % t) * t +
+		   (size_t)dst % t;
 
 	return at(r, r->off_rings + i * r->ring_stride);
 }

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define REGION_MAGIC 0x454d5552454731ULL	/* "EMUREG1" */
-#define REGION_VERSION 6
+#define REGION_VERSION 7
 
 /* WORKER_CRASHED: the process ended as a crash event planned (emu/run/crash.h) */
 enum worker_state { WORKER_STARTING, WORKER_RUNNING, WORKER_DONE, WORKER_FAILED,
