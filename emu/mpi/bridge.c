@@ -12,12 +12,15 @@
  * activity and doubling to 1 ms while nothing moves: that is how late the bridge sees
  * them at worst, and what it costs when idle (a wake-up and a pass per ms).
  *
- * A link's bytes go in MPI messages of at most `chunk` bytes (a quarter of its ring,
- * 4 to 64 KiB), in order: sends are posted in order (MPI never lets a message overtake
- * an earlier one of the same source and tag), and a link's receives are posted into its
- * SLOTS buffers round robin and emptied into the ring in the same order.  A receive is
- * posted again only once its bytes are in the ring: a slow reader holds up its own link
- * and no other.  An empty message closes a link.
+ * The links between two ranks share one byte stream each way: MPI messages of at most
+ * STREAM_BYTES, SLOTS of them in flight, each a run of records (a link's tag, its next
+ * bytes; no bytes: the link's end).  Messages of one source and tag never overtake each
+ * other, and the records of a link go in its order, so each link's bytes arrive as
+ * sent.  A record whose ring is full is held for it (and the link's later records
+ * after it) while the stream goes on: a slow reader holds up its own link and no other.
+ * Why not a message per link: each link would need its receives posted, and MPI matches
+ * an arriving message against its source's posted receives one by one, a cost that
+ * grows with the square of the links (1,024 workers on 4 ranks: 390,000 links a rank).
  */
 #include "emu/mpi/world.h"
 
@@ -36,33 +39,47 @@
 #include "emu/shm/region.h"
 #include "emu/shm/ring.h"
 
-#define SLOTS 2			/* buffers per link: one in flight while the other fills */
-#define CHUNK_MIN (4 << 10)
-#define CHUNK_MAX (64 << 10)
+#define SLOTS 2			/* buffers per stream: one in flight while the other fills */
+#define STREAM_BYTES (256 << 10)	/* an MPI message of a stream, at most */
+#define STREAM_TAG 1
+#define FAIL_TAG 2
 #define SPIN_NS 50000
 #define SLEEP_MIN_NS 20000
 #define SLEEP_MAX_NS 1000000
 #define FAIL_WAIT_NS 5000000000LL	/* bridge_fail: how long rank 0 has to end the job */
 
-enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_FULL };	/* FULL: received, not yet in the ring */
+enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_FULL };	/* FULL: received, not yet unpacked */
 
 struct slot {
 	uint8_t *buf;
-	size_t len, off;	/* in: bytes received, and written into the ring so far */
+	size_t len;
 	int state;
+};
+
+/* A record of a stream: a link's next bytes (len 0: the link's end), padded to 8. */
+struct rec {
+	uint32_t tag, len;
 };
 
 /* One direction of one link as this rank sees it: a ring it reads and sends from (out),
  * or receives into and writes (in). */
 struct blink {
 	struct ring *r;
-	int peer, tag;
+	int peer;		/* the rank at the other end: its stream */
+	uint32_t tag;		/* src * n + dst; a worker w's log stream: n * n + w */
 	bool xchg;		/* a link of the exchange (else a worker's log stream) */
-	bool closing;		/* out: the empty message is posted */
-	bool closed;		/* out: and every send completed; in: the empty message came */
-	int head;		/* in: the slot whose bytes go into the ring next */
-	size_t chunk;
+	bool closing;		/* out: its end is in a stream; in: its end came */
+	bool pending;		/* in: in the bridge's list of links with bytes held */
+	uint8_t *held;		/* in: bytes that came while its ring was full, in order */
+	size_t held_len, held_off, held_cap;
+};
+
+/* The links between this rank and one other, one direction: one byte stream. */
+struct stream {
 	struct slot s[SLOTS];
+	int head;		/* in: the slot unpacked next (slots are posted in turn) */
+	int *links, nlinks;	/* out: its links (indices into out) */
+	int next;		/* out: the link whose bytes go first in the next message */
 };
 
 struct bridge {
@@ -71,8 +88,11 @@ struct bridge {
 	struct notify nt;
 	int n;
 	int nout, nin;
-	struct blink *out, *in;
-	MPI_Request *oreq, *ireq;	/* [nout * SLOTS], [nin * SLOTS] */
+	struct blink *out, *in;		/* in: by tag, increasing */
+	struct stream *os, *is;		/* per rank */
+	int *olinks;			/* every stream's out links, stream by stream */
+	int *pending, npending;		/* in links with bytes held */
+	MPI_Request *oreq, *ireq;	/* [size * SLOTS] each */
 	bool reqs;			/* they are requests (MPI_REQUEST_NULL or posted) */
 	int *idx;			/* Testsome's scratch */
 	MPI_Status *st;
@@ -110,12 +130,6 @@ struct bridge {
 	sem_t inited;
 };
 
-/* Above every link's and log stream's tag. */
-static int fail_tag(const struct bridge *b)
-{
-	return b->n * b->n + b->n;
-}
-
 static int rank_of(const struct bridge *b, int worker)
 {
 	int r = 0;
@@ -130,24 +144,14 @@ static bool local(const struct bridge *b, int worker)
 	return worker >= b->w->lo && worker < b->w->hi;
 }
 
-static size_t chunk_of(const struct ring *r)
+static void link_set(struct blink *l, struct ring *r, int peer, uint32_t tag, bool xchg)
 {
-	size_t c = r->size / 4;
-
-	return c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_MAX ? CHUNK_MAX : c;
-}
-
-static void link_set(struct blink *l, struct ring *r, int peer, int tag, bool xchg)
-{
-	l->r = r;
-	l->peer = peer;
-	l->tag = tag;
-	l->xchg = xchg;
-	l->chunk = chunk_of(r);
+	*l = (struct blink){ .r = r, .peer = peer, .tag = tag, .xchg = xchg };
 }
 
 /* The links of this rank: exchange links whose one end is here and the other not, and
- * the log streams (out of a rank > 0, into rank 0).  count only: out/in NULL. */
+ * the log streams (out of a rank > 0, into rank 0); each list by tag.  count only:
+ * out/in NULL. */
 static void find_links(struct bridge *b, struct blink *out, struct blink *in)
 {
 	int n = b->n, no = 0, ni = 0, rank = b->w->rank;
@@ -158,22 +162,23 @@ static void find_links(struct bridge *b, struct blink *out, struct blink *in)
 				continue;
 			if (local(b, src) && out)
 				link_set(&out[no], region_ring(b->rg, src, dst), rank_of(b, dst),
-					 src * n + dst, true);
+					 (uint32_t)(src * n + dst), true);
 			if (!local(b, src) && in)
 				link_set(&in[ni], region_ring(b->rg, src, dst), rank_of(b, src),
-					 src * n + dst, true);
+					 (uint32_t)(src * n + dst), true);
 			no += local(b, src);
 			ni += !local(b, src);
 		}
 	for (int w = 0; w < n; w++) {
 		if (rank != 0 && local(b, w)) {
 			if (out)
-				link_set(&out[no], region_log_ring(b->rg, w), 0, n * n + w, false);
+				link_set(&out[no], region_log_ring(b->rg, w), 0,
+					 (uint32_t)(n * n + w), false);
 			no++;
 		} else if (rank == 0 && !local(b, w)) {
 			if (in)
 				link_set(&in[ni], region_log_ring(b->rg, w), rank_of(b, w),
-					 n * n + w, false);
+					 (uint32_t)(n * n + w), false);
 			ni++;
 		}
 	}
@@ -181,119 +186,201 @@ static void find_links(struct bridge *b, struct blink *out, struct blink *in)
 	b->nin = ni;
 }
 
-static void post_recv(struct bridge *b, int li, int si)
+static void post_recv(struct bridge *b, int rank, int si)
 {
-	struct blink *l = &b->in[li];
-	struct slot *s = &l->s[si];
+	struct slot *s = &b->is[rank].s[si];
 
 	s->state = SLOT_BUSY;
-	MPI_Irecv(s->buf, (int)l->chunk, MPI_BYTE, l->peer, l->tag, MPI_COMM_WORLD,
-		  &b->ireq[li * SLOTS + si]);
+	MPI_Irecv(s->buf, STREAM_BYTES, MPI_BYTE, rank, STREAM_TAG, MPI_COMM_WORLD,
+		  &b->ireq[rank * SLOTS + si]);
 }
 
-/* Sends: completions free slots; a ring's bytes go out while a slot is free; once the
- * workers are gone and a ring is empty, the empty message closes its link. */
+static size_t pad8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+/* The next message of stream st into buf: its links' bytes, each as far as fits, from
+ * the link after the last that did not fit (so that every link has its turn); a link
+ * whose ring is empty once the workers are gone gets its end.  The bytes taken. */
+static size_t fill_stream(struct bridge *b, struct stream *st, uint8_t *buf, bool finish)
+{
+	size_t used = 0;
+
+	for (int k = 0; k < st->nlinks; k++) {
+		int at = (st->next + k) % st->nlinks;
+		struct blink *l = &b->out[st->links[at]];
+		size_t room = STREAM_BYTES - used, got;
+
+		if (l->closing)
+			continue;
+		if (room < sizeof(struct rec) + 8) {
+			st->next = at;
+			break;
+		}
+		got = ring_read(l->r, buf + used + sizeof(struct rec),
+				(room - sizeof(struct rec)) & ~(size_t)7, &b->nt);
+		if (got == 0 && !(finish && ring_readable(l->r) == 0))
+			continue;
+		memcpy(buf + used, &(struct rec){ l->tag, (uint32_t)got }, sizeof(struct rec));
+		used += sizeof(struct rec) + pad8(got);
+		l->closing = got == 0;	/* its end */
+	}
+	return used;
+}
+
+/* Sends: completions free slots; each stream's free slots take what its links' rings
+ * hold.  Once the workers are gone and a ring is empty, its link's end goes. */
 static bool pass_out(struct bridge *b)
 {
 	bool moved = false, finish = atomic_load(&b->finish);
-	int cnt = 0;
+	int cnt = 0, size = b->w->size;
 
-	if (b->nout)
-		MPI_Testsome(b->nout * SLOTS, b->oreq, &cnt, b->idx, MPI_STATUSES_IGNORE);
+	MPI_Testsome(size * SLOTS, b->oreq, &cnt, b->idx, MPI_STATUSES_IGNORE);
 	for (int i = 0; i < cnt && cnt != MPI_UNDEFINED; i++)
-		b->out[b->idx[i] / SLOTS].s[b->idx[i] % SLOTS].state = SLOT_FREE;
+		b->os[b->idx[i] / SLOTS].s[b->idx[i] % SLOTS].state = SLOT_FREE;
 	moved |= cnt > 0 && cnt != MPI_UNDEFINED;
-	for (int li = 0; li < b->nout; li++) {
-		struct blink *l = &b->out[li];
-		int busy = 0;
+	for (int r = 0; r < size; r++) {
+		struct stream *st = &b->os[r];
 
-		for (int si = 0; si < SLOTS; si++)
-			busy += l->s[si].state == SLOT_BUSY;
-		if (l->closing) {
-			l->closed = busy == 0;
-			continue;
-		}
-		for (int si = 0; si < SLOTS; si++) {
-			struct slot *s = &l->s[si];
-			size_t k;
+		for (int si = 0; si < SLOTS && st->nlinks; si++) {
+			struct slot *s = &st->s[si];
 
 			if (s->state != SLOT_FREE)
 				continue;
-			k = ring_read(l->r, s->buf, l->chunk, &b->nt);
-			if (k == 0 && !(finish && ring_readable(l->r) == 0))
+			s->len = fill_stream(b, st, s->buf, finish);
+			if (s->len == 0)
 				break;
-			/* k == 0 here: the link's last message, empty */
-			MPI_Isend(s->buf, (int)k, MPI_BYTE, l->peer, l->tag, MPI_COMM_WORLD,
-				  &b->oreq[li * SLOTS + si]);
+			MPI_Isend(s->buf, (int)s->len, MPI_BYTE, r, STREAM_TAG, MPI_COMM_WORLD,
+				  &b->oreq[r * SLOTS + si]);
 			s->state = SLOT_BUSY;
 			moved = true;
-			if (k == 0) {
-				l->closing = true;
-				break;
-			}
 		}
 	}
 	return moved;
 }
 
-/* A link closed by its empty message: its other receive will never match; cancelled,
- * it completes as such in a later Testsome. */
-static void close_in(struct bridge *b, int li)
+/* The in link of a tag (in is by tag), or NULL. */
+static struct blink *in_link(struct bridge *b, uint32_t tag)
 {
-	struct blink *l = &b->in[li];
+	int lo = 0, hi = b->nin;
 
-	l->closed = true;
-	for (int si = 0; si < SLOTS; si++)
-		if (l->s[si].state == SLOT_BUSY)
-			MPI_Cancel(&b->ireq[li * SLOTS + si]);
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (b->in[mid].tag < tag)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nin && b->in[lo].tag == tag ? &b->in[lo] : NULL;
 }
 
-/* Receives: completions fill slots; each link's slots go into its ring in the order
- * they were posted, and are posted again once empty.  What comes for an exchange link
- * after the workers are gone has no reader: it is dropped (a finished run sends none). */
+/* Bytes of link l that its full ring cannot take now, kept in order after what it holds. */
+static int hold(struct bridge *b, struct blink *l, const uint8_t *p, size_t len)
+{
+	if (l->held_off == l->held_len)
+		l->held_off = l->held_len = 0;
+	if (l->held_len + len > l->held_cap) {
+		size_t cap = 2 * (l->held_len + len);
+		uint8_t *h = realloc(l->held, cap);
+
+		if (!h)
+			return -ENOMEM;
+		l->held = h;
+		l->held_cap = cap;
+	}
+	memcpy(l->held + l->held_len, p, len);
+	l->held_len += len;
+	if (!l->pending) {
+		l->pending = true;
+		b->pending[b->npending++] = (int)(l - b->in);
+	}
+	return 0;
+}
+
+/* What a link holds, into its ring as far as it goes.  True when it moved bytes. */
+static bool release(struct bridge *b, struct blink *l)
+{
+	size_t k = ring_write(l->r, l->held + l->held_off, l->held_len - l->held_off, &b->nt);
+
+	l->held_off += k;
+	return k > 0;
+}
+
+/* A message of a stream into its links' rings; what a full ring cannot take is held
+ * (the stream never waits for one reader).  What comes for an exchange link after the
+ * workers are gone has no reader: it is dropped (a finished run sends none). */
+static int unpack(struct bridge *b, const struct slot *s, bool finish)
+{
+	for (size_t off = 0; off + sizeof(struct rec) <= s->len;) {
+		struct rec h;
+
+		memcpy(&h, s->buf + off, sizeof(h));
+		const uint8_t *p = s->buf + off + sizeof(h);
+		struct blink *l = in_link(b, h.tag);
+
+		off += sizeof(h) + pad8(h.len);
+		if (!l || off > s->len)
+			return -EPROTO;
+		if (h.len == 0) {
+			l->closing = true;
+			continue;
+		}
+		if (l->xchg && finish)
+			continue;
+		size_t k = l->pending ? 0 : ring_write(l->r, p, h.len, &b->nt);
+
+		if (k < h.len && hold(b, l, p + k, h.len - k) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Receives: completions fill slots; each stream's slots are unpacked in the order they
+ * were posted, and posted again; links' held bytes go into their rings as room frees. */
 static bool pass_in(struct bridge *b)
 {
 	bool moved = false, finish = atomic_load(&b->finish);
-	int cnt = 0;
+	int cnt = 0, size = b->w->size;
 
-	if (b->nin)
-		MPI_Testsome(b->nin * SLOTS, b->ireq, &cnt, b->idx, b->st);
+	MPI_Testsome(size * SLOTS, b->ireq, &cnt, b->idx, b->st);
 	for (int i = 0; i < cnt && cnt != MPI_UNDEFINED; i++) {
-		struct blink *l = &b->in[b->idx[i] / SLOTS];
-		struct slot *s = &l->s[b->idx[i] % SLOTS];
-		int len = 0, cancelled = 0;
+		struct slot *s = &b->is[b->idx[i] / SLOTS].s[b->idx[i] % SLOTS];
+		int len = 0;
 
-		MPI_Test_cancelled(&b->st[i], &cancelled);
-		if (cancelled) {
-			s->state = SLOT_FREE;
-			continue;
-		}
 		MPI_Get_count(&b->st[i], MPI_BYTE, &len);
-		atomic_store_explicit(&b->heard[l->peer], notify_now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&b->heard[b->idx[i] / SLOTS], notify_now_ns(),
+				      memory_order_relaxed);
 		s->state = SLOT_FULL;
 		s->len = (size_t)len;
-		s->off = 0;
 		moved = true;
 	}
-	for (int li = 0; li < b->nin; li++) {
-		struct blink *l = &b->in[li];
-		struct slot *s;
+	for (int r = 0; r < size; r++) {
+		struct stream *st = &b->is[r];
 
-		while (!l->closed && (s = &l->s[l->head])->state == SLOT_FULL) {
-			if (s->len == 0) {
-				s->state = SLOT_FREE;
-				close_in(b, li);
-				break;
+		while (st->s[st->head].state == SLOT_FULL) {
+			int rc = unpack(b, &st->s[st->head], finish);
+
+			if (rc < 0) {	/* a link's bytes would be lost: nothing to go on with */
+				fprintf(stderr, "emu: rank %d: the stream from rank %d: %s\n",
+					b->w->rank, r, strerror(-rc));
+				MPI_Abort(MPI_COMM_WORLD, 1);
 			}
-			if (l->xchg && finish)
-				s->off = s->len;
-			else
-				s->off += ring_write(l->r, s->buf + s->off, s->len - s->off, &b->nt);
-			if (s->off < s->len)
-				break;	/* the ring is full: the link waits for its reader */
-			post_recv(b, li, l->head);
-			l->head = (l->head + 1) % SLOTS;
-			moved = true;
+			post_recv(b, r, st->head);
+			st->head = (st->head + 1) % SLOTS;
+		}
+	}
+	for (int i = 0; i < b->npending; i++) {
+		struct blink *l = &b->in[b->pending[i]];
+
+		if (l->xchg && finish)
+			l->held_off = l->held_len;
+		else
+			moved |= release(b, l);
+		if (l->held_off == l->held_len) {
+			l->pending = false;
+			b->pending[i--] = b->pending[--b->npending];
 		}
 	}
 	return moved;
@@ -345,25 +432,25 @@ static void pass_fail(struct bridge *b)
 	if (write(b->efd, &one, sizeof(one)) < 0) { /* a counter: cannot overflow here */ }
 }
 
+/* Every link ended both ways, its bytes delivered, every send completed. */
 static bool all_closed(const struct bridge *b)
 {
 	for (int i = 0; i < b->nout; i++)
-		if (!b->out[i].closed)
+		if (!b->out[i].closing)
 			return false;
-	for (int i = 0; i < b->nin; i++) {
-		if (!b->in[i].closed)
+	for (int i = 0; i < b->nin; i++)
+		if (!b->in[i].closing)
 			return false;
-		for (int si = 0; si < SLOTS; si++)	/* a cancel not yet completed */
-			if (b->in[i].s[si].state == SLOT_BUSY)
-				return false;
-	}
-	return !b->gathering;
+	for (int i = 0; i < b->w->size * SLOTS; i++)
+		if (b->os[i / SLOTS].s[i % SLOTS].state == SLOT_BUSY)
+			return false;
+	return b->npending == 0 && !b->gathering;
 }
 
-static bool has_free_slot(const struct blink *l)
+static bool has_free_slot(const struct stream *st)
 {
 	for (int si = 0; si < SLOTS; si++)
-		if (l->s[si].state == SLOT_FREE)
+		if (st->s[si].state == SLOT_FREE)
 			return true;
 	return false;
 }
@@ -379,11 +466,9 @@ static void sleep_on_rings(struct bridge *b)
 	bool reading[NOTIFY_MAX_WORDS], ready = false;
 	int cnt = 0;
 
-	for (int i = 0; i < b->nin && cnt < NOTIFY_MAX_WORDS; i++) {
-		struct blink *l = &b->in[i];
+	for (int i = 0; i < b->npending && cnt < NOTIFY_MAX_WORDS; i++) {
+		struct blink *l = &b->in[b->pending[i]];
 
-		if (l->closed || l->s[l->head].state != SLOT_FULL)
-			continue;
 		expect[cnt] = ring_arm_write(l->r);
 		words[cnt] = ring_tail_word(l->r);
 		armed[cnt] = l->r;
@@ -393,10 +478,10 @@ static void sleep_on_rings(struct bridge *b)
 	for (int k = 0; k < b->nout && cnt < NOTIFY_MAX_WORDS; k++) {
 		struct blink *l = &b->out[(b->arm_from + k) % b->nout];
 
-		/* Bytes in a ring whose both buffers still wait on MPI cannot move: not a
-		 * reason to stay awake (the loop would never sleep), nor to be woken for
-		 * more.  The sends' completions are seen at the timeout. */
-		if (l->closing || !has_free_slot(l))
+		/* Bytes in a ring whose stream's both buffers still wait on MPI cannot
+		 * move: not a reason to stay awake (the loop would never sleep), nor to be
+		 * woken for more.  The sends' completions are seen at the timeout. */
+		if (l->closing || !has_free_slot(&b->os[l->peer]))
 			continue;
 		expect[cnt] = ring_arm_read(l->r);
 		words[cnt] = ring_head_word(l->r);
@@ -420,6 +505,16 @@ static void sleep_on_rings(struct bridge *b)
 			ring_disarm_write(armed[i]);
 	}
 	b->sleep_ns = b->sleep_ns * 2 < SLEEP_MAX_NS ? b->sleep_ns * 2 : SLEEP_MAX_NS;
+}
+
+/* A receive still posted (the run over, or the bridge never started): cancelled, and
+ * waited for, so that MPI no longer writes into the buffer. */
+static void cancel_recv(MPI_Request *req)
+{
+	if (*req == MPI_REQUEST_NULL)
+		return;
+	MPI_Cancel(req);
+	MPI_Wait(req, MPI_STATUS_IGNORE);
 }
 
 /* The notify of the bridge's thread, created there (struct bridge says why); its
@@ -451,9 +546,10 @@ static void *bridge_main(void *arg)
 		moved |= pass_barrier(b);
 		pass_fail(b);
 		done = atomic_load(&b->finish) && all_closed(b);
-		if (done && b->freq != MPI_REQUEST_NULL) {	/* no failure will come now */
-			MPI_Cancel(&b->freq);
-			MPI_Wait(&b->freq, MPI_STATUS_IGNORE);
+		if (done) {	/* no failure, nor another stream message, will come now */
+			cancel_recv(&b->freq);
+			for (int i = 0; i < b->w->size * SLOTS; i++)
+				cancel_recv(&b->ireq[i]);
 		}
 		pthread_mutex_unlock(&b->w->lock);
 		if (done)
@@ -472,51 +568,68 @@ static void *bridge_main(void *arg)
 	return NULL;
 }
 
-/* Buffers, requests, the snapshot type; the receives posted.  0 or -errno. */
+/* Buffers, requests, streams, the snapshot type; the receives posted.  0 or -errno. */
 static int bridge_setup(struct bridge *b)
 {
-	int size = b->w->size, nreq;
+	int size = b->w->size, nreq = size * SLOTS, *at;
 	size_t stride = region_snapshot_stride(b->rg), off = 0;
 
 	find_links(b, NULL, NULL);
-	nreq = (b->nout > b->nin ? b->nout : b->nin) * SLOTS;
 	b->out = calloc((size_t)b->nout + 1, sizeof(*b->out));
 	b->in = calloc((size_t)b->nin + 1, sizeof(*b->in));
-	b->oreq = calloc((size_t)b->nout * SLOTS + 1, sizeof(*b->oreq));
-	b->ireq = calloc((size_t)b->nin * SLOTS + 1, sizeof(*b->ireq));
-	b->idx = calloc((size_t)nreq + 1, sizeof(*b->idx));
-	b->st = calloc((size_t)nreq + 1, sizeof(*b->st));
+	b->os = calloc((size_t)size, sizeof(*b->os));
+	b->is = calloc((size_t)size, sizeof(*b->is));
+	b->olinks = calloc((size_t)b->nout + 1, sizeof(*b->olinks));
+	b->pending = calloc((size_t)b->nin + 1, sizeof(*b->pending));
+	b->oreq = calloc((size_t)nreq, sizeof(*b->oreq));
+	b->ireq = calloc((size_t)nreq, sizeof(*b->ireq));
+	b->idx = calloc((size_t)nreq, sizeof(*b->idx));
+	b->st = calloc((size_t)nreq, sizeof(*b->st));
 	b->counts = calloc((size_t)size, sizeof(*b->counts));
 	b->displs = calloc((size_t)size, sizeof(*b->displs));
 	b->heard = calloc((size_t)size, sizeof(*b->heard));
-	if (!b->out || !b->in || !b->oreq || !b->ireq || !b->idx || !b->st || !b->counts ||
-	    !b->displs || !b->heard)
+	at = calloc((size_t)size + 1, sizeof(*at));
+	if (!b->out || !b->in || !b->os || !b->is || !b->olinks || !b->pending || !b->oreq ||
+	    !b->ireq || !b->idx || !b->st || !b->counts || !b->displs || !b->heard || !at) {
+		free(at);
 		return -ENOMEM;
+	}
 	for (int r = 0; r < size; r++)	/* (the start counts as news of every rank) */
 		atomic_store(&b->heard[r], notify_now_ns());
-	for (int i = 0; i < b->nout * SLOTS; i++)	/* from here bridge_free reads them */
-		b->oreq[i] = MPI_REQUEST_NULL;
-	for (int i = 0; i < b->nin * SLOTS; i++)
-		b->ireq[i] = MPI_REQUEST_NULL;
+	for (int i = 0; i < nreq; i++)	/* from here bridge_free reads them */
+		b->oreq[i] = b->ireq[i] = MPI_REQUEST_NULL;
 	b->reqs = true;
 	find_links(b, b->out, b->in);
+	/* each stream's out links, in the order of their tags */
 	for (int i = 0; i < b->nout; i++)
-		b->bufs_len += SLOTS * b->out[i].chunk;
-	for (int i = 0; i < b->nin; i++)
-		b->bufs_len += SLOTS * b->in[i].chunk;
-	/* untouched pages cost nothing: a link uses what its messages fill */
-	b->bufs = mmap(NULL, b->bufs_len + 1, PROT_READ | PROT_WRITE,
+		b->os[b->out[i].peer].nlinks++;
+	for (int r = 0; r < size; r++) {
+		b->os[r].links = b->olinks + at[r];
+		at[r + 1] = at[r] + b->os[r].nlinks;
+		b->os[r].nlinks = 0;
+	}
+	for (int i = 0; i < b->nout; i++) {
+		struct stream *st = &b->os[b->out[i].peer];
+
+		st->links[st->nlinks++] = i;
+	}
+	free(at);
+	for (int i = 0; i < b->nin; i++)	/* a stream from every rank that sends here */
+		b->is[b->in[i].peer].nlinks = 1;
+	b->bufs_len = 2 * (size_t)size * SLOTS * STREAM_BYTES;
+	/* untouched pages cost nothing: a stream uses what its messages fill */
+	b->bufs = mmap(NULL, b->bufs_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (b->bufs == MAP_FAILED) {
 		b->bufs = NULL;
 		return -ENOMEM;
 	}
-	for (int i = 0; i < b->nout + b->nin; i++) {
-		struct blink *l = i < b->nout ? &b->out[i] : &b->in[i - b->nout];
-
-		for (int si = 0; si < SLOTS; si++, off += l->chunk)
-			l->s[si].buf = b->bufs + off;
-	}
+	for (int r = 0; r < size; r++)
+		for (int si = 0; si < SLOTS; si++) {
+			b->os[r].s[si].buf = b->bufs + off;
+			b->is[r].s[si].buf = b->bufs + off + STREAM_BYTES;
+			off += 2 * STREAM_BYTES;
+		}
 	if (stride > (size_t)INT32_MAX)
 		return -EFBIG;
 	for (int r = 0; r < size; r++) {
@@ -525,12 +638,12 @@ static int bridge_setup(struct bridge *b)
 	}
 	MPI_Type_contiguous((int)stride, MPI_BYTE, &b->snap);
 	MPI_Type_commit(&b->snap);
-	for (int i = 0; i < b->nin; i++)
-		for (int si = 0; si < SLOTS; si++)
-			post_recv(b, i, si);
+	for (int r = 0; r < size; r++)
+		for (int si = 0; si < SLOTS && b->is[r].nlinks; si++)
+			post_recv(b, r, si);
 	if (b->w->rank == 0)
 		MPI_Irecv(b->fail_msg, (int)sizeof(b->fail_msg), MPI_CHAR, MPI_ANY_SOURCE,
-			  fail_tag(b), MPI_COMM_WORLD, &b->freq);
+			  FAIL_TAG, MPI_COMM_WORLD, &b->freq);
 	return 0;
 }
 
@@ -636,7 +749,7 @@ void bridge_fail(struct bridge *b, const char *why)
 	/* in the bridge, not on this stack: the send may still be pending at the return */
 	snprintf(b->fail_out, sizeof(b->fail_out), "%s", why);
 	pthread_mutex_lock(&b->w->lock);
-	MPI_Isend(b->fail_out, (int)strlen(b->fail_out) + 1, MPI_CHAR, 0, fail_tag(b),
+	MPI_Isend(b->fail_out, (int)strlen(b->fail_out) + 1, MPI_CHAR, 0, FAIL_TAG,
 		  MPI_COMM_WORLD, &b->fail_sreq);
 	pthread_mutex_unlock(&b->w->lock);
 	/* rank 0 writes its logs and ends the job; if it cannot, the caller does */
@@ -650,16 +763,6 @@ void bridge_fail(struct bridge *b, const char *why)
 		}
 		nanosleep(&ts, NULL);
 	}
-}
-
-/* A receive still posted (the bridge never started, or a link never closed): cancelled,
- * and waited for, so that MPI no longer writes into the buffer. */
-static void cancel_recv(MPI_Request *req)
-{
-	if (*req == MPI_REQUEST_NULL)
-		return;
-	MPI_Cancel(req);
-	MPI_Wait(req, MPI_STATUS_IGNORE);
 }
 
 /* A send still pending: MPI may not cancel sends (Open MPI does not), and waiting could
@@ -684,22 +787,28 @@ void bridge_free(struct bridge *b)
 	/* Nothing is pending after a bridge that ended (every link closed); these are for
 	 * one that never ran (pthread_create or the thread's notify_init failed after the
 	 * receives were posted). */
-	for (int i = 0; b->reqs && i < b->nin * SLOTS; i++)
+	for (int i = 0; b->reqs && i < b->w->size * SLOTS; i++)
 		cancel_recv(&b->ireq[i]);
 	cancel_recv(&b->freq);
-	for (int i = 0; b->reqs && i < b->nout * SLOTS; i++)
+	for (int i = 0; b->reqs && i < b->w->size * SLOTS; i++)
 		sending |= release_send(&b->oreq[i]);
 	if (b->snap != MPI_DATATYPE_NULL)
 		MPI_Type_free(&b->snap);
 	if (b->bufs && !sending)	/* (else left mapped: MPI may still read it) */
-		munmap(b->bufs, b->bufs_len + 1);
+		munmap(b->bufs, b->bufs_len);
 	if (b->efd >= 0)
 		close(b->efd);
 	if (b->nt.mode == NOTIFY_IO_URING || b->nt.mode == NOTIFY_FUTEX)
 		notify_free(&b->nt);
 	sem_destroy(&b->inited);
+	for (int i = 0; b->in && i < b->nin; i++)
+		free(b->in[i].held);
 	free(b->out);
 	free(b->in);
+	free(b->os);
+	free(b->is);
+	free(b->olinks);
+	free(b->pending);
 	free(b->oreq);
 	free(b->ireq);
 	free(b->idx);
