@@ -42,6 +42,13 @@ mpi 2 run "$T/s.ini" run.output="$T/big-2" "$@" >"$T/err" 2>&1 ||
 grep -q "model mlp ([0-9]\{6,\} parameters)" "$T/err" ||
 	{ cat "$T/err"; fail "the model is small"; }
 "$REF" compare "$T/big-ref" "$T/big-2" || fail "4 KiB rings: mpirun -n 2 differs from one host"
+# 128 workers on 4 ranks: 6,144 links a rank, in 3 streams each way (emu/mpi/bridge.c),
+# many links' records to a message
+set -- run.workers=128 train.max_steps=3 train.log_every=1 net.loss=bernoulli net.loss_p=5%
+"$REF" run "$T/s.ini" run.output="$T/many-ref" "$@" 2>/dev/null || fail "128 workers"
+mpi 4 run "$T/s.ini" run.output="$T/many-4" "$@" >"$T/err" 2>&1 ||
+	{ cat "$T/err"; fail "128 workers, -n 4"; }
+"$REF" compare "$T/many-ref" "$T/many-4" || fail "128 workers: mpirun -n 4 differs from one host"
 # linear regression on 8 workers, 4 ranks of 2
 "$REF" run "$T/s.ini" run.output="$T/lin-ref" run.workers=8 data.dataset=linreg \
 	train.model=linreg train.lr=0.01 net.loss=bernoulli net.loss_p=5% 2>/dev/null || fail "linreg"
