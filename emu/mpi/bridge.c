@@ -363,8 +363,12 @@ static bool pass_in(struct bridge *b)
 			int rc = unpack(b, &st->s[st->head], finish);
 
 			if (rc < 0) {	/* a link's bytes would be lost: nothing to go on with */
-				fprintf(stderr, "emu: rank %d: the stream from rank %d: %s\n",
-					b->w->rank, r, strerror(-rc));
+				char line[160];
+
+				snprintf(line, sizeof(line), "rank %d: the stream from rank %d: %s",
+					 b->w->rank, r, strerror(-rc));
+				if (b->say)
+					b->say(line);
 				MPI_Abort(MPI_COMM_WORLD, 1);
 			}
 			post_recv(b, r, st->head);
