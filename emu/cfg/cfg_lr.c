@@ -33,9 +33,10 @@ double cfg_lr_scale(const struct cfg *c)
  * alone (no warm-up) as well as with 0.1 (test accuracy, Fashion-MNIST): mlp 80.5, 79.6,
  * 43.5, 17.1%; lenet 69.0, 74.1, 10.0 (diverged), 10.0%; logreg 79.1, 74.1, 75.3,
  * 76.7% (its loss 0.71, 2.07, 4.64, 19.7); resnet20 68.8, 61.4, 61.0, 42.9%; linreg's
- * test loss 0.010, 0.012, 1.6e29, nan.  The next rate up, RATE_FAR (3.3) times higher,
- * diverges or trains far worse; so does lenet at 1.92 (64 workers of the quickstart,
- * linear scaling, 4 times its 0.48).  100 times lower, a run's length hardly moves it. */
+ * test loss 0.010, 0.012, 1.6e29, nan.  The next rate up, 3.3 times higher, diverges or
+ * trains far worse (hence RATE_FAR); so does lenet at 1.92 (64 workers of the
+ * quickstart, linear scaling, 4 times its 0.48).  RATE_SLOW times lower, a run's length
+ * hardly moves it.  The lstm (no text set by default) is not measured. */
 #define RATE_FAR 3.5
 #define RATE_SLOW 100
 static const struct {
@@ -71,7 +72,7 @@ static void warn_rate(struct loader *L, loc_t at)
 				 "with lr_max, or use lr_scaling = sqrt)" : "it hardly trains");
 		return;
 	}
-	/* a model of its own: the presets' limit of linear scaling */
+	/* the lstm, or a model of the INI's: the presets' limit of linear scaling */
 	if (c->train.lr_scaling == LR_SCALE_LINEAR && c->run.workers > 16 && c->train.lr_max == 0)
 		cfg_warn(L, at, "train.lr_scaling = linear takes train.lr = %g to %g with %d "
 			 "workers and no train.lr_max: past 16 workers linear scaling diverges "
