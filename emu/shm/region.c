@@ -16,9 +16,9 @@
 #define LOG_RING_DEFAULT (64 * 1024)
 /* The rings lie in tiles of RING_TILE x RING_TILE links, each tile's rings together, so
  * that a worker's rings to its peers (a row) and from them (a column) both lie in n /
- * RING_TILE stretches.  Row by row, a column was n rings each in a page table of its
- * own: 1,024 workers of an MLP (rings of 4 KiB) held 4 MiB of page tables each, 4 GiB
- * in all. */
+ * RING_TILE stretches.  Laid out row by row, a column's n rings would each lie under a
+ * page-table page of their own: 1,024 workers of an MLP (rings of 4 KiB), 4 MiB of page
+ * tables a worker, 4 GiB in all. */
 #define RING_TILE 16
 
 /* The mapped header; everything after it is addressed by the offsets. */
