@@ -10,8 +10,9 @@
  * Actual: the wall time per step of `emu run` of the same configuration (every
  * process, ring, notification, barrier and log line included), taken from train.csv
  * between its first logged step and the one before its last (run_step), so start-up
- * and the run's end are left out.  Both from one invocation, printed side by side with their
- * ratio and its goal (goal_of), for 16, 64 and 256 workers (or the run.workers given).
+ * and the run's end are left out.  Both from one invocation, printed side by side with
+ * their ratio and its goal (goal_of), for 16, 64 and 256 workers (or the run.workers
+ * given).
  * Beside them, per step and summed over the workers, over the same logged window
  * (emu/shm/usage.h): voluntary and involuntary context switches, sleeps (notify_wait
  * calls, for a message, for the barrier, for a run slot), wakes (FUTEX_WAKEs issued),
@@ -223,11 +224,11 @@ static int ideals(const struct cfg *c, struct nn_backend *be, const struct nn_da
 
 /* Wall seconds per step of the run: from its first row of train.csv (one row every
  * log_every steps) to the row before its last, so start-up and the run's end (the last
- * window is slower: 16 workers, 20 ms a step against 14.5) are left out.  The mean, not the median of the windows between rows: a
- * row is stamped when the step's last record comes, and with many workers per core the
- * first of them are well into the next step by then, so windows alternate (256 LeNet
- * workers: 10-step windows of 1.9 and 3.8 s in turn), and their median is one mode or
- * the other. */
+ * window is slower: 16 workers, 20 ms a step against 14.5) are left out.  The mean, not
+ * the median of the windows between rows: a row is stamped when the step's last record
+ * comes, and with many workers per core the first of them are well into the next step
+ * by then, so windows alternate (256 LeNet workers: 10-step windows of 1.9 and 3.8 s in
+ * turn), and their median is one mode or the other. */
 static int run_step(const char *dir, double *out, long *steps)
 {
 	char path[CFG_STR + 32], line[512];
@@ -487,7 +488,8 @@ int bench_train(int argc, char **argv)
 	FILE *csv = fopen("bench-train.csv", "w");
 	if (csv)
 		fprintf(csv, "round,workers,model,batch,cores,compute_ms,ideal_ms,emu_ms,ratio,goal,"
-			"ratio_one_core,xchg_ms,ratio_ideal_xchg,nvcsw_step,nivcsw_step,sleeps_step,wakes_step,yields_step,cpu_ms_step,"
+			"ratio_one_core,xchg_ms,ratio_ideal_xchg,nvcsw_step,nivcsw_step,sleeps_step,"
+			"wakes_step,yields_step,cpu_ms_step,"
 			"batch_ms_step,nn_ms_step\n");
 	printf("harness overhead: model and batch of %s.  Per step, summed over workers:\n"
 	       "voluntary and involuntary context switches, sleeps (notify waits), wakes, CPU ms,"
@@ -510,7 +512,8 @@ int bench_train(int argc, char **argv)
 		       "replica; ideal: the same\nwith every core busy at once, one process per "
 		       "core running its share; each the median\nof 5 x 10 steps, the mean of its "
 		       "measurements just before and just after the run;\nemu ms: a real run's "
-		       "steps from its first logged one to the one before its last; ratio: emu / ideal; 1-core: emu /\n"
+		       "steps from its first logged one to the one before its last; ratio: "
+		       "emu / ideal; 1-core: emu /\n"
 		       "(compute / cores); xchg ms: the exchange's memory work alone (RPS's "
 		       "copies and means\nin buffers of the run's sizes, every core busy; no "
 		       "rings, notifications or sleeps);\n+xchg: emu / (ideal + xchg); the "

@@ -78,7 +78,7 @@ struct blink {
 struct stream {
 	struct slot s[SLOTS];
 	int head;		/* in: the slot unpacked next (slots are posted in turn) */
-	int *links, nlinks;	/* out: its links (indices into out) */
+	int *links, nlinks;	/* its links (out: their indices into out) */
 	int next;		/* out: the link whose bytes go first in the next message */
 };
 
@@ -619,7 +619,7 @@ static int bridge_setup(struct bridge *b)
 	}
 	free(at);
 	for (int i = 0; i < b->nin; i++)	/* a stream from every rank that sends here */
-		b->is[b->in[i].peer].nlinks = 1;
+		b->is[b->in[i].peer].nlinks++;
 	b->bufs_len = 2 * (size_t)size * SLOTS * STREAM_BYTES;
 	/* untouched pages cost nothing: a stream uses what its messages fill */
 	b->bufs = mmap(NULL, b->bufs_len, PROT_READ | PROT_WRITE,
